@@ -1,0 +1,169 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// Check decides h under each model of opts. An error means bad options, never a
+// property of the history.
+func Check(h *history.History, opts Options) (Result, error) {
+	names, err := validateModels(opts.Models)
+	if err != nil {
+		return Result{}, err
+	}
+	c := &checker{h: h, opts: opts, found: map[string]bool{}}
+	return c.run(names), nil
+}
+
+type checker struct {
+	h     *history.History
+	opts  Options
+	p     *encode.Problem
+	res   Result
+	found map[string]bool // anomaly types reported
+	// edges: data edges of the problem, then process, then real-time ones.
+	edges []encode.Edge
+}
+
+func (c *checker) run(names []string) Result {
+	h := c.h
+	t0 := time.Now()
+	c.p = encode.Build(h)
+	p := c.p
+	var needProcess, needRealtime bool
+	for _, m := range names {
+		needProcess = needProcess || models[m].process
+		needRealtime = needRealtime || models[m].realtime
+	}
+	c.edges = p.Edges
+	if needProcess {
+		c.edges = append(c.edges, p.ProcessEdges()...)
+	}
+	if needRealtime {
+		c.edges = append(c.edges, p.RealtimeEdges()...)
+	}
+	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
+	c.fillStats()
+
+	for _, f := range p.In.Findings {
+		c.addFinding(f)
+	}
+
+	t1 := time.Now()
+	c.knownCycles()
+	c.res.Stats.ExplainSeconds = time.Since(t1).Seconds()
+
+	open := p.NumVars > 0 || c.hasGuards()
+	for _, m := range names {
+		mr := ModelResult{Model: m, Valid: Valid, AnomalyTypes: []string{}}
+		for _, a := range c.res.Anomalies {
+			if forbids(m, a.Type) && !contains(mr.AnomalyTypes, a.Type) {
+				mr.AnomalyTypes = append(mr.AnomalyTypes, a.Type)
+			}
+		}
+		sort.Strings(mr.AnomalyTypes)
+		switch {
+		case len(mr.AnomalyTypes) > 0:
+			mr.Valid = Invalid
+		case len(p.UnsatKeys) > 0:
+			// Exactness first: a key without segmentation is a violation even if the
+			// diagnosis found no named anomaly.
+			mr.Valid = Invalid
+		case open:
+			mr.Valid, mr.Message = c.solve(m)
+		}
+		c.res.Models = append(c.res.Models, mr)
+	}
+	c.res.Valid = Valid
+	for _, mr := range c.res.Models {
+		if mr.Valid == Invalid {
+			c.res.Valid = Invalid
+		} else if mr.Valid == Unknown && c.res.Valid == Valid {
+			c.res.Valid = Unknown
+			c.res.Message = mr.Message
+		}
+	}
+	c.res.AnomalyTypes = []string{}
+	for _, a := range c.res.Anomalies {
+		if !contains(c.res.AnomalyTypes, a.Type) {
+			c.res.AnomalyTypes = append(c.res.AnomalyTypes, a.Type)
+		}
+	}
+	sort.Strings(c.res.AnomalyTypes)
+	if c.res.Anomalies == nil {
+		c.res.Anomalies = []Anomaly{}
+	}
+	return c.res
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) hasGuards() bool {
+	for i := range c.p.Edges {
+		if c.p.Edges[i].G1 > c.p.Edges[i].G0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) fillStats() {
+	h, p := c.h, c.p
+	s := &c.res.Stats
+	s.Transactions = len(h.Txns)
+	s.Operations = len(h.Ops)
+	s.Keys = len(h.Keys)
+	for _, pl := range p.Plans {
+		switch pl.State {
+		case encode.KeyFixed, encode.KeyUnread:
+			s.KeysFixed++
+		case encode.KeyOpen:
+			s.KeysOpen++
+		}
+	}
+	s.Edges = len(c.edges)
+}
+
+// txnRef describes transaction t for a report.
+func (c *checker) txnRef(t int32) TxnRef {
+	tx := &c.h.Txns[t]
+	r := TxnRef{ID: int(t), Index: tx.Index, Line: int(tx.Line), Status: tx.Status.String(), Ops: encode.OpsString(c.h, t)}
+	if tx.Process >= 0 {
+		r.Process = c.h.Processes[tx.Process]
+	}
+	return r
+}
+
+func (c *checker) addFinding(f encode.Finding) {
+	a := Anomaly{Type: f.Type, Explanation: f.Text}
+	if f.Key >= 0 {
+		a.Key = c.h.Keys[f.Key]
+	}
+	for _, t := range f.Txns {
+		a.Txns = append(a.Txns, c.txnRef(t))
+	}
+	c.res.Anomalies = append(c.res.Anomalies, a)
+	c.found[f.Type] = true
+}
+
+// solve decides a model when some keys leave choices. Filled in by the solver.
+func (c *checker) solve(m string) (Validity, string) {
+	for k, pl := range c.p.Plans {
+		if pl.State == encode.KeyOpen {
+			return Unknown, fmt.Sprintf("key %s has duplicate values with several possible attributions", c.h.Keys[k])
+		}
+	}
+	return Unknown, "some :info transaction's commit is ambiguous"
+}

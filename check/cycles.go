@@ -1,0 +1,212 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"doppel/encode"
+)
+
+// Edge filters for the cycle searches, from the narrowest (G0) to the widest.
+func known(e *encode.Edge) bool { return e.G1 == e.G0 }
+
+func wwOnly(e *encode.Edge) bool {
+	return known(e) && (e.Kind == encode.WW || e.Kind == encode.Hub)
+}
+func wwWR(e *encode.Edge) bool { return wwOnly(e) || known(e) && e.Kind == encode.WR }
+func data(e *encode.Edge) bool {
+	return known(e) && e.Kind != encode.Process && e.Kind != encode.Realtime
+}
+func dataProcess(e *encode.Edge) bool { return data(e) || known(e) && e.Kind == encode.Process }
+func all(e *encode.Edge) bool         { return known(e) }
+
+// maxSubComponents bounds the cycles reported per component and edge filter.
+const maxSubComponents = 4
+
+// maxSingleTries bounds the G-single searches per component (each is a BFS).
+const maxSingleTries = 200
+
+// knownCycles finds cycles among the edges that hold in every attribution, and reports
+// for each strongly connected component the shortest cycle of each kind it can find,
+// as Elle does.
+func (c *checker) knownCycles() {
+	g := newGraph(c.p.Nodes, c.edges, known)
+	comps := g.sccs(func(int32) bool { return true }, all)
+	var scratch bfsScratch
+	inComp := make([]bool, g.n)
+	for _, comp := range comps {
+		for _, v := range comp {
+			inComp[v] = true
+		}
+		in := func(v int32) bool { return inComp[v] }
+		reported := map[string]bool{}
+		report := func(cycle []int32) {
+			if cycle == nil {
+				return
+			}
+			typ := c.classify(cycle)
+			if !reported[typ] {
+				reported[typ] = true
+				c.addCycle(typ, cycle)
+			}
+		}
+		for _, filter := range []func(*encode.Edge) bool{wwOnly, wwWR, data, dataProcess, all} {
+			for i, sub := range g.sccs(in, filter) {
+				if i == maxSubComponents {
+					break
+				}
+				report(g.path(sub[0], sub[0], in, filter, &scratch))
+			}
+		}
+		// G-single: one anti-dependency closed by ww/wr edges.
+		tries := 0
+		for _, v := range comp {
+			for _, id := range g.ids[g.start[v]:g.start[v+1]] {
+				e := &g.edges[id]
+				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || reported["G-single"] {
+					continue
+				}
+				tries++
+				if back := g.path(e.To, e.From, in, wwWR, &scratch); back != nil {
+					report(append([]int32{id}, back...))
+				}
+			}
+		}
+		for _, v := range comp {
+			inComp[v] = false
+		}
+	}
+}
+
+// step is one transaction-to-transaction edge of a cycle, a hub pair collapsed.
+type step struct {
+	from, to int32
+	kind     encode.EdgeKind
+	in, out  *encode.Edge // out is the hub's out-edge when the step passes a hub
+}
+
+func (c *checker) steps(cycle []int32) []step {
+	// Rotate so the cycle starts at a transaction, not inside a hub pair.
+	for i, id := range cycle {
+		if !c.p.IsHub(c.edges[id].From) {
+			cycle = append(append([]int32(nil), cycle[i:]...), cycle[:i]...)
+			break
+		}
+	}
+	var out []step
+	for i := 0; i < len(cycle); i++ {
+		e := &c.edges[cycle[i]]
+		if c.p.IsHub(e.To) && i+1 < len(cycle) {
+			nxt := &c.edges[cycle[i+1]]
+			out = append(out, step{from: e.From, to: nxt.To, kind: e.Kind, in: e, out: nxt})
+			i++
+			continue
+		}
+		out = append(out, step{from: e.From, to: e.To, kind: e.Kind, in: e})
+	}
+	return out
+}
+
+// classify names a cycle as Elle does: G0 (ww only), G1c (ww and wr), G-single (one
+// rw), G2-item (several rw); -process or -realtime when it needs such an edge.
+func (c *checker) classify(cycle []int32) string {
+	var rw, wr int
+	var process, realtime bool
+	for _, s := range c.steps(cycle) {
+		switch s.kind {
+		case encode.RW:
+			rw++
+		case encode.WR:
+			wr++
+		case encode.Process:
+			process = true
+		case encode.Realtime:
+			realtime = true
+		}
+	}
+	typ := "G2-item"
+	switch {
+	case rw == 0 && wr == 0:
+		typ = "G0"
+	case rw == 0:
+		typ = "G1c"
+	case rw == 1:
+		typ = "G-single"
+	}
+	if realtime {
+		return typ + "-realtime"
+	}
+	if process {
+		return typ + "-process"
+	}
+	return typ
+}
+
+func (c *checker) addCycle(typ string, cycle []int32) {
+	ss := c.steps(cycle)
+	a := Anomaly{Type: typ}
+	var why []string
+	for _, s := range ss {
+		st := Step{From: int(s.from), To: int(s.to), Kind: s.kind.String(), Why: c.explain(s)}
+		if s.in.Key >= 0 {
+			st.Key = c.h.Keys[s.in.Key]
+		}
+		a.Steps = append(a.Steps, st)
+		a.Txns = append(a.Txns, c.txnRef(s.from))
+		why = append(why, st.Why)
+	}
+	first := encode.TxnName(c.h, ss[0].from)
+	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
+	c.res.Anomalies = append(c.res.Anomalies, a)
+	c.found[typ] = true
+}
+
+// explain says in words why step s holds, checkable against the history.
+func (c *checker) explain(s step) string {
+	h, in := c.h, c.p.In
+	name := func(t int32) string { return encode.TxnName(h, t) }
+	a, b := name(s.from), name(s.to)
+	e := s.in
+	switch e.Kind {
+	case encode.Process:
+		return fmt.Sprintf("%s < %s because both ran on process %s, %s first", a, b, h.Processes[h.Txns[s.from].Process], a)
+	case encode.Realtime:
+		return fmt.Sprintf("%s < %s because %s completed (line %d) before %s was invoked", a, b, a, h.Txns[s.from].Line, b)
+	}
+	key := "key " + h.Keys[e.Key]
+	trace := in.Keys[e.Key].Trace
+	traceBy := ""
+	if in.Keys[e.Key].TraceBy >= 0 {
+		traceBy = name(in.Reads[in.Keys[e.Key].TraceBy].Txn)
+	}
+	readList := func(ri int32) string {
+		r := &in.Reads[ri]
+		return encode.ListString(h, h.ReadList(&h.Ops[r.Op]))
+	}
+	if s.out != nil { // through the hub: the target was never observed
+		unseen := fmt.Sprintf("%s's append to %s appears in no read", b, key)
+		if e.Kind == encode.RW {
+			return fmt.Sprintf("%s < %s because %s read all of %s = %s and %s", a, b, a, key, readList(e.Read), unseen)
+		}
+		return fmt.Sprintf("%s < %s because %s's append of %s is the last of %s = %s (read by %s) and %s",
+			a, b, a, h.Values[trace[len(trace)-1]], key, encode.ListString(h, trace), traceBy, unseen)
+	}
+	switch e.Kind {
+	case encode.WW:
+		return fmt.Sprintf("%s < %s because in %s = %s (read by %s), %s's append of %s comes right after %s's %s",
+			a, b, key, encode.ListString(h, trace), traceBy, b, h.Values[trace[e.Pos]], a, h.Values[trace[e.Pos-1]])
+	case encode.WR:
+		r := &in.Reads[e.Read]
+		return fmt.Sprintf("%s < %s because %s read %s = %s and %s appended %s, its last element",
+			a, b, b, key, readList(e.Read), a, h.Values[trace[r.Len-1]])
+	case encode.RW:
+		r := &in.Reads[e.Read]
+		if r.Len >= int32(len(trace)) {
+			return fmt.Sprintf("%s < %s because %s read all of %s = %s and %s's append to it appears in no read",
+				a, b, a, key, readList(e.Read), b)
+		}
+		return fmt.Sprintf("%s < %s because %s read %s = %s and %s appended %s, the next element of %s = %s (read by %s)",
+			a, b, a, key, readList(e.Read), b, h.Values[trace[r.Len]], key, encode.ListString(h, trace), traceBy)
+	}
+	return fmt.Sprintf("%s < %s (%s on %s)", a, b, e.Kind, key)
+}

@@ -1,0 +1,74 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// model says which extra orders a consistency model adds to the data dependencies.
+type model struct {
+	process  bool // each process's transactions in order
+	realtime bool // a transaction completed before another was invoked precedes it
+}
+
+// models are the consistency models doppel checks, named as in Elle.
+var models = map[string]model{
+	"serializable":                {},
+	"strong-session-serializable": {process: true},
+	"strict-serializable":         {process: true, realtime: true},
+}
+
+// baseAnomalies are forbidden by every model here. Cycle anomalies also come with a
+// -process or -realtime suffix when the cycle needs such an edge.
+var baseAnomalies = []string{
+	"G0", "G1a", "G1b", "G1c", "G-single", "G2-item",
+	"internal", "incompatible-order", "garbage-read", "future-read", "incomplete-append",
+}
+
+// forbids reports whether model m forbids anomaly type typ: the table that decides
+// verdicts, as data.
+func forbids(m string, typ string) bool {
+	spec := models[m]
+	switch {
+	case strings.HasSuffix(typ, "-realtime"):
+		return spec.realtime
+	case strings.HasSuffix(typ, "-process"):
+		return spec.process
+	}
+	for _, b := range baseAnomalies {
+		if b == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// ModelNames lists the models Check accepts.
+func ModelNames() []string {
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func validateModels(ms []string) ([]string, error) {
+	if len(ms) == 0 {
+		return []string{"serializable"}, nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		m = strings.TrimSpace(m)
+		if _, ok := models[m]; !ok {
+			return nil, fmt.Errorf("unknown model %q (known: %s)", m, strings.Join(ModelNames(), ", "))
+		}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

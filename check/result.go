@@ -1,0 +1,141 @@
+// Package check decides whether a list-append history satisfies consistency models,
+// exactly, even when values are appended more than once. Check is the whole API.
+package check
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Validity is a verdict: valid, not valid, or unknown (a limit was reached).
+type Validity int8
+
+const (
+	Valid Validity = iota
+	Invalid
+	Unknown
+)
+
+func (v Validity) String() string {
+	switch v {
+	case Valid:
+		return "valid"
+	case Invalid:
+		return "not valid"
+	}
+	return "unknown"
+}
+
+// MarshalJSON writes true, false or "unknown".
+func (v Validity) MarshalJSON() ([]byte, error) {
+	switch v {
+	case Valid:
+		return []byte("true"), nil
+	case Invalid:
+		return []byte("false"), nil
+	}
+	return []byte(`"unknown"`), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *Validity) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		*v = Valid
+	case "false":
+		*v = Invalid
+	default:
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*v = Unknown
+	}
+	return nil
+}
+
+// Options select the models and limits of a check.
+type Options struct {
+	// Models to check; empty means serializable. Names as in Elle:
+	// serializable, strong-session-serializable, strict-serializable, snapshot-isolation.
+	Models []string
+	// Limits; zero means none. Reaching one gives Unknown.
+	Timeout      time.Duration
+	MaxConflicts int64
+	// Solver knobs for research on heuristics (see --stats).
+	Solver SolverOptions
+}
+
+// SolverOptions select solver heuristics.
+type SolverOptions struct {
+	NoTheoryPropagation bool
+	NoPrune             bool
+}
+
+// Result is the outcome of checking one history against one or more models.
+type Result struct {
+	Valid        Validity      `json:"valid"`
+	Models       []ModelResult `json:"models"`
+	AnomalyTypes []string      `json:"anomaly_types"`
+	Anomalies    []Anomaly     `json:"anomalies"`
+	Message      string        `json:"message,omitempty"` // why Unknown, when it is
+	Stats        Stats         `json:"stats"`
+}
+
+// ModelResult is the verdict for one model.
+type ModelResult struct {
+	Model        string   `json:"model"`
+	Valid        Validity `json:"valid"`
+	AnomalyTypes []string `json:"anomaly_types"` // the anomalies found that this model forbids
+	Message      string   `json:"message,omitempty"`
+}
+
+// Anomaly is one violation a person can check against the history by hand.
+type Anomaly struct {
+	Type        string   `json:"type"` // G0, G1a, G1b, G1c, G-single, G2-item, internal, incompatible-order, ... with -process/-realtime
+	Key         string   `json:"key,omitempty"`
+	Txns        []TxnRef `json:"txns"`
+	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
+	Explanation string   `json:"explanation"`
+}
+
+// TxnRef names a transaction of the history.
+type TxnRef struct {
+	ID      int    `json:"id"`    // position in History.Txns
+	Index   int64  `json:"index"` // :index in the file, -1 if absent
+	Line    int    `json:"line"`
+	Process string `json:"process,omitempty"`
+	Status  string `json:"status"`
+	Ops     string `json:"ops"` // the transaction's micro-ops in EDN
+}
+
+// Step is one edge of a cycle: From must precede To, of kind ww, wr, rw, process or realtime.
+type Step struct {
+	From int    `json:"from"`
+	To   int    `json:"to"`
+	Kind string `json:"kind"`
+	Key  string `json:"key,omitempty"`
+	Why  string `json:"why"`
+}
+
+// Stats describe the work done.
+type Stats struct {
+	Transactions int   `json:"transactions"`
+	Operations   int   `json:"operations"`
+	Keys         int   `json:"keys"`
+	KeysFixed    int   `json:"keys_fixed"` // keys with exactly one segmentation
+	KeysOpen     int   `json:"keys_open"`  // keys left to the solver
+	Pruned       int   `json:"pruned"`     // choices removed before solving
+	Edges        int   `json:"edges"`
+	Decisions    int64 `json:"decisions"`
+	Conflicts    int64 `json:"conflicts"`
+	Propagations int64 `json:"propagations"`
+	TheoryProps  int64 `json:"theory_propagations"`
+	Learned      int64 `json:"learned_clauses"`
+	// Time per phase in seconds.
+	ParseSeconds   float64 `json:"parse_seconds"`
+	InferSeconds   float64 `json:"infer_seconds"`
+	PruneSeconds   float64 `json:"prune_seconds"`
+	SolveSeconds   float64 `json:"solve_seconds"`
+	ExplainSeconds float64 `json:"explain_seconds"`
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+func init() {
+	commands["check"] = command{summary: "check a history (Jepsen EDN or JSON lines) against consistency models", run: runCheck}
+}
+
+func runCheck(args []string) int {
+	fs := flag.NewFlagSet("doppel check", flag.ContinueOnError)
+	modelFlag := fs.String("model", "serializable", "models to check, comma-separated: "+strings.Join(check.ModelNames(), ", "))
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the report")
+	stats := fs.Bool("stats", false, "print solver and phase statistics")
+	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long; 0 means no limit")
+	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitValid
+		}
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts}
+	t0 := time.Now()
+	h, err := history.ParseFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	}
+	parse := time.Since(t0).Seconds()
+	res, err := check.Check(h, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	}
+	res.Stats.ParseSeconds = parse
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel check:", err)
+			return exitUsage
+		}
+	} else {
+		writeReport(os.Stdout, fs.Arg(0), &res, *stats)
+	}
+	switch res.Valid {
+	case check.Valid:
+		return exitValid
+	case check.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+// writeReport prints a result for people.
+func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
+	fmt.Fprintf(w, "%s: %s\n", source, res.Valid)
+	for _, m := range res.Models {
+		line := fmt.Sprintf("  %-28s %s", m.Model, m.Valid)
+		if len(m.AnomalyTypes) > 0 {
+			line += " (" + strings.Join(m.AnomalyTypes, ", ") + ")"
+		}
+		if m.Message != "" {
+			line += ": " + m.Message
+		}
+		fmt.Fprintln(w, line)
+	}
+	for i, a := range res.Anomalies {
+		fmt.Fprintf(w, "\n%d. %s", i+1, a.Type)
+		if a.Key != "" {
+			fmt.Fprintf(w, " on key %s", a.Key)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "   %s\n", a.Explanation)
+		for _, t := range a.Txns {
+			where := fmt.Sprintf("line %d", t.Line)
+			if t.Index >= 0 {
+				where = fmt.Sprintf("index %d, line %d", t.Index, t.Line)
+			}
+			proc := ""
+			if t.Process != "" {
+				proc = ", process " + t.Process
+			}
+			fmt.Fprintf(w, "   - %s (%s%s, %s): %s\n", txnLabel(t), where, proc, t.Status, t.Ops)
+		}
+	}
+	s := res.Stats
+	fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
+		s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
+	if stats {
+		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations, %d learned clauses, %d pruned choices\n",
+			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps, s.Learned, s.Pruned)
+		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",
+			s.ParseSeconds, s.InferSeconds, s.PruneSeconds, s.SolveSeconds, s.ExplainSeconds)
+	}
+}
+
+func txnLabel(t check.TxnRef) string {
+	if t.Index >= 0 {
+		return fmt.Sprintf("T%d", t.Index)
+	}
+	return fmt.Sprintf("T(line %d)", t.Line)
+}

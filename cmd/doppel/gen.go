@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"doppel/history"
+	"doppel/workload"
+)
+
+func init() {
+	commands["gen"] = command{summary: "generate a list-append history from a simulated database", run: runGen}
+}
+
+func runGen(args []string) int {
+	fs := flag.NewFlagSet("doppel gen", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: doppel gen [flags]\n\nWrites the history of a workload run against a simulated database.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	spec := workload.DefaultSpec()
+	spec.RegisterFlags(fs)
+	behaviour := fs.String("behaviour", string(workload.SimSerializable), "simulated database: serializable, snapshot or faulty")
+	info := fs.Float64("info", 0, "fraction of transactions that complete with :info (committed or not, at random)")
+	fail := fs.Float64("fail", 0, "fraction of transactions that abort (:fail)")
+	faults := fs.String("faults", strings.Join(workload.AllFaults, ","), "faults of --behaviour faulty, comma-separated")
+	faultRate := fs.Float64("fault-rate", 0.01, "fraction of transactions in which --behaviour faulty injects a fault")
+	format := fs.String("format", "edn", "output format: edn or json")
+	out := fs.String("out", "", "output file (default stdout)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return genUsage("unexpected arguments: %v", fs.Args())
+	}
+	if err := spec.Validate(); err != nil {
+		return genUsage("%v", err)
+	}
+	opt := workload.SimOptions{
+		Behaviour: workload.Behaviour(*behaviour),
+		Info:      *info,
+		Fail:      *fail,
+		FaultRate: *faultRate,
+	}
+	for _, f := range strings.Split(*faults, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			opt.Faults = append(opt.Faults, f)
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		return genUsage("%v", err)
+	}
+	var write func(io.Writer, *history.Event) error
+	switch *format {
+	case "edn":
+		write = history.WriteEDN
+	case "json":
+		write = history.WriteJSON
+	default:
+		return genUsage("format must be edn or json, got %q", *format)
+	}
+
+	var dst io.Writer = os.Stdout
+	var file *os.File
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "doppel gen: %v\n", err)
+			return exitUsage
+		}
+		file, dst = f, f
+	}
+	w := bufio.NewWriterSize(dst, 1<<16)
+	err := workload.Simulate(spec, opt, func(e *history.Event) error { return write(w, e) })
+	if err == nil {
+		err = w.Flush()
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "doppel gen: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func genUsage(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "doppel gen: "+format+"\n", args...)
+	return exitUsage
+}

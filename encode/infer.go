@@ -1,0 +1,250 @@
+// Package encode turns a list-append history into the problem the checker decides: per
+// key, the possible segmentations of its trace (DESIGN.md section 4), the dependency
+// edges they imply, each guarded by the choices it needs, and the anomalies that need
+// no search at all (internal, incompatible-order, G1a, G1b, ...).
+package encode
+
+import (
+	"doppel/history"
+)
+
+// Read is one committed, known read of a key.
+type Read struct {
+	Txn    int32
+	Op     int32 // index into History.Ops
+	Key    int32
+	Len    int32 // length of the list read
+	Own    int32 // appends of the same transaction to the key before this read
+	Writes bool  // the transaction appends to the key (before or after this read)
+}
+
+// Writer is one transaction's appends to one key.
+type Writer struct {
+	Txn        int32
+	Key        int32
+	Status     history.Status
+	Start, End int32 // the appended values are Inference.WriterVals[Start:End], in program order
+}
+
+// Key is everything known about one key.
+type Key struct {
+	Trace   []int32 // the longest committed read: every read of the key is a prefix of it
+	TraceBy int32   // the read that shows the whole trace, -1 if the key was never read
+	Reads   []int32 // reads of the key (indices into Inference.Reads)
+	Writers []int32 // writers of the key (indices into Inference.Writers), fail ones included
+	// Bad: the key already shows an anomaly that makes every segmentation impossible
+	// (incompatible reads); its edges are not inferred.
+	Bad bool
+}
+
+// Finding is an anomaly that inference found without search.
+type Finding struct {
+	Type string  // internal, incompatible-order, G1a, G1b, garbage-read, future-read, incomplete-append, ...
+	Key  int32   // -1 if none
+	Txns []int32 // the transactions involved
+	Ops  []int32 // the micro-ops involved (indices into History.Ops)
+	Text string  // the explanation
+}
+
+// Inference is the per-key view of a history.
+type Inference struct {
+	H          *history.History
+	Reads      []Read
+	Writers    []Writer
+	WriterVals []int32
+	Keys       []Key
+	Findings   []Finding
+	// TxnWriters lists the writer ids of each transaction (flat: TxnWriterStart[t]..[t+1]).
+	TxnWriterStart []int32
+	TxnWriterIDs   []int32
+}
+
+// Infer groups the history's micro-ops by key and checks what needs no search: internal
+// consistency of each transaction and prefix compatibility of each key's reads.
+func Infer(h *history.History) *Inference {
+	in := &Inference{H: h, Keys: make([]Key, len(h.Keys))}
+	for k := range in.Keys {
+		in.Keys[k].TraceBy = -1
+	}
+	in.TxnWriterStart = make([]int32, len(h.Txns)+1)
+
+	// Per-transaction scratch: the keys touched so far and what was done to them.
+	type touch struct {
+		key      int32
+		writer   int32 // writer id, -1 if no append yet
+		baseRead int32 // first known read of the key in this txn, -1 if none
+		baseOwn  int32 // own appends before baseRead
+	}
+	var touched []touch
+	find := func(key int32) int {
+		for i := range touched {
+			if touched[i].key == key {
+				return i
+			}
+		}
+		touched = append(touched, touch{key: key, writer: -1, baseRead: -1})
+		return len(touched) - 1
+	}
+
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		in.TxnWriterStart[t] = int32(len(in.TxnWriterIDs))
+		touched = touched[:0]
+		ops := h.Ops[tx.OpStart:tx.OpEnd]
+		// First pass: appends, so that reads know whether the txn writes their key. Each
+		// writer's values are contiguous in WriterVals, in program order.
+		for i := range ops {
+			op := &ops[i]
+			if op.Kind != history.Append {
+				continue
+			}
+			j := find(op.Key)
+			if touched[j].writer >= 0 {
+				continue
+			}
+			w := int32(len(in.Writers))
+			touched[j].writer = w
+			start := int32(len(in.WriterVals))
+			for k := i; k < len(ops); k++ {
+				if ops[k].Kind == history.Append && ops[k].Key == op.Key {
+					in.WriterVals = append(in.WriterVals, ops[k].Value)
+				}
+			}
+			in.Writers = append(in.Writers, Writer{Txn: int32(t), Key: op.Key, Status: tx.Status,
+				Start: start, End: int32(len(in.WriterVals))})
+			in.TxnWriterIDs = append(in.TxnWriterIDs, w)
+		}
+		if tx.Status != history.OK {
+			continue
+		}
+		// Second pass: reads, with the own appends before each.
+		own := make([]int32, 0, 4) // parallel to touched: own appends so far
+		for range touched {
+			own = append(own, 0)
+		}
+		for i := range ops {
+			op := &ops[i]
+			opIdx := tx.OpStart + int32(i)
+			j := find(op.Key)
+			for len(own) < len(touched) {
+				own = append(own, 0)
+			}
+			if op.Kind == history.Append {
+				own[j]++
+				continue
+			}
+			if !op.Known {
+				continue
+			}
+			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
+			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
+				continue
+			}
+			in.Reads = append(in.Reads, r)
+		}
+	}
+	in.TxnWriterStart[len(h.Txns)] = int32(len(in.TxnWriterIDs))
+
+	for i := range in.Writers {
+		k := in.Writers[i].Key
+		in.Keys[k].Writers = append(in.Keys[k].Writers, int32(i))
+	}
+	for i := range in.Reads {
+		k := in.Reads[i].Key
+		in.Keys[k].Reads = append(in.Keys[k].Reads, int32(i))
+	}
+	for k := range in.Keys {
+		in.trace(int32(k))
+	}
+	return in
+}
+
+// internalOK checks a read against the transaction's earlier view of the key: every
+// read of x in T must be base + T's own appends so far, for one base list, and the read
+// must end with those appends. It records an internal anomaly and returns false if not.
+func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) bool {
+	h := in.H
+	vals := h.ReadList(&h.Ops[r.Op])
+	var appended []int32
+	if writer >= 0 {
+		w := &in.Writers[writer]
+		appended = in.WriterVals[w.Start : w.Start+r.Own]
+	}
+	// The read must end with the transaction's own appends so far.
+	if int(r.Own) > len(vals) || !equal(vals[len(vals)-int(r.Own):], appended) {
+		in.Findings = append(in.Findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{r.Op},
+			Text: in.txnName(r.Txn) + " read " + in.keyName(r.Key) + " = " + in.listString(vals) +
+				" after appending " + in.listString(appended) + " to it, so the read should end with " +
+				in.listString(appended)})
+		return false
+	}
+	if *baseRead < 0 {
+		*baseRead, *baseOwn = r.Op, r.Own
+		return true
+	}
+	prev := h.ReadList(&h.Ops[*baseRead])
+	prevBase := prev[:len(prev)-int(*baseOwn)]
+	base := vals[:len(vals)-int(r.Own)]
+	if !equal(prevBase, base) {
+		in.Findings = append(in.Findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{*baseRead, r.Op},
+			Text: in.txnName(r.Txn) + " read " + in.keyName(r.Key) + " = " + in.listString(prev) + " and later " +
+				in.listString(vals) + "; with only its own appends in between, the second read should be " +
+				in.listString(append(append([]int32{}, prevBase...), appended...))})
+		return false
+	}
+	return true
+}
+
+// trace finds the longest read of key k and checks every other read is a prefix of it.
+func (in *Inference) trace(k int32) {
+	key := &in.Keys[k]
+	h := in.H
+	longest := int32(-1)
+	for _, ri := range key.Reads {
+		r := &in.Reads[ri]
+		if longest < 0 || r.Len > in.Reads[longest].Len {
+			longest = ri
+		}
+	}
+	if longest < 0 {
+		return
+	}
+	trace := h.ReadList(&h.Ops[in.Reads[longest].Op])
+	for _, ri := range key.Reads {
+		vals := h.ReadList(&h.Ops[in.Reads[ri].Op])
+		if !equal(vals, trace[:len(vals)]) {
+			in.Findings = append(in.Findings, Finding{Type: "incompatible-order", Key: k,
+				Txns: []int32{in.Reads[ri].Txn, in.Reads[longest].Txn}, Ops: []int32{in.Reads[ri].Op, in.Reads[longest].Op},
+				Text: in.txnName(in.Reads[ri].Txn) + " read " + in.keyName(k) + " = " + in.listString(vals) + " and " +
+					in.txnName(in.Reads[longest].Txn) + " read " + in.listString(trace) +
+					": the first is not a prefix of the second, so no single order of appends explains both"})
+			key.Bad = true
+			return
+		}
+	}
+	key.Trace = trace
+	key.TraceBy = longest
+}
+
+func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// WriterVals returns the values writer w appends, in order.
+func (in *Inference) Vals(w int32) []int32 {
+	wr := &in.Writers[w]
+	return in.WriterVals[wr.Start:wr.End]
+}
+
+// TxnWriters returns the writer ids of transaction t.
+func (in *Inference) TxnWriters(t int32) []int32 {
+	return in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]]
+}

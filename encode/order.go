@@ -1,0 +1,96 @@
+package encode
+
+import (
+	"sort"
+
+	"doppel/history"
+)
+
+// ProcessEdges orders each process's transactions (as strong-session models require):
+// consecutive committed-or-maybe transactions of a process, in invoke order.
+func (p *Problem) ProcessEdges() []Edge {
+	h := p.In.H
+	var ids []int32
+	for t := range h.Txns {
+		if h.Txns[t].Process >= 0 && p.Commit[t] != NotCommitted {
+			ids = append(ids, int32(t))
+		}
+	}
+	// Invoke -1 (no invokes in the file) falls back to completion order, which is the
+	// order of Txns.
+	sort.SliceStable(ids, func(a, b int) bool {
+		ta, tb := &h.Txns[ids[a]], &h.Txns[ids[b]]
+		if ta.Process != tb.Process {
+			return ta.Process < tb.Process
+		}
+		if ta.Invoke >= 0 && tb.Invoke >= 0 {
+			return ta.Invoke < tb.Invoke
+		}
+		return ids[a] < ids[b]
+	})
+	var edges []Edge
+	for i := 1; i < len(ids); i++ {
+		if h.Txns[ids[i-1]].Process == h.Txns[ids[i]].Process {
+			edges = append(edges, Edge{From: ids[i-1], To: ids[i], Kind: Process, Key: -1, Read: -1})
+		}
+	}
+	return edges
+}
+
+// RealtimeEdges orders T1 before T2 when T1 completed before T2 was invoked, as a
+// transitive reduction (Elle's): each invoke gets edges only from the completed
+// transactions not already implied by a later completion. :info transactions never
+// complete. Transactions without an invoke position are taken to start at the beginning.
+func (p *Problem) RealtimeEdges() []Edge {
+	h := p.In.H
+	maxPos := int32(-1)
+	for t := range h.Txns {
+		maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
+	}
+	// Events by position: +t+1 for an invoke, -(t+1) for a completion.
+	ev := make([]int32, maxPos+1)
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		if p.Commit[t] == NotCommitted {
+			continue
+		}
+		if tx.Invoke >= 0 {
+			ev[tx.Invoke] = int32(t) + 1
+		}
+		if tx.Complete >= 0 && tx.Status == history.OK {
+			ev[tx.Complete] = -(int32(t) + 1)
+		}
+	}
+	var edges []Edge
+	var frontier []int32 // completed transactions not yet followed by a completed successor
+	predStart := make([]int32, len(h.Txns))
+	predEnd := make([]int32, len(h.Txns))
+	var preds []int32 // frontier snapshots at each invoke
+	dominated := make([]bool, len(h.Txns))
+	for _, e := range ev {
+		switch {
+		case e > 0:
+			t := e - 1
+			predStart[t] = int32(len(preds))
+			for _, f := range frontier {
+				preds = append(preds, f)
+				edges = append(edges, Edge{From: f, To: t, Kind: Realtime, Key: -1, Read: -1})
+			}
+			predEnd[t] = int32(len(preds))
+		case e < 0:
+			t := -e - 1
+			// Everything t's invoke saw completed now reaches later invokes through t.
+			for _, f := range preds[predStart[t]:predEnd[t]] {
+				dominated[f] = true
+			}
+			live := frontier[:0]
+			for _, f := range frontier {
+				if !dominated[f] {
+					live = append(live, f)
+				}
+			}
+			frontier = append(live, t)
+		}
+	}
+	return edges
+}

@@ -1,0 +1,104 @@
+package history
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+var fuzzSeedsEDN = []string{
+	mixedHistory,
+	casesNemesis,
+	"[{:type :invoke, :process 0, :value [[:append 1 2]]} {:type :ok, :process 0, :value [[:append 1 2]]}]",
+	"({:type :ok, :value ([:r :x (1 \"s\" :k)])})",
+	"#jepsen.history.Op{:type :ok, :value [[:r 1 []]], :x #{1 #_ 2 ##Inf \\a}} ; c",
+	"{:type :ok, :value [[:append 1 2] }",
+	"{:type :ok, :value [[:r 1 \"a\\u00e9\\\"\"]]}",
+	"{:type :info :process nil :value [[:append \"k\" 1N] [:r 1.5 nil]]}",
+	"{:type :invoke, :process 0, :value [[:append 1 2]]}\n{:type :ok, :process 0, :value [[:r 1 nil]]}",
+	"[{:type :ok}",
+	"{:a {:b [#{} ()]}}",
+}
+
+var fuzzSeedsJSON = []string{
+	`{"index":3,"type":"ok","process":1,"f":"txn","value":[["append",255,8],["r",253,[1,3,4]]]}`,
+	`[{"type":":invoke","process":0,"value":[[":append",":x","s"]]},{"type":":ok","process":0,"value":[[":append",":x","s"]]}]`,
+	`{"type":"ok","value":[["r",1,["\ud83d\ude00","\u0041",1.5e3,-0,true]]]}`,
+	`{"type":"ok","value":[["append",1,2]}`,
+	`{"type" "ok"}`,
+	`{"type":"info","process":":nemesis","f":"kill","value":{"n1":[1,{"x":null}]}}`,
+}
+
+func addSeeds(f *testing.F, seeds []string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	if data, err := os.ReadFile(siNotSerial); err == nil {
+		f.Add(data)
+	}
+}
+
+// checkParsed asserts what every successful parse guarantees: ids and ranges in
+// bounds, and writing the history out and reading it back gives it again.
+func checkParsed(t *testing.T, h *History, json bool) {
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Txns {
+		tx := &h.Txns[i]
+		if tx.OpStart > tx.OpEnd || tx.Line < 1 {
+			t.Fatalf("txn %d: %+v", i, *tx)
+		}
+		for _, op := range h.TxnOps(i) {
+			if l := h.ReadList(&op); op.Known && len(l) != int(op.End-op.Start) {
+				t.Fatalf("txn %d: read list", i)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	var h2 *History
+	if json {
+		err = WriteHistoryJSON(&buf, h)
+		if err == nil {
+			h2, err = ParseJSON(bytes.NewReader(buf.Bytes()), "rewritten")
+		}
+	} else {
+		err = WriteHistoryEDN(&buf, h)
+		if err == nil {
+			h2, err = ParseEDN(bytes.NewReader(buf.Bytes()), "rewritten")
+		}
+	}
+	if err != nil {
+		t.Fatalf("rewrite: %v\n%s", err, buf.Bytes())
+	}
+	equalHistories(t, h, h2)
+}
+
+func FuzzParseEDN(f *testing.F) {
+	addSeeds(f, fuzzSeedsEDN)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ParseEDN(bytes.NewReader(data), "fuzz.edn")
+		if err != nil {
+			if _, ok := err.(*ParseError); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		checkParsed(t, h, false)
+	})
+}
+
+func FuzzParseJSON(f *testing.F) {
+	addSeeds(f, fuzzSeedsJSON)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ParseJSON(bytes.NewReader(data), "fuzz.json")
+		if err != nil {
+			if _, ok := err.(*ParseError); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		checkParsed(t, h, true)
+	})
+}

@@ -1,0 +1,719 @@
+// Package theory implements the graph-acyclicity theory used by the CDCL solver
+// (package sat): a directed graph whose edges are guarded by conjunctions of
+// solver literals, kept acyclic over the enabled edges.
+//
+// An edge is enabled when every literal of its guard is true; an edge with an
+// empty guard is known (always enabled). The enabled edges are kept in an
+// incremental topological order (Pearce–Kelly). Enabling an edge that closes a
+// cycle is a conflict whose clause negates the guards along the cycle. When all
+// guard literals of an edge but one are true and its head already reaches its
+// tail, the last literal is forced false (theory propagation).
+//
+// Backtracking is cheap: enabled edges are removed in stack order and the
+// topological order is left as it is, since an order valid for a set of edges
+// stays valid for any subset.
+package theory
+
+import (
+	"slices"
+
+	"doppel/sat"
+)
+
+// Stats counts the theory's work.
+type Stats struct {
+	Conflicts    int64 // cycles found
+	Propagations int64 // literals implied by the theory
+	Enabled      int64 // edge enablings (known edges included)
+	Reorders     int64 // nodes repositioned by Pearce–Kelly
+	Searches     int64 // reachability searches made for propagation
+}
+
+// Graph is the acyclicity theory. Build it with NewGraph and AddEdge, call
+// Init, then hand it to the solver with SetTheory.
+type Graph struct {
+	// Propagation enables theory propagation (on by default).
+	Propagation bool
+	// SearchLimit bounds the nodes one propagation reachability search may
+	// visit; a search that hits it gives up (no implication, still sound).
+	SearchLimit int
+	// NeighbourLimit bounds, after each edge enabling u->v, the nodes explored
+	// forward from v and backward from u to find guarded edges that the new
+	// edge turned into cycle closers (0 disables that look-ahead).
+	NeighbourLimit int
+
+	Stats Stats
+
+	nodes int
+
+	// Edges, flat. Guards are deduplicated literals in guardLits[guardStart[e]:guardStart[e+1]].
+	from, to   []int32
+	guardStart []int32
+	guardLits  []sat.Lit
+
+	// Per literal (indexed by sat.Lit), the edges whose guard contains it
+	// (CSR, built by Init).
+	watchStart []int32
+	watchEdges []int32
+
+	// Static out-adjacency of guarded edges per node (CSR, built by Init), for
+	// the look-ahead after an enabling.
+	guardedOutStart []int32
+	guardedOut      []int32
+
+	// remaining[e] is the number of guard literals of e not yet seen true.
+	remaining []int32
+	enabled   []bool
+
+	// Pearce–Kelly order: ord[node] = position, nodeAt[position] = node.
+	ord    []int32
+	nodeAt []int32
+
+	// Adjacency of enabled edges (edge ids); enabling appends, backtracking pops.
+	out, in [][]int32
+
+	// Undo log of enabled guarded edges, with the trail position that enabled them.
+	enabledLog    []int32
+	enabledLogPos []int32
+
+	// Trail literals processed so far (seenLits[i] is trail position i).
+	seenLits []sat.Lit
+
+	// Edges to check for propagation once the trail is processed.
+	pending []int32
+
+	// Reasons of implied literals, in trail order.
+	reasons    []reason
+	reasonPath []int32
+	reasonOf   []int32 // per variable: index into reasons (validated on use)
+
+	// Scratch for searches.
+	markF, markB []uint32 // per node visit stamps
+	stampF       uint32
+	stampB       uint32
+	parent       []int32 // per node: edge by which a search reached it
+	queue        []int32
+	backList     []int32
+	posScratch   []int32
+	nodeScratch  []int32
+	litMark      []uint32 // per literal stamp, for deduplicating clauses
+	litStamp     uint32
+	cycle        []int32
+	inited       bool
+	knownCycle   bool
+	initPending  bool
+	numLits      int
+	clauseBuffer []sat.Lit
+}
+
+type reason struct {
+	lit       sat.Lit // the implied literal
+	pos       int32   // its trail position
+	edge      int32   // the edge whose last guard literal it negates
+	pathStart int32   // path (edge ids) from the edge's head to its tail
+	pathEnd   int32
+}
+
+// NewGraph returns a graph over nodes 0..nodes-1 with no edges.
+func NewGraph(nodes int) *Graph {
+	if nodes < 0 {
+		nodes = 0
+	}
+	g := &Graph{
+		Propagation:    true,
+		SearchLimit:    4096,
+		NeighbourLimit: 32,
+		nodes:          nodes,
+		guardStart:     []int32{0},
+		ord:            make([]int32, nodes),
+		nodeAt:         make([]int32, nodes),
+		out:            make([][]int32, nodes),
+		in:             make([][]int32, nodes),
+		markF:          make([]uint32, nodes),
+		markB:          make([]uint32, nodes),
+		parent:         make([]int32, nodes),
+	}
+	for i := range nodes {
+		g.ord[i] = int32(i)
+		g.nodeAt[i] = int32(i)
+	}
+	return g
+}
+
+// Nodes returns the number of nodes.
+func (g *Graph) Nodes() int { return g.nodes }
+
+// Edges returns the number of edges.
+func (g *Graph) Edges() int { return len(g.from) }
+
+// AddEdge adds the edge from->to enabled when every literal of guard is true
+// and returns its id. The guard is copied (duplicate literals dropped). Call
+// before Init. It returns -1 if a node is out of range or Init was called.
+func (g *Graph) AddEdge(from, to int, guard []sat.Lit) int {
+	if g.inited || from < 0 || to < 0 || from >= g.nodes || to >= g.nodes {
+		return -1
+	}
+	for _, l := range guard {
+		if l < 0 {
+			return -1
+		}
+	}
+	start := len(g.guardLits)
+	for _, l := range guard {
+		if !slices.Contains(g.guardLits[start:], l) {
+			g.guardLits = append(g.guardLits, l)
+		}
+		if int(l)+2 > g.numLits {
+			g.numLits = int(l|1) + 1
+		}
+	}
+	g.from = append(g.from, int32(from))
+	g.to = append(g.to, int32(to))
+	g.guardStart = append(g.guardStart, int32(len(g.guardLits)))
+	return len(g.from) - 1
+}
+
+// Edge returns an edge's endpoints and guard (deduplicated; do not modify).
+func (g *Graph) Edge(id int) (from, to int, guard []sat.Lit) {
+	if id < 0 || id >= len(g.from) {
+		return -1, -1, nil
+	}
+	return int(g.from[id]), int(g.to[id]), g.guard(int32(id))
+}
+
+func (g *Graph) guard(e int32) []sat.Lit {
+	return g.guardLits[g.guardStart[e]:g.guardStart[e+1]]
+}
+
+// Init must be called after all AddEdge calls and before solving. It inserts
+// the known (unguarded) edges; if they already form a cycle it returns that
+// cycle's edge ids and the problem is unsatisfiable outright (do not solve:
+// Propagate would then report an empty conflict clause).
+func (g *Graph) Init() (cycle []int) {
+	if g.inited {
+		if g.knownCycle {
+			return g.LastCycle()
+		}
+		return nil
+	}
+	g.inited = true
+	m := len(g.from)
+	g.remaining = make([]int32, m)
+	g.enabled = make([]bool, m)
+	g.litMark = make([]uint32, g.numLits)
+	g.reasonOf = make([]int32, g.numLits/2+1)
+
+	// Watch lists, CSR.
+	g.watchStart = make([]int32, g.numLits+1)
+	for _, l := range g.guardLits {
+		g.watchStart[l+1]++
+	}
+	for i := 1; i <= g.numLits; i++ {
+		g.watchStart[i] += g.watchStart[i-1]
+	}
+	g.watchEdges = make([]int32, len(g.guardLits))
+	fill := slices.Clone(g.watchStart[:g.numLits])
+	for e := range m {
+		for _, l := range g.guard(int32(e)) {
+			g.watchEdges[fill[l]] = int32(e)
+			fill[l]++
+		}
+	}
+
+	// Static adjacency of guarded edges, CSR.
+	g.guardedOutStart = make([]int32, g.nodes+1)
+	for e := range m {
+		if g.guardStart[e+1] > g.guardStart[e] {
+			g.guardedOutStart[g.from[e]+1]++
+		}
+	}
+	for i := 1; i <= g.nodes; i++ {
+		g.guardedOutStart[i] += g.guardedOutStart[i-1]
+	}
+	g.guardedOut = make([]int32, g.guardedOutStart[g.nodes])
+	fillOut := slices.Clone(g.guardedOutStart[:g.nodes])
+	for e := range m {
+		if g.guardStart[e+1] > g.guardStart[e] {
+			g.guardedOut[fillOut[g.from[e]]] = int32(e)
+			fillOut[g.from[e]]++
+		}
+	}
+
+	for e := range m {
+		n := g.guardStart[e+1] - g.guardStart[e]
+		g.remaining[e] = n
+		if n == 0 {
+			if !g.insert(int32(e)) {
+				g.knownCycle = true
+				return g.LastCycle()
+			}
+			g.enabled[e] = true
+			g.Stats.Enabled++
+		}
+	}
+	g.initPending = true
+	return nil
+}
+
+// LastCycle returns the edge ids of the last cycle found (a conflict, or the
+// known cycle reported by Init), in path order ending with the closing edge.
+func (g *Graph) LastCycle() []int {
+	c := make([]int, len(g.cycle))
+	for i, e := range g.cycle {
+		c[i] = int(e)
+	}
+	return c
+}
+
+// Order returns a topological order of all nodes consistent with the enabled
+// edges (after a Sat answer: with the model's edges).
+func (g *Graph) Order() []int {
+	o := make([]int, g.nodes)
+	for i, n := range g.nodeAt {
+		o[i] = int(n)
+	}
+	return o
+}
+
+// Propagate implements sat.Theory.
+func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
+	if !g.inited {
+		if g.Init() != nil {
+			return []sat.Lit{}
+		}
+	}
+	if g.knownCycle {
+		return []sat.Lit{}
+	}
+	if g.initPending {
+		// Single-literal guards are "one literal left" from the start.
+		g.initPending = false
+		if g.Propagation {
+			for e := range g.remaining {
+				if g.remaining[e] == 1 {
+					g.pending = append(g.pending, int32(e))
+				}
+			}
+		}
+	}
+	for {
+		trail := s.Trail()
+		for len(g.seenLits) < len(trail) {
+			pos := len(g.seenLits)
+			if conflict := g.processLit(pos, trail[pos]); conflict != nil {
+				g.pending = g.pending[:0]
+				return conflict
+			}
+		}
+		if len(g.pending) == 0 {
+			return nil
+		}
+		implied, conflict := g.propagatePending(s)
+		if conflict != nil {
+			return conflict
+		}
+		if !implied {
+			return nil
+		}
+	}
+}
+
+// processLit handles the literal at trail position pos: counts it in the
+// guards that contain it and enables the edges whose guards are now true. On a
+// conflict the position is undone entirely, so the state stays that of a
+// trail prefix whatever the solver does next.
+func (g *Graph) processLit(pos int, l sat.Lit) []sat.Lit {
+	g.seenLits = append(g.seenLits, l)
+	if int(l) >= g.numLits || l < 0 {
+		return nil
+	}
+	ws := g.watchEdges[g.watchStart[l]:g.watchStart[l+1]]
+	for _, e := range ws {
+		g.remaining[e]--
+		if g.remaining[e] == 1 && g.Propagation {
+			g.pending = append(g.pending, e)
+		}
+	}
+	for _, e := range ws {
+		if g.remaining[e] != 0 || g.enabled[e] {
+			continue
+		}
+		if !g.insert(e) {
+			g.Stats.Conflicts++
+			conflict := g.cycleClause()
+			g.undoTo(pos)
+			return conflict
+		}
+		g.enabled[e] = true
+		g.enabledLog = append(g.enabledLog, e)
+		g.enabledLogPos = append(g.enabledLogPos, int32(pos))
+		g.Stats.Enabled++
+		if g.Propagation && g.NeighbourLimit > 0 {
+			g.lookAhead(e)
+		}
+	}
+	return nil
+}
+
+// cycleClause returns the negated guard literals of g.cycle, deduplicated.
+func (g *Graph) cycleClause() []sat.Lit {
+	g.nextLitStamp()
+	clause := make([]sat.Lit, 0, 2*len(g.cycle))
+	for _, e := range g.cycle {
+		clause = g.appendNegGuard(clause, e, -1)
+	}
+	return clause
+}
+
+// appendNegGuard appends the negations of e's guard literals (except skip)
+// not yet marked in the current literal stamp.
+func (g *Graph) appendNegGuard(clause []sat.Lit, e int32, skip sat.Lit) []sat.Lit {
+	for _, l := range g.guard(e) {
+		if l == skip {
+			continue
+		}
+		n := l.Not()
+		if g.litMark[n] != g.litStamp {
+			g.litMark[n] = g.litStamp
+			clause = append(clause, n)
+		}
+	}
+	return clause
+}
+
+func (g *Graph) nextLitStamp() {
+	g.litStamp++
+	if g.litStamp == 0 {
+		clear(g.litMark)
+		g.litStamp = 1
+	}
+}
+
+func (g *Graph) nextStampF() {
+	g.stampF++
+	if g.stampF == 0 {
+		clear(g.markF)
+		g.stampF = 1
+	}
+}
+
+func (g *Graph) nextStampB() {
+	g.stampB++
+	if g.stampB == 0 {
+		clear(g.markB)
+		g.stampB = 1
+	}
+}
+
+// insert adds edge e to the enabled adjacency, restoring the topological
+// order with Pearce–Kelly. If e closes a cycle it is not added, g.cycle holds
+// the shortest cycle through e (path from e's head to its tail, then e) and
+// insert returns false.
+func (g *Graph) insert(e int32) bool {
+	u, v := g.from[e], g.to[e]
+	if u == v {
+		g.cycle = append(g.cycle[:0], e)
+		return false
+	}
+	if g.ord[u] > g.ord[v] {
+		if !g.reorder(e, u, v) {
+			return false
+		}
+	}
+	g.out[u] = append(g.out[u], e)
+	g.in[v] = append(g.in[v], e)
+	return true
+}
+
+// reorder handles the insertion of u->v with ord[u] > ord[v]. The forward
+// search from v is a BFS over nodes with ord < ord[u] (every path v~>u stays
+// there), so if it reaches u its parent edges give a shortest cycle.
+func (g *Graph) reorder(e, u, v int32) bool {
+	ub, lb := g.ord[u], g.ord[v]
+	g.nextStampF()
+	g.queue = append(g.queue[:0], v)
+	g.markF[v] = g.stampF
+	for i := 0; i < len(g.queue); i++ {
+		x := g.queue[i]
+		for _, f := range g.out[x] {
+			w := g.to[f]
+			if w == u {
+				g.parent[u] = f
+				g.buildCycle(v, u, e)
+				return false
+			}
+			if g.ord[w] < ub && g.markF[w] != g.stampF {
+				g.markF[w] = g.stampF
+				g.parent[w] = f
+				g.queue = append(g.queue, w)
+			}
+		}
+	}
+	// Backward DFS from u over nodes with ord > ord[v]; disjoint from the
+	// forward set since no path v~>u exists.
+	g.nextStampB()
+	g.backList = append(g.backList[:0], u)
+	g.markB[u] = g.stampB
+	stack := append(g.nodeScratch[:0], u)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, f := range g.in[x] {
+			w := g.from[f]
+			if g.ord[w] > lb && g.markB[w] != g.stampB {
+				g.markB[w] = g.stampB
+				g.backList = append(g.backList, w)
+				stack = append(stack, w)
+			}
+		}
+	}
+	g.nodeScratch = stack[:0]
+
+	// Reassign the affected positions: backward set first, then forward set,
+	// each keeping its relative order.
+	fwd, back := g.queue, g.backList
+	for i, x := range fwd {
+		fwd[i] = g.ord[x]
+	}
+	for i, x := range back {
+		back[i] = g.ord[x]
+	}
+	slices.Sort(fwd)
+	slices.Sort(back)
+	g.posScratch = g.posScratch[:0]
+	nodes := g.nodeScratch[:0]
+	for _, p := range back {
+		nodes = append(nodes, g.nodeAt[p])
+	}
+	for _, p := range fwd {
+		nodes = append(nodes, g.nodeAt[p])
+	}
+	// Merge the two sorted position lists.
+	i, j := 0, 0
+	for i < len(back) || j < len(fwd) {
+		if j == len(fwd) || (i < len(back) && back[i] < fwd[j]) {
+			g.posScratch = append(g.posScratch, back[i])
+			i++
+		} else {
+			g.posScratch = append(g.posScratch, fwd[j])
+			j++
+		}
+	}
+	for k, x := range nodes {
+		p := g.posScratch[k]
+		g.ord[x] = p
+		g.nodeAt[p] = x
+	}
+	g.nodeScratch = nodes[:0]
+	g.Stats.Reorders += int64(len(nodes))
+	return true
+}
+
+// buildCycle sets g.cycle to the parent path from start to end, then closing.
+func (g *Graph) buildCycle(start, end, closing int32) {
+	g.cycle = g.cycle[:0]
+	for x := end; x != start; {
+		f := g.parent[x]
+		g.cycle = append(g.cycle, f)
+		x = g.from[f]
+	}
+	slices.Reverse(g.cycle)
+	g.cycle = append(g.cycle, closing)
+}
+
+// lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
+// y ~> u now closes a cycle if enabled. Explore a few nodes forward from v and
+// backward from u and queue such edges for the propagation check.
+func (g *Graph) lookAhead(e int32) {
+	u, v := g.from[e], g.to[e]
+	limit := g.NeighbourLimit
+	// Backward from u, marked in markB.
+	g.nextStampB()
+	g.markB[u] = g.stampB
+	back := append(g.backList[:0], u)
+	for i := 0; i < len(back) && len(back) < limit; i++ {
+		for _, f := range g.in[back[i]] {
+			w := g.from[f]
+			if g.markB[w] != g.stampB {
+				g.markB[w] = g.stampB
+				back = append(back, w)
+			}
+		}
+	}
+	g.backList = back
+	// Forward from v; check guarded out-edges of each node reached.
+	g.nextStampF()
+	g.markF[v] = g.stampF
+	fwd := append(g.queue[:0], v)
+	for i := 0; i < len(fwd); i++ {
+		x := fwd[i]
+		for _, f := range g.guardedOut[g.guardedOutStart[x]:g.guardedOutStart[x+1]] {
+			if g.remaining[f] == 1 && g.markB[g.to[f]] == g.stampB {
+				g.pending = append(g.pending, f)
+			}
+		}
+		if len(fwd) >= limit {
+			continue
+		}
+		for _, f := range g.out[x] {
+			w := g.to[f]
+			if g.markF[w] != g.stampF {
+				g.markF[w] = g.stampF
+				fwd = append(fwd, w)
+			}
+		}
+	}
+	g.queue = fwd
+}
+
+// propagatePending checks the queued "one literal left" edges and implies the
+// negation of the last literal of those whose head reaches their tail.
+func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Lit) {
+	for len(g.pending) > 0 {
+		e := g.pending[len(g.pending)-1]
+		g.pending = g.pending[:len(g.pending)-1]
+		if g.remaining[e] != 1 || g.enabled[e] {
+			continue
+		}
+		u, v := g.from[e], g.to[e]
+		// Find the literal not yet true; it must be unassigned.
+		last := sat.Lit(-1)
+		for _, l := range g.guard(e) {
+			if s.Value(l) != sat.LTrue {
+				last = l
+				break
+			}
+		}
+		if last < 0 || s.Value(last) != sat.LUndef {
+			continue
+		}
+		if u != v && g.ord[v] > g.ord[u] {
+			continue // v cannot reach u
+		}
+		if u != v && !g.reaches(v, u) {
+			continue
+		}
+		// Record the reason: the path v~>u, left in g.cycle by reaches.
+		pathStart := int32(len(g.reasonPath))
+		if u != v {
+			g.reasonPath = append(g.reasonPath, g.cycle...)
+		}
+		g.reasons = append(g.reasons, reason{
+			lit:       last.Not(),
+			pos:       int32(len(s.Trail())),
+			edge:      e,
+			pathStart: pathStart,
+			pathEnd:   int32(len(g.reasonPath)),
+		})
+		g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
+		g.Stats.Propagations++
+		if !s.Imply(last.Not()) {
+			// Cannot happen (last was unassigned); report the reason as a conflict.
+			r := g.Explain(last.Not())
+			g.reasons = g.reasons[:len(g.reasons)-1]
+			g.reasonPath = g.reasonPath[:pathStart]
+			g.pending = g.pending[:0]
+			return false, r
+		}
+		implied = true
+	}
+	return implied, nil
+}
+
+// reaches reports whether from reaches to over enabled edges (to != from),
+// searching breadth-first over nodes with ord <= ord[to] and at most
+// SearchLimit nodes. On success g.cycle holds the path's edge ids.
+func (g *Graph) reaches(from, to int32) bool {
+	g.Stats.Searches++
+	ub := g.ord[to]
+	g.nextStampF()
+	g.markF[from] = g.stampF
+	q := append(g.queue[:0], from)
+	defer func() { g.queue = q[:0] }()
+	for i := 0; i < len(q); i++ {
+		x := q[i]
+		for _, f := range g.out[x] {
+			w := g.to[f]
+			if w == to {
+				g.parent[to] = f
+				g.cycle = g.cycle[:0]
+				for y := to; y != from; {
+					pf := g.parent[y]
+					g.cycle = append(g.cycle, pf)
+					y = g.from[pf]
+				}
+				slices.Reverse(g.cycle)
+				return true
+			}
+			if g.ord[w] < ub && g.markF[w] != g.stampF {
+				if g.SearchLimit > 0 && len(q) >= g.SearchLimit {
+					return false
+				}
+				g.markF[w] = g.stampF
+				g.parent[w] = f
+				q = append(q, w)
+			}
+		}
+	}
+	return false
+}
+
+// Explain implements sat.Theory: the reason clause of a literal the theory
+// implied, l first. It returns nil for a literal the theory did not imply (or
+// whose implication was backtracked).
+func (g *Graph) Explain(l sat.Lit) []sat.Lit {
+	if l < 0 || int(l.Var()) >= len(g.reasonOf) {
+		return nil
+	}
+	i := g.reasonOf[l.Var()]
+	if int(i) >= len(g.reasons) || g.reasons[i].lit != l {
+		return nil
+	}
+	r := g.reasons[i]
+	g.nextLitStamp()
+	g.litMark[l] = g.litStamp
+	clause := []sat.Lit{l}
+	clause = g.appendNegGuard(clause, r.edge, l.Not())
+	for _, e := range g.reasonPath[r.pathStart:r.pathEnd] {
+		clause = g.appendNegGuard(clause, e, -1)
+	}
+	return clause
+}
+
+// Backtrack implements sat.Theory: the trail was cut back to length n.
+func (g *Graph) Backtrack(n int) {
+	if n < 0 {
+		n = 0
+	}
+	for len(g.reasons) > 0 && int(g.reasons[len(g.reasons)-1].pos) >= n {
+		g.reasonPath = g.reasonPath[:g.reasons[len(g.reasons)-1].pathStart]
+		g.reasons = g.reasons[:len(g.reasons)-1]
+	}
+	g.pending = g.pending[:0]
+	if n < len(g.seenLits) {
+		g.undoTo(n)
+	}
+}
+
+// undoTo forgets trail positions >= n (n < len(seenLits)).
+func (g *Graph) undoTo(n int) {
+	for k := len(g.enabledLog) - 1; k >= 0 && int(g.enabledLogPos[k]) >= n; k-- {
+		e := g.enabledLog[k]
+		u, v := g.from[e], g.to[e]
+		g.out[u] = g.out[u][:len(g.out[u])-1]
+		g.in[v] = g.in[v][:len(g.in[v])-1]
+		g.enabled[e] = false
+		g.enabledLog = g.enabledLog[:k]
+		g.enabledLogPos = g.enabledLogPos[:k]
+	}
+	for pos := len(g.seenLits) - 1; pos >= n; pos-- {
+		l := g.seenLits[pos]
+		if int(l) >= g.numLits || l < 0 {
+			continue
+		}
+		for _, e := range g.watchEdges[g.watchStart[l]:g.watchStart[l+1]] {
+			g.remaining[e]++
+		}
+	}
+	g.seenLits = g.seenLits[:n]
+}

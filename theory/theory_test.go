@@ -1,0 +1,314 @@
+package theory
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"doppel/sat"
+)
+
+// instance is a small random problem: clauses plus guarded edges.
+type instance struct {
+	nodes, vars int
+	from, to    []int
+	guards      [][]sat.Lit
+	clauses     [][]sat.Lit
+}
+
+func randLit(rng *rand.Rand, vars int) sat.Lit {
+	v := sat.Var(rng.IntN(vars))
+	if rng.IntN(2) == 0 {
+		return sat.PosLit(v)
+	}
+	return sat.NegLit(v)
+}
+
+func randInstance(rng *rand.Rand) *instance {
+	in := &instance{nodes: 4 + rng.IntN(5), vars: 3 + rng.IntN(8)}
+	edges := 5 + rng.IntN(16)
+	for range edges {
+		in.from = append(in.from, rng.IntN(in.nodes))
+		to := rng.IntN(in.nodes)
+		if rng.IntN(8) != 0 {
+			for to == in.from[len(in.from)-1] {
+				to = rng.IntN(in.nodes)
+			}
+		}
+		in.to = append(in.to, to)
+		var guard []sat.Lit
+		// Mostly guarded edges: known edges make most instances trivially cyclic.
+		n := rng.IntN(4)
+		if n == 0 && rng.IntN(3) != 0 {
+			n = 1
+		}
+		for range n {
+			guard = append(guard, randLit(rng, in.vars))
+		}
+		in.guards = append(in.guards, guard)
+	}
+	for range rng.IntN(5) {
+		var c []sat.Lit
+		for range 1 + rng.IntN(3) {
+			c = append(c, randLit(rng, in.vars))
+		}
+		in.clauses = append(in.clauses, c)
+	}
+	return in
+}
+
+func litTrue(assign uint32, l sat.Lit) bool {
+	return (assign>>uint(l.Var()))&1 == 1 != l.IsNeg()
+}
+
+// acyclic reports whether the edges for which enabled(e) holds are acyclic (Kahn).
+func acyclic(nodes int, from, to []int, enabled func(e int) bool) bool {
+	indeg := make([]int, nodes)
+	for e := range from {
+		if enabled(e) {
+			indeg[to[e]]++
+		}
+	}
+	var q []int
+	for x := range nodes {
+		if indeg[x] == 0 {
+			q = append(q, x)
+		}
+	}
+	done := 0
+	for len(q) > 0 {
+		x := q[len(q)-1]
+		q = q[:len(q)-1]
+		done++
+		for e := range from {
+			if enabled(e) && from[e] == x {
+				indeg[to[e]]--
+				if indeg[to[e]] == 0 {
+					q = append(q, to[e])
+				}
+			}
+		}
+	}
+	return done == nodes
+}
+
+// bruteSat reports whether some assignment satisfying the clauses and the
+// assumptions leaves the enabled edges acyclic.
+func (in *instance) bruteSat(assumptions []sat.Lit) bool {
+	for a := uint32(0); a < 1<<in.vars; a++ {
+		ok := true
+		for _, l := range assumptions {
+			ok = ok && litTrue(a, l)
+		}
+		for _, c := range in.clauses {
+			ok = ok && slices.ContainsFunc(c, func(l sat.Lit) bool { return litTrue(a, l) })
+		}
+		if !ok {
+			continue
+		}
+		if acyclic(in.nodes, in.from, in.to, func(e int) bool {
+			for _, l := range in.guards[e] {
+				if !litTrue(a, l) {
+					return false
+				}
+			}
+			return true
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkedTheory forwards to a Graph and checks every conflict and every
+// implication it produces against the solver's state.
+type checkedTheory struct {
+	t *testing.T
+	g *Graph
+}
+
+func (c *checkedTheory) Propagate(s *sat.Solver) []sat.Lit {
+	before := len(s.Trail())
+	conflict := c.g.Propagate(s)
+	trail := s.Trail()
+	if conflict != nil {
+		for _, l := range conflict {
+			if s.Value(l) != sat.LFalse {
+				c.t.Errorf("conflict %v: literal %v is not false", conflict, l)
+			}
+		}
+		cyc := c.g.LastCycle()
+		for i, e := range cyc {
+			_, to, guard := c.g.Edge(e)
+			from, _, _ := c.g.Edge(cyc[(i+1)%len(cyc)])
+			if to != from {
+				c.t.Errorf("LastCycle %v not a cycle", cyc)
+			}
+			for _, l := range guard {
+				if !slices.Contains(conflict, l.Not()) {
+					c.t.Errorf("conflict %v misses guard literal %v of cycle edge %d", conflict, l, e)
+				}
+			}
+		}
+		if !c.forcesCycle(conflict) {
+			c.t.Errorf("conflict %v: its negation enables no cycle", conflict)
+		}
+		return conflict
+	}
+	// New trail literals are the theory's implications: explain them now.
+	for i := before; i < len(trail); i++ {
+		l := trail[i]
+		r := c.g.Explain(l)
+		if len(r) == 0 || r[0] != l {
+			c.t.Errorf("explanation %v of %v does not start with it", r, l)
+			continue
+		}
+		for _, q := range r[1:] {
+			if s.Value(q) != sat.LFalse || slices.Index(trail, q.Not()) >= i {
+				c.t.Errorf("explanation %v of %v: %v not false before it", r, l, q)
+			}
+		}
+		if !c.forcesCycle(r) {
+			c.t.Errorf("explanation %v: its negation enables no cycle", r)
+		}
+	}
+	return nil
+}
+
+// forcesCycle reports whether making every literal of clause false enables a
+// cycle by itself (so the clause is a consequence of acyclicity).
+func (c *checkedTheory) forcesCycle(clause []sat.Lit) bool {
+	var from, to []int
+	var guards [][]sat.Lit
+	for e := range c.g.Edges() {
+		f, t, guard := c.g.Edge(e)
+		from, to, guards = append(from, f), append(to, t), append(guards, guard)
+	}
+	return !acyclic(c.g.Nodes(), from, to, func(e int) bool {
+		for _, l := range guards[e] {
+			if !slices.Contains(clause, l.Not()) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (c *checkedTheory) Explain(l sat.Lit) []sat.Lit { return c.g.Explain(l) }
+func (c *checkedTheory) Backtrack(n int)             { c.g.Backtrack(n) }
+
+// checkModel verifies a Sat answer: clauses, assumptions, acyclicity and Order.
+func checkModel(in *instance, s *sat.Solver, g *Graph, assumptions []sat.Lit) error {
+	for _, c := range in.clauses {
+		if !slices.ContainsFunc(c, s.ModelValue) {
+			return fmt.Errorf("clause %v false in model", c)
+		}
+	}
+	for _, l := range assumptions {
+		if !s.ModelValue(l) {
+			return fmt.Errorf("assumption %v false in model", l)
+		}
+	}
+	enabled := func(e int) bool {
+		for _, l := range in.guards[e] {
+			if !s.ModelValue(l) {
+				return false
+			}
+		}
+		return true
+	}
+	order := g.Order()
+	pos := make([]int, in.nodes)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, x := range order {
+		if x < 0 || x >= in.nodes || pos[x] >= 0 {
+			return fmt.Errorf("Order %v is not a permutation", order)
+		}
+		pos[x] = i
+	}
+	for e := range in.from {
+		if enabled(e) && pos[in.from[e]] >= pos[in.to[e]] {
+			return fmt.Errorf("enabled edge %d->%d against Order %v", in.from[e], in.to[e], order)
+		}
+	}
+	return nil
+}
+
+func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand) {
+	t.Helper()
+	s := sat.New()
+	for range in.vars {
+		s.NewVar()
+	}
+	g := NewGraph(in.nodes)
+	for e := range in.from {
+		if id := g.AddEdge(in.from[e], in.to[e], in.guards[e]); id != e {
+			t.Fatalf("AddEdge returned %d, want %d", id, e)
+		}
+	}
+	g.Propagation = propagation
+	want := in.bruteSat(nil)
+	if cyc := g.Init(); cyc != nil {
+		if want {
+			t.Fatalf("Init found known cycle %v but brute force says SAT: %+v", cyc, in)
+		}
+		return
+	}
+	ok := true
+	for _, c := range in.clauses {
+		ok = s.AddClause(c...) && ok
+	}
+	s.SetTheory(&checkedTheory{t: t, g: g})
+	// A first solve, then a few more under random assumptions (incremental use).
+	for round := range 4 {
+		var assumptions []sat.Lit
+		if round > 0 {
+			// Distinct variables: repeated assumptions crash the sat package
+			// at the time of writing (levelStamp index out of range).
+			for range 1 + rng.IntN(3) {
+				l := randLit(rng, in.vars)
+				if !slices.ContainsFunc(assumptions, func(a sat.Lit) bool { return a.Var() == l.Var() }) {
+					assumptions = append(assumptions, l)
+				}
+			}
+		}
+		want := in.bruteSat(assumptions)
+		st := sat.Unsat
+		if ok {
+			st = s.Solve(assumptions...)
+		}
+		if (st == sat.Sat) != want || st == sat.Unknown {
+			t.Fatalf("propagation=%v assumptions %v: solver %v, brute force SAT=%v: %+v", propagation, assumptions, st, want, in)
+		}
+		if st == sat.Sat {
+			if err := checkModel(in, s, g, assumptions); err != nil {
+				t.Fatalf("propagation=%v: bad model: %v: %+v", propagation, err, in)
+			}
+		}
+	}
+}
+
+// TestRandomAgainstBruteForce cross-checks the solver with the theory against
+// brute force on thousands of small random instances, with and without
+// theory propagation (and with the look-ahead off).
+func TestRandomAgainstBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var sats, unsats int
+	for range 4000 {
+		in := randInstance(rng)
+		solveInstance(t, in, true, rng)
+		solveInstance(t, in, false, rng)
+		if in.bruteSat(nil) {
+			sats++
+		} else {
+			unsats++
+		}
+	}
+	if sats < 400 || unsats < 400 {
+		t.Fatalf("unbalanced instances: %d SAT, %d UNSAT", sats, unsats)
+	}
+	t.Logf("%d SAT, %d UNSAT", sats, unsats)
+}

@@ -1,0 +1,704 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+// Append implementations.
+const (
+	// AppendConcat appends on the server: an upsert that concatenates.
+	AppendConcat = "concat"
+	// AppendRMW reads the list and writes back the longer list in the same transaction.
+	AppendRMW = "rmw"
+)
+
+// NemesisKillConn terminates random client connections from an admin connection.
+const NemesisKillConn = "kill-conn"
+
+// RunConfig is one run of a list-append workload against a database.
+type RunConfig struct {
+	// DB is postgres://…, postgresql://…, mysql://… or sqlite:PATH; empty means an
+	// SQLite file in OutDir.
+	DB        string
+	Isolation string // serializable (default), repeatable-read, snapshot, read-committed, read-uncommitted
+	Append    string // concat (default) or rmw
+	Spec      Spec   // Spec.Txns is the total; 0 means unbounded (then Duration must be set)
+	// Duration, when positive, stops issuing transactions after this long.
+	Duration time.Duration
+	OutDir   string // created if missing; must not already hold a history
+	Format   string // edn (default), json or both
+	// Models to check; empty means DefaultModels for the database and isolation.
+	Models []string
+	Keep   bool // keep the table (it is dropped otherwise)
+	// Nemesis is "" or kill-conn; NemesisInterval defaults to one second.
+	Nemesis         string
+	NemesisInterval time.Duration
+	// DrainTimeout bounds the wait for in-flight transactions once ctx is cancelled
+	// (default 10s); TxnTimeout bounds one transaction (default 30s). Both end in
+	// cancelling the statement, which records the transaction as fail or info.
+	DrainTimeout time.Duration
+	TxnTimeout   time.Duration
+	SkipCheck    bool
+	// Progress, if set, receives a one-line status every second ("\r…"); Log, if set,
+	// receives notes (table name, chosen models).
+	Progress io.Writer
+	Log      io.Writer
+	// CheckOptions are passed to check.Check (Models is overridden).
+	CheckOptions check.Options
+}
+
+// RunResult describes a finished run.
+type RunResult struct {
+	Database  string // the URL without credentials
+	Dialect   string // postgresql, mysql, sqlite
+	Table     string
+	OutDir    string
+	Files     []string // history files written
+	Events    []history.Event
+	History   *history.History // nil if the events did not form a history (a bug)
+	Models    []string
+	ModelNote string // why these models, when chosen by default
+	Checked   bool
+	Check     check.Result
+	// Transactions by outcome; Kills counts connections the nemesis terminated.
+	OK, Fail, Info, Unfinished int
+	Kills                      int
+	Interrupted                bool // ctx was cancelled before the workload ended
+	Elapsed                    time.Duration
+	CheckTime                  time.Duration
+}
+
+// TxnsPerSecond is the rate of completed transactions (any outcome).
+func (r *RunResult) TxnsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.OK+r.Fail+r.Info) / r.Elapsed.Seconds()
+}
+
+// DefaultModels picks the models a run checks when none are given: what the
+// isolation level promises on that database, or the weakest model doppel has.
+func DefaultModels(dialectName, isolation string) (models []string, note string) {
+	switch isolation {
+	case "", Serializable:
+		return []string{"strict-serializable"}, "serializable isolation on a single server should be strict-serializable"
+	case Snapshot:
+		return []string{"snapshot-isolation"}, "snapshot isolation"
+	case RepeatableRead:
+		if dialectName == "postgresql" {
+			return []string{"snapshot-isolation"}, "PostgreSQL's REPEATABLE READ is snapshot isolation"
+		}
+		return []string{"snapshot-isolation"}, "snapshot-isolation, the weakest model doppel checks; " +
+			dialectName + "'s REPEATABLE READ is weaker, so anomalies are expected"
+	}
+	return []string{"snapshot-isolation"}, "snapshot-isolation, the weakest model doppel checks; " +
+		isolation + " is weaker, so anomalies are expected"
+}
+
+// Run creates a fresh table, runs the workload with one connection per session while
+// recording every transaction, drops the table (unless Keep) and checks the history.
+// Cancelling ctx stops issuing transactions; in-flight ones get DrainTimeout to finish,
+// and the history recorded so far is still checked. Errors wrap ErrConfig for bad
+// configuration and are *DBError when the database cannot be used.
+func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx)
+}
+
+type runner struct {
+	cfg   RunConfig
+	d     *dialect
+	level string // the database's name of the isolation level
+	st    statements
+	db    *sql.DB
+	rec   *recorder
+	res   *RunResult
+	// Shared progress of the sessions.
+	remaining          atomic.Int64 // transactions left to issue; < 0 when unbounded
+	ok, fail, info     atomic.Int64
+	kills              atomic.Int64
+	backendIDs         []atomic.Int64 // server connection id per session, 0 when none
+	fatalMu            sync.Mutex
+	fatal              error
+	stopIssuing        chan struct{} // closed when no new transaction may start
+	stopOnce           sync.Once
+	opCtx              context.Context // in-flight statements; cancelled after the drain
+	cancelOps          context.CancelFunc
+	connectFailLimit   int
+	connectBackoffBase time.Duration
+}
+
+func newRunner(cfg RunConfig) (*runner, error) {
+	if cfg.Isolation == "" {
+		cfg.Isolation = Serializable
+	}
+	switch cfg.Append {
+	case "":
+		cfg.Append = AppendConcat
+	case AppendConcat, AppendRMW:
+	default:
+		return nil, fmt.Errorf("%w: --append must be concat or rmw, not %q", ErrConfig, cfg.Append)
+	}
+	if cfg.Spec.Txns <= 0 && cfg.Duration <= 0 {
+		return nil, fmt.Errorf("%w: give a number of transactions or a duration", ErrConfig)
+	}
+	if err := cfg.Spec.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = "doppel-run-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	if cfg.DB == "" {
+		cfg.DB = "sqlite:" + filepath.Join(cfg.OutDir, "db.sqlite")
+	}
+	switch cfg.Nemesis {
+	case "", NemesisKillConn:
+	default:
+		return nil, fmt.Errorf("%w: --nemesis must be kill-conn, not %q", ErrConfig, cfg.Nemesis)
+	}
+	if cfg.NemesisInterval <= 0 {
+		cfg.NemesisInterval = time.Second
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 10 * time.Second
+	}
+	if cfg.TxnTimeout <= 0 {
+		cfg.TxnTimeout = 30 * time.Second
+	}
+	d, err := openDialect(cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	level, err := d.levelSQL(cfg.Isolation)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Nemesis == NemesisKillConn && d.backendIDSQL == "" {
+		return nil, fmt.Errorf("%w: --nemesis kill-conn needs a client/server database; %s is embedded", ErrConfig, d.name)
+	}
+	res := &RunResult{Database: d.redacted, Dialect: d.name, OutDir: cfg.OutDir}
+	if len(cfg.Models) == 0 {
+		res.Models, res.ModelNote = DefaultModels(d.name, cfg.Isolation)
+	} else {
+		res.Models = cfg.Models
+	}
+	return &runner{
+		cfg: cfg, d: d, level: level, res: res,
+		backendIDs:         make([]atomic.Int64, cfg.Spec.Sessions),
+		stopIssuing:        make(chan struct{}),
+		connectFailLimit:   20,
+		connectBackoffBase: 50 * time.Millisecond,
+	}, nil
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.cfg.Log != nil {
+		fmt.Fprintf(r.cfg.Log, format+"\n", args...)
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*RunResult, error) {
+	cfg := &r.cfg
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r.res.Table = fmt.Sprintf("doppel_%d", start.UnixNano())
+	r.st = r.d.statements(r.res.Table, r.level)
+
+	db, err := r.d.open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(cfg.Spec.Sessions + 2)
+	r.db = db
+	setupCtx, cancelSetup := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelSetup()
+	if _, err := db.ExecContext(setupCtx, r.st.create); err != nil {
+		return nil, &DBError{Op: "create table " + r.res.Table + " on " + r.d.redacted, Err: err}
+	}
+	r.logf("database %s, table %s, isolation %s, append %s", r.d.redacted, r.res.Table, cfg.Isolation, cfg.Append)
+	if !cfg.Keep {
+		defer func() {
+			dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := db.ExecContext(dropCtx, r.st.drop); err != nil {
+				r.logf("warning: could not drop table %s: %v", r.res.Table, err)
+			}
+		}()
+	}
+
+	rec, files, err := newRecorder(cfg.OutDir, cfg.Format, start)
+	if err != nil {
+		return nil, err
+	}
+	r.rec = rec
+	r.res.Files = files
+
+	if cfg.Spec.Txns > 0 {
+		r.remaining.Store(int64(cfg.Spec.Txns))
+	} else {
+		r.remaining.Store(-1)
+	}
+	r.opCtx, r.cancelOps = context.WithCancel(context.Background())
+	defer r.cancelOps()
+
+	// Stop issuing on ctx cancellation or at the deadline; cancel in-flight
+	// statements DrainTimeout after that.
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		var deadline <-chan time.Time
+		if cfg.Duration > 0 {
+			t := time.NewTimer(cfg.Duration)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-deadline:
+		case <-watchDone:
+			return
+		}
+		r.stop()
+		t := time.NewTimer(cfg.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			r.cancelOps()
+		case <-watchDone:
+		}
+	}()
+
+	var bg sync.WaitGroup
+	bgDone := make(chan struct{})
+	if cfg.Nemesis == NemesisKillConn {
+		bg.Go(func() { r.nemesis(bgDone) })
+	}
+	if cfg.Progress != nil {
+		bg.Go(func() { r.progress(bgDone, start) })
+	}
+
+	var sessions sync.WaitGroup
+	for s := 0; s < cfg.Spec.Sessions; s++ {
+		sessions.Go(func() { r.session(s) })
+	}
+	sessions.Wait()
+	r.res.Elapsed = time.Since(start)
+	close(bgDone)
+	bg.Wait()
+	if cfg.Progress != nil {
+		r.printProgress(start)
+		fmt.Fprintln(cfg.Progress)
+	}
+	r.res.Interrupted = ctx.Err() != nil
+	r.res.Kills = int(r.kills.Load())
+
+	recErr := rec.close()
+	r.res.Events = rec.events
+	r.fatalMu.Lock()
+	fatal := r.fatal
+	r.fatalMu.Unlock()
+	if fatal != nil {
+		return r.res, fatal
+	}
+	if recErr != nil {
+		return r.res, fmt.Errorf("writing the history: %w", recErr)
+	}
+	r.countOutcomes()
+
+	h, err := history.FromEvents(r.res.Events)
+	if err != nil {
+		return r.res, fmt.Errorf("the recorded events do not form a history (a doppel bug): %w", err)
+	}
+	h.Source = r.res.Files[0]
+	r.res.History = h
+	if err := r.writeRunInfo(); err != nil {
+		return r.res, err
+	}
+	if cfg.SkipCheck {
+		return r.res, nil
+	}
+	opts := cfg.CheckOptions
+	opts.Models = r.res.Models
+	checkStart := time.Now()
+	result, err := checkHistory(h, opts)
+	r.res.CheckTime = time.Since(checkStart)
+	if err != nil {
+		return r.res, fmt.Errorf("checking: %w", err)
+	}
+	r.res.Check = result
+	r.res.Checked = true
+	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), result); err != nil {
+		return r.res, err
+	}
+	return r.res, nil
+}
+
+func (r *runner) stop() { r.stopOnce.Do(func() { close(r.stopIssuing) }) }
+
+func (r *runner) stopping() bool {
+	select {
+	case <-r.stopIssuing:
+		return true
+	default:
+		return false
+	}
+}
+
+// setFatal records an error that ends the run and stops all sessions.
+func (r *runner) setFatal(err error) {
+	r.fatalMu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.fatalMu.Unlock()
+	r.stop()
+}
+
+// takeTxn claims one transaction of the budget.
+func (r *runner) takeTxn() bool {
+	for {
+		n := r.remaining.Load()
+		if n < 0 {
+			return true
+		}
+		if n == 0 {
+			return false
+		}
+		if r.remaining.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// countOutcomes tallies completions, and invokes left open (an interrupted run).
+func (r *runner) countOutcomes() {
+	open := 0
+	for i := range r.res.Events {
+		switch r.res.Events[i].Type {
+		case history.TypeInvoke:
+			open++
+		case history.TypeOK:
+			r.res.OK++
+			open--
+		case history.TypeFail:
+			r.res.Fail++
+			open--
+		case history.TypeInfo:
+			r.res.Info++
+			open--
+		}
+	}
+	r.res.Unfinished = open
+}
+
+// session runs transactions on its own connection until the budget is spent or the
+// run stops. After an :info outcome the transaction may still commit later, so the
+// session continues as a new process (process += sessions) on a new connection.
+func (r *runner) session(s int) {
+	sessions := int64(r.cfg.Spec.Sessions)
+	process := int64(s)
+	src := NewTxnSource(r.cfg.Spec, s)
+	var conn *sql.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for !r.stopping() {
+		if conn == nil {
+			var err error
+			if conn, err = r.connect(s); err != nil {
+				if !r.stopping() {
+					r.setFatal(err)
+				}
+				return
+			}
+		}
+		if !r.takeTxn() {
+			return
+		}
+		ops := src.Next()
+		r.rec.record(history.Event{Type: history.TypeInvoke, Process: process, Value: ops})
+		if err := r.rec.failed(); err != nil {
+			r.setFatal(fmt.Errorf("writing the history: %w", err))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.opCtx, r.cfg.TxnTimeout)
+		out := r.txn(ctx, conn, ops)
+		cancel()
+		r.rec.record(history.Event{Type: out.typ, Process: process, Value: out.ops, Error: out.errText})
+		switch out.typ {
+		case history.TypeOK:
+			r.ok.Add(1)
+		case history.TypeFail:
+			r.fail.Add(1)
+		case history.TypeInfo:
+			r.info.Add(1)
+			process += sessions
+		}
+		if out.typ == history.TypeInfo || out.connBroken {
+			r.backendIDs[s].Store(0)
+			conn.Close()
+			conn = nil
+		}
+		if out.fatal != nil {
+			r.setFatal(out.fatal)
+			return
+		}
+	}
+}
+
+// connect opens session s's connection, retrying for a while: a nemesis or a
+// restarting server makes connecting fail now and then.
+func (r *runner) connect(s int) (*sql.Conn, error) {
+	var lastErr error
+	for attempt := 0; attempt < r.connectFailLimit; attempt++ {
+		if attempt > 0 {
+			backoff := r.connectBackoffBase * time.Duration(min(attempt, 10))
+			select {
+			case <-time.After(backoff):
+			case <-r.stopIssuing:
+				return nil, lastErr
+			}
+		}
+		ctx, cancel := context.WithTimeout(r.opCtx, 10*time.Second)
+		conn, err := r.db.Conn(ctx)
+		if err == nil && r.d.backendIDSQL != "" && r.cfg.Nemesis != "" {
+			var id int64
+			if id, err = r.d.backendID(ctx, conn); err == nil {
+				r.backendIDs[s].Store(id)
+			} else {
+				conn.Close()
+			}
+		}
+		cancel()
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	return nil, &DBError{Op: fmt.Sprintf("connect session %d to %s", s, r.d.redacted), Err: lastErr}
+}
+
+// txnOutcome is how one transaction ended.
+type txnOutcome struct {
+	typ        history.Type // TypeOK, TypeFail or TypeInfo
+	ops        []history.Op // the completion's ops: reads filled in when ok
+	errText    string
+	connBroken bool  // the connection may be unusable: open a new one
+	fatal      error // the run must stop (the database returned something impossible)
+}
+
+// txn runs one transaction. Every error before COMMIT is sent means the transaction
+// did not commit: we stop there and roll back, and a server rolls back a transaction
+// whose connection is lost; so those are :fail. At COMMIT only a certain abort is
+// :fail; anything else (lost connection, timeout, unknown error) is :info.
+func (r *runner) txn(ctx context.Context, conn *sql.Conn, ops []history.Op) txnOutcome {
+	failed := func(step string, err error) txnOutcome {
+		out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err)}
+		out.connBroken = !r.rollback(conn)
+		return out
+	}
+	for _, q := range r.st.begin {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return failed("begin", err)
+		}
+	}
+	done := make([]history.Op, len(ops))
+	copy(done, ops)
+	for i := range done {
+		op := &done[i]
+		if op.Append {
+			if err := r.appendValue(ctx, conn, op.Key, op.Value); err != nil {
+				return failed("append", err)
+			}
+			continue
+		}
+		text, err := r.readText(ctx, conn, op.Key)
+		if err != nil {
+			return failed("read", err)
+		}
+		list, err := parseList(text)
+		if err != nil {
+			out := failed("read", err)
+			out.fatal = &DBError{Op: fmt.Sprintf("read key %d", op.Key), Err: err}
+			return out
+		}
+		op.Read = list
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		if r.d.certainAbort(err) {
+			// SQLite keeps the transaction open after a busy COMMIT: end it.
+			return failed("commit", err)
+		}
+		return txnOutcome{typ: history.TypeInfo, ops: ops, errText: "commit: " + errorText(err), connBroken: true}
+	}
+	return txnOutcome{typ: history.TypeOK, ops: done}
+}
+
+// rollback ends a failed transaction; false means the connection should be replaced.
+func (r *runner) rollback(conn *sql.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := conn.ExecContext(ctx, "ROLLBACK")
+	return err == nil
+}
+
+// readText returns the stored list of key; a missing row is the empty list.
+func (r *runner) readText(ctx context.Context, conn *sql.Conn, key int64) (string, error) {
+	var text string
+	err := conn.QueryRowContext(ctx, r.st.read, key).Scan(&text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return text, err
+}
+
+func (r *runner) appendValue(ctx context.Context, conn *sql.Conn, key, value int64) error {
+	v := strconv.FormatInt(value, 10)
+	if r.cfg.Append == AppendConcat {
+		_, err := conn.ExecContext(ctx, r.st.concat, key, v)
+		return err
+	}
+	// Read-modify-write: the plain read a client would do, then write back the
+	// longer list. Under MariaDB's REPEATABLE READ this is what exposes MDEV-26642.
+	var old string
+	err := conn.QueryRowContext(ctx, r.st.read, key).Scan(&old)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = conn.ExecContext(ctx, r.st.insert, key, v)
+	case err == nil:
+		_, err = conn.ExecContext(ctx, r.st.update, old+","+v, key)
+	}
+	return err
+}
+
+// errorText is an error as recorded in the history: one line.
+func errorText(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// nemesis kills a random session's connection every NemesisInterval, from its own
+// admin connection pool.
+func (r *runner) nemesis(done <-chan struct{}) {
+	admin, err := r.d.open()
+	if err != nil {
+		r.logf("nemesis: %v", err)
+		return
+	}
+	defer admin.Close()
+	admin.SetMaxOpenConns(1)
+	tick := time.NewTicker(r.cfg.NemesisInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-r.stopIssuing:
+			return
+		case <-tick.C:
+		}
+		s := rand.IntN(len(r.backendIDs))
+		id := r.backendIDs[s].Load()
+		if id == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(r.opCtx, 5*time.Second)
+		_, err := admin.ExecContext(ctx, r.d.killSQL(id))
+		cancel()
+		if err == nil {
+			r.kills.Add(1)
+		}
+	}
+}
+
+func (r *runner) progress(done <-chan struct{}, start time.Time) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			r.printProgress(start)
+		}
+	}
+}
+
+func (r *runner) printProgress(start time.Time) {
+	ok, fail, info := r.ok.Load(), r.fail.Load(), r.info.Load()
+	n := ok + fail + info
+	rate := float64(n) / time.Since(start).Seconds()
+	fmt.Fprintf(r.cfg.Progress, "\r%d txns  %.0f/s  %d ok  %d fail  %d info  ", n, rate, ok, fail, info)
+	if k := r.kills.Load(); k > 0 {
+		fmt.Fprintf(r.cfg.Progress, "%d kills  ", k)
+	}
+}
+
+// runInfo is run.json: what was run, for whoever reads the history later.
+type runInfo struct {
+	Database      string   `json:"database"`
+	Table         string   `json:"table"`
+	Isolation     string   `json:"isolation"`
+	Append        string   `json:"append"`
+	Spec          Spec     `json:"spec"`
+	Nemesis       string   `json:"nemesis,omitempty"`
+	Models        []string `json:"models"`
+	Files         []string `json:"files"`
+	OK            int      `json:"ok"`
+	Fail          int      `json:"fail"`
+	Info          int      `json:"info"`
+	Unfinished    int      `json:"unfinished"`
+	Kills         int      `json:"kills,omitempty"`
+	Interrupted   bool     `json:"interrupted,omitempty"`
+	Seconds       float64  `json:"seconds"`
+	TxnsPerSecond float64  `json:"txns_per_second"`
+}
+
+func (r *runner) writeRunInfo() error {
+	res := r.res
+	files := make([]string, len(res.Files))
+	for i, f := range res.Files {
+		files[i] = filepath.Base(f)
+	}
+	return writeJSONFile(filepath.Join(r.cfg.OutDir, "run.json"), runInfo{
+		Database: res.Database, Table: res.Table, Isolation: r.cfg.Isolation, Append: r.cfg.Append,
+		Spec: r.cfg.Spec, Nemesis: r.cfg.Nemesis, Models: res.Models, Files: files,
+		OK: res.OK, Fail: res.Fail, Info: res.Info, Unfinished: res.Unfinished, Kills: res.Kills,
+		Interrupted: res.Interrupted, Seconds: res.Elapsed.Seconds(), TxnsPerSecond: res.TxnsPerSecond(),
+	})
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
