@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
@@ -28,11 +27,13 @@ type checker struct {
 	found map[string]bool // anomaly types reported
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
+	start time.Time
 }
 
 func (c *checker) run(names []string) Result {
 	h := c.h
 	t0 := time.Now()
+	c.start = t0
 	c.p = encode.Build(h)
 	p := c.p
 	var needProcess, needRealtime bool
@@ -60,13 +61,8 @@ func (c *checker) run(names []string) Result {
 
 	open := p.NumVars > 0 || c.hasGuards()
 	for _, m := range names {
-		mr := ModelResult{Model: m, Valid: Valid, AnomalyTypes: []string{}}
-		for _, a := range c.res.Anomalies {
-			if forbids(m, a.Type) && !contains(mr.AnomalyTypes, a.Type) {
-				mr.AnomalyTypes = append(mr.AnomalyTypes, a.Type)
-			}
-		}
-		sort.Strings(mr.AnomalyTypes)
+		mr := ModelResult{Model: m, Valid: Valid}
+		mr.AnomalyTypes = c.forbiddenFound(m)
 		switch {
 		case len(mr.AnomalyTypes) > 0:
 			mr.Valid = Invalid
@@ -76,6 +72,7 @@ func (c *checker) run(names []string) Result {
 			mr.Valid = Invalid
 		case open:
 			mr.Valid, mr.Message = c.solve(m)
+			mr.AnomalyTypes = c.forbiddenFound(m)
 		}
 		c.res.Models = append(c.res.Models, mr)
 	}
@@ -99,6 +96,18 @@ func (c *checker) run(names []string) Result {
 		c.res.Anomalies = []Anomaly{}
 	}
 	return c.res
+}
+
+// forbiddenFound lists the anomaly types found so far that model m forbids.
+func (c *checker) forbiddenFound(m string) []string {
+	types := []string{}
+	for _, a := range c.res.Anomalies {
+		if forbids(m, a.Type) && !contains(types, a.Type) {
+			types = append(types, a.Type)
+		}
+	}
+	sort.Strings(types)
+	return types
 }
 
 func contains(xs []string, x string) bool {
@@ -156,14 +165,4 @@ func (c *checker) addFinding(f encode.Finding) {
 	}
 	c.res.Anomalies = append(c.res.Anomalies, a)
 	c.found[f.Type] = true
-}
-
-// solve decides a model when some keys leave choices. Filled in by the solver.
-func (c *checker) solve(m string) (Validity, string) {
-	for k, pl := range c.p.Plans {
-		if pl.State == encode.KeyOpen {
-			return Unknown, fmt.Sprintf("key %s has duplicate values with several possible attributions", c.h.Keys[k])
-		}
-	}
-	return Unknown, "some :info transaction's commit is ambiguous"
 }

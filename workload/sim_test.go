@@ -104,7 +104,7 @@ func pairTxns(t *testing.T, spec Spec, events []*history.Event) map[int64]*simTx
 
 func contendedSpec() Spec {
 	s := DefaultSpec()
-	s.Sessions, s.Txns, s.Keys, s.Ops = 6, 3000, 6, 4
+	s.Sessions, s.Txns, s.Keys, s.Ops = 6, 1500, 6, 4
 	return s
 }
 
@@ -331,6 +331,7 @@ func TestFaultsFire(t *testing.T) {
 				t.Fatalf("aborted-read transaction %d completed %v", invoke, txns[invoke].complete.Type)
 			}
 		}
+		t.Logf("%s: injected in %d of %d transactions", f, count, spec.Txns)
 		if count < spec.Txns/100 {
 			t.Errorf("%s: injected in only %d of %d transactions", f, count, spec.Txns)
 		}

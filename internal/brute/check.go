@@ -94,7 +94,7 @@ func processBefore(h *history.History, a, b int) bool {
 	if ta.Process < 0 || ta.Process != tb.Process {
 		return false
 	}
-	if ta.Invoke != tb.Invoke && ta.Invoke >= 0 {
+	if ta.Invoke != tb.Invoke {
 		return ta.Invoke < tb.Invoke
 	}
 	return a < b

@@ -227,6 +227,21 @@ var handCases = []struct {
 		verdicts{true, false, false, true},
 	},
 	{
+		"info-some-commit", "T0 must not commit (T1 follows it in p0 and saw nothing), T2 must (T3 saw 2): only the mixed choice works under process order",
+		`info p0 [a x 1] inv=0
+		 ok p0 [r x []] inv=2 cmp=3
+		 info p1 [a x 2] inv=4
+		 ok p2 [r x [2]] inv=6 cmp=7`,
+		allValid,
+	},
+	{
+		"order-matters", "the values say the order: T1 before T0",
+		`ok [a x 1]
+		 ok [a x 2]
+		 ok [r x [2 1]]`,
+		allValid,
+	},
+	{
 		"empty", "no transactions",
 		``,
 		allValid,
