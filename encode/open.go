@@ -56,6 +56,7 @@ func (p *Problem) openKey(k int32) {
 			cl = append(cl, Pos(seg[i]))
 		}
 		p.clause(cl...)
+		p.atMostOne(seg, startsAt[pos]) // one block starts at each boundary
 	}
 	cl := []Lit{Neg(b[n])}
 	for _, i := range endsAt[n] {
@@ -70,11 +71,7 @@ func (p *Problem) openKey(k int32) {
 		byWriter[c.Writer] = append(byWriter[c.Writer], int32(i))
 	}
 	for _, cs := range byWriter {
-		for x := 0; x < len(cs); x++ {
-			for y := x + 1; y < len(cs); y++ {
-				p.clause(Neg(seg[cs[x]]), Neg(seg[cs[y]]))
-			}
-		}
+		p.atMostOne(seg, cs)
 	}
 
 	// Writers that may end up unobserved: u(w) <-> committed(w) and no block of w.
@@ -152,4 +149,33 @@ func (p *Problem) openKey(k int32) {
 		}
 	}
 	p.hubOut(k, unobserved, nil)
+}
+
+// atMostOne says at most one of the variables vars[i], i in idx, is true: pairwise for
+// few, a sequential counter (linear) for many.
+func (p *Problem) atMostOne(vars []int32, idx []int32) {
+	if len(idx) <= 6 {
+		for x := 0; x < len(idx); x++ {
+			for y := x + 1; y < len(idx); y++ {
+				p.clause(Neg(vars[idx[x]]), Neg(vars[idx[y]]))
+			}
+		}
+		return
+	}
+	// s_i: some of the first i+1 is true.
+	prev := int32(-1)
+	for i, j := range idx {
+		x := vars[j]
+		if i == len(idx)-1 {
+			p.clause(Neg(x), Neg(prev))
+			break
+		}
+		s := p.newVar()
+		p.clause(Neg(x), Pos(s))
+		if prev >= 0 {
+			p.clause(Neg(prev), Pos(s))
+			p.clause(Neg(x), Neg(prev))
+		}
+		prev = s
+	}
 }

@@ -171,22 +171,20 @@ func appendQuoted(b []byte, s string) []byte {
 type historyEvent struct {
 	txn      int32
 	complete bool
+	index    bool // write the transaction's :index on this event
 }
 
-// historyEvents orders the events of h by position. Positions not taken by an invoke or
-// an :ok/:fail completion were :info completions (Complete is -1 for those), in the
-// order of h.Txns; :info transactions left over (completed after every other event, or
-// never) get an :info completion at the end, which parses back to the same Txn.
+// historyEvents orders the events of h so that parsing them gives h back. Invokes and
+// :ok/:fail completions go to their positions. Positions left free were :info
+// completions (Complete is -1 for those), which come in the order of h.Txns. The
+// :info transactions left over completed after every other event, or never; the
+// longest tail of them in invoke order is written as never completed (invoke only),
+// the others get an :info completion at the end, in the order of h.Txns.
 func historyEvents(h *History) ([]historyEvent, error) {
 	n := 0
 	for i := range h.Txns {
 		tx := &h.Txns[i]
-		if int(tx.Invoke) >= n {
-			n = int(tx.Invoke) + 1
-		}
-		if int(tx.Complete) >= n {
-			n = int(tx.Complete) + 1
-		}
+		n = max(n, int(tx.Invoke)+1, int(tx.Complete)+1)
 	}
 	slots := make([]historyEvent, n)
 	taken := make([]bool, n)
@@ -207,7 +205,7 @@ func historyEvents(h *History) ([]historyEvent, error) {
 			}
 		}
 		if tx.Complete >= 0 {
-			if err := put(tx.Complete, historyEvent{txn: int32(i), complete: true}); err != nil {
+			if err := put(tx.Complete, historyEvent{txn: int32(i), complete: true, index: true}); err != nil {
 				return nil, err
 			}
 		} else {
@@ -219,12 +217,28 @@ func historyEvents(h *History) ([]historyEvent, error) {
 		if taken[pos] {
 			out = append(out, slots[pos])
 		} else if len(infos) > 0 {
-			out = append(out, historyEvent{txn: infos[0], complete: true})
+			out = append(out, historyEvent{txn: infos[0], complete: true, index: true})
 			infos = infos[1:]
 		}
 	}
-	for _, t := range infos {
-		out = append(out, historyEvent{txn: t, complete: true})
+	never := len(infos)
+	for never > 0 {
+		tx := &h.Txns[infos[never-1]]
+		if tx.Invoke < 0 || never < len(infos) && tx.Invoke > h.Txns[infos[never]].Invoke {
+			break
+		}
+		never--
+	}
+	for _, t := range infos[never:] {
+		slots[h.Txns[t].Invoke].index = true
+	}
+	for i := range out {
+		if !out[i].complete && slots[h.Txns[out[i].txn].Invoke].index {
+			out[i].index = true
+		}
+	}
+	for _, t := range infos[:never] {
+		out = append(out, historyEvent{txn: t, complete: true, index: true})
 	}
 	return out, nil
 }
@@ -258,7 +272,7 @@ func writeHistory(w io.Writer, h *History, json bool) error {
 			typ = tx.Status.String()
 		}
 		index := int64(-1)
-		if ev.complete {
+		if ev.index {
 			index = tx.Index
 		}
 		b = b[:0]

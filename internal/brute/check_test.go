@@ -119,6 +119,14 @@ var handCases = []struct {
 		verdicts{false, false, false, true},
 	},
 	{
+		"old-snapshot", "T sees neither A nor B but commits after both, since U sees A and B and not T: T's snapshot is two commits before its own",
+		`ok [a x 1]
+		 ok [a y 1]
+		 ok [r x []] [r y []] [a z 1]
+		 ok [r x [1]] [r y [1]] [r z []]`,
+		verdicts{false, false, false, true},
+	},
+	{
 		"fail-read", "a read of a :fail transaction's append is aborted read",
 		`fail [a x 1]
 		 ok [r x [1]]`,

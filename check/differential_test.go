@@ -1,0 +1,50 @@
+package check
+
+import (
+	"flag"
+	"math/rand/v2"
+	"testing"
+
+	"doppel/internal/brute"
+)
+
+var seeds = flag.Int("seeds", 3000, "random tiny histories per model in TestAgainstBruteForce")
+
+// TestAgainstBruteForce compares every verdict with the brute-force checker on random
+// tiny histories with heavy duplication. Run more with -seeds=1000000.
+func TestAgainstBruteForce(t *testing.T) {
+	for _, m := range ModelNames() {
+		t.Run(m, func(t *testing.T) {
+			var valid, invalid, fails int
+			for seed := 0; seed < *seeds; seed++ {
+				rng := rand.New(rand.NewPCG(uint64(seed), 0))
+				h := brute.Random(rng, brute.Config{})
+				want := brute.Check(h, m)
+				res, err := Check(h, Options{Models: []string{m}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := res.Valid
+				if got == Unknown {
+					t.Fatalf("seed %d: unknown without a limit: %s\n%s", seed, res.Message, brute.Format(h))
+				}
+				if (got == Valid) != want {
+					fails++
+					if fails <= 5 {
+						t.Errorf("seed %d: %s: checker says %v, brute force says valid=%v\n%s\nanomalies: %+v",
+							seed, m, got, want, brute.Format(h), res.Anomalies)
+					}
+				}
+				if want {
+					valid++
+				} else {
+					invalid++
+				}
+			}
+			if fails > 0 {
+				t.Errorf("%d disagreements out of %d", fails, *seeds)
+			}
+			t.Logf("%s: %d valid, %d invalid", m, valid, invalid)
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"doppel/check"
+	"doppel/workload"
+)
+
+// exitDatabase: the database could not be used (connect, create table, ...).
+const exitDatabase = 4
+
+func init() {
+	commands["run"] = command{summary: "run a list-append workload against a database and check it", run: runRun}
+}
+
+func runRun(args []string) int {
+	flags := flag.NewFlagSet("doppel run", flag.ContinueOnError)
+	flags.SetOutput(os.Stderr)
+	spec := workload.DefaultSpec()
+	var (
+		cfg      workload.RunConfig
+		models   string
+		duration time.Duration
+	)
+	flags.StringVar(&cfg.DB, "db", "", "database URL: postgres://user@host:port/db, mysql://user:pass@host:port/db or sqlite:PATH\n(default: an SQLite file in the output directory; passwords may also come from PGPASSWORD / MYSQL_PWD)")
+	flags.StringVar(&cfg.Isolation, "isolation", workload.Serializable, "isolation level: serializable, repeatable-read, snapshot, read-committed, read-uncommitted (as the database has them)")
+	flags.StringVar(&cfg.Append, "append", workload.AppendConcat, "append implementation: concat (server-side concatenation) or rmw (read, then write back the longer list)")
+	spec.RegisterFlags(flags)
+	flags.DurationVar(&duration, "duration", 0, "run for this long (then --txns is a cap only if given explicitly)")
+	flags.StringVar(&cfg.OutDir, "out", "", "output directory (default ./doppel-run-<timestamp>)")
+	flags.StringVar(&models, "model", "", "models to check, comma-separated (default: what the isolation level promises; printed)")
+	flags.BoolVar(&cfg.Keep, "keep", false, "keep the table (it is dropped at the end otherwise)")
+	flags.StringVar(&cfg.Nemesis, "nemesis", "", "fault injection: kill-conn (terminate random client connections)")
+	flags.DurationVar(&cfg.NemesisInterval, "nemesis-interval", time.Second, "time between nemesis actions")
+	flags.StringVar(&cfg.Format, "format", "edn", "history file format: edn, json or both")
+	flags.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Second, "on interrupt, how long in-flight transactions may take to finish")
+	flags.DurationVar(&cfg.TxnTimeout, "txn-timeout", 30*time.Second, "cancel a transaction after this long (recorded as fail or info)")
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitValid
+		}
+		return exitUsage
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "doppel run: unexpected arguments %q\n", flags.Args())
+		return exitUsage
+	}
+	txnsGiven := false
+	flags.Visit(func(f *flag.Flag) { txnsGiven = txnsGiven || f.Name == "txns" })
+	if duration > 0 && !txnsGiven {
+		spec.Txns = 0 // run for the duration only
+	}
+	cfg.Spec = spec
+	cfg.Duration = duration
+	if models != "" {
+		for m := range strings.SplitSeq(models, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				cfg.Models = append(cfg.Models, m)
+			}
+		}
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = "doppel-run-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		cfg.Progress = os.Stderr
+	}
+	cfg.Log = os.Stderr
+
+	// The first SIGINT stops issuing transactions; the default handler is restored
+	// then, so a second one ends the process (the history on disk stays checkable).
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "\ninterrupted: letting in-flight transactions finish (up to %v); interrupt again to quit now\n", cfg.DrainTimeout)
+		}
+	}()
+
+	res, err := workload.Run(ctx, cfg)
+	if err != nil {
+		if res != nil && len(res.Files) > 0 {
+			fmt.Fprintf(os.Stderr, "doppel run: history so far kept in %s\n", strings.Join(res.Files, ", "))
+		}
+		var dbErr *workload.DBError
+		var pathErr *fs.PathError
+		switch {
+		case errors.Is(err, workload.ErrConfig):
+			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+			return exitUsage
+		case errors.As(err, &dbErr):
+			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+			return exitDatabase
+		case errors.As(err, &pathErr):
+			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+		return exitUnknown
+	}
+	printRunReport(os.Stdout, res)
+	switch res.Check.Valid {
+	case check.Valid:
+		return exitValid
+	case check.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+// maxReportedAnomalies bounds the anomalies printed; result.json has them all.
+const maxReportedAnomalies = 5
+
+func printRunReport(w io.Writer, res *workload.RunResult) {
+	fmt.Fprintf(w, "database:  %s (table %s)\n", res.Database, res.Table)
+	fmt.Fprintf(w, "history:   %s (%d events)\n", strings.Join(res.Files, ", "), len(res.Events))
+	n := res.OK + res.Fail + res.Info
+	fmt.Fprintf(w, "run:       %d transactions in %.2fs, %.0f txns/s (%d ok, %d fail, %d info",
+		n, res.Elapsed.Seconds(), res.TxnsPerSecond(), res.OK, res.Fail, res.Info)
+	if res.Unfinished > 0 {
+		fmt.Fprintf(w, ", %d unfinished", res.Unfinished)
+	}
+	if res.Kills > 0 {
+		fmt.Fprintf(w, ", %d connections killed", res.Kills)
+	}
+	fmt.Fprintln(w, ")")
+	if res.Interrupted {
+		fmt.Fprintln(w, "           interrupted: the history is partial")
+	}
+	if res.ModelNote != "" {
+		fmt.Fprintf(w, "model:     %s (default: %s)\n", strings.Join(res.Models, ", "), res.ModelNote)
+	} else {
+		fmt.Fprintf(w, "model:     %s\n", strings.Join(res.Models, ", "))
+	}
+	if !res.Checked {
+		return
+	}
+	r := &res.Check
+	fmt.Fprintf(w, "check:     %.3fs\n", res.CheckTime.Seconds())
+	fmt.Fprintf(w, "verdict:   %s\n", strings.ToUpper(r.Valid.String()))
+	if r.Message != "" {
+		fmt.Fprintf(w, "           %s\n", r.Message)
+	}
+	if len(r.Models) > 1 {
+		for _, m := range r.Models {
+			fmt.Fprintf(w, "  %-28s %s", m.Model, m.Valid)
+			if len(m.AnomalyTypes) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(m.AnomalyTypes, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(r.AnomalyTypes) > 0 {
+		fmt.Fprintf(w, "anomalies: %s\n", strings.Join(r.AnomalyTypes, ", "))
+	}
+	for i, a := range r.Anomalies {
+		if i == maxReportedAnomalies {
+			fmt.Fprintf(w, "... and %d more in %s/result.json\n", len(r.Anomalies)-i, res.OutDir)
+			break
+		}
+		fmt.Fprintf(w, "\n%s", a.Type)
+		if a.Key != "" {
+			fmt.Fprintf(w, " on key %s", a.Key)
+		}
+		fmt.Fprintf(w, ": %s\n", a.Explanation)
+		for _, t := range a.Txns {
+			fmt.Fprintf(w, "  T%d (index %d, process %s, %s): %s\n", t.ID, t.Index, t.Process, t.Status, t.Ops)
+		}
+		for _, s := range a.Steps {
+			fmt.Fprintf(w, "    T%d -%s-> T%d: %s\n", s.From, s.Kind, s.To, s.Why)
+		}
+	}
+}
