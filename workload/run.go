@@ -342,7 +342,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	opts := cfg.CheckOptions
 	opts.Models = r.res.Models
 	checkStart := time.Now()
-	result, err := checkHistory(h, opts)
+	result, err := check.Check(h, opts)
 	r.res.CheckTime = time.Since(checkStart)
 	if err != nil {
 		return r.res, fmt.Errorf("checking: %w", err)

@@ -381,3 +381,35 @@ func BenchmarkSimulate(b *testing.B) {
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// TestSimulatedHistoriesParse checks that both output formats of a simulated history
+// read back as the same transactions.
+func TestSimulatedHistoriesParse(t *testing.T) {
+	spec := contendedSpec()
+	spec.Txns = 300
+	opt := SimOptions{Behaviour: SimSerializable, Info: 0.1, Fail: 0.1}
+	events, _, _ := simEvents(t, spec, opt)
+	outcomes := map[history.Status]int{}
+	for _, write := range []func(io.Writer, *history.Event) error{history.WriteEDN, history.WriteJSON} {
+		var buf bytes.Buffer
+		for _, e := range events {
+			if err := write(&buf, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, err := history.Parse(&buf, "sim")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Txns) != spec.Txns {
+			t.Fatalf("parsed %d transactions, want %d", len(h.Txns), spec.Txns)
+		}
+		clear(outcomes)
+		for _, tx := range h.Txns {
+			outcomes[tx.Status]++
+		}
+		if outcomes[history.OK] == 0 || outcomes[history.Fail] == 0 || outcomes[history.Info] == 0 {
+			t.Fatalf("parsed outcomes %v, want some of each", outcomes)
+		}
+	}
+}

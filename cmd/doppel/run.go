@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"doppel/check"
 	"doppel/workload"
@@ -124,6 +125,21 @@ func runRun(args []string) int {
 // maxReportedAnomalies bounds the anomalies printed; result.json has them all.
 const maxReportedAnomalies = 5
 
+// maxExplanation bounds each printed explanation, in bytes.
+const maxExplanation = 600
+
+// clip shortens s to about n bytes for the terminal.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " …(see result.json)"
+}
+
 func printRunReport(w io.Writer, res *workload.RunResult) {
 	fmt.Fprintf(w, "database:  %s (table %s)\n", res.Database, res.Table)
 	fmt.Fprintf(w, "history:   %s (%d events)\n", strings.Join(res.Files, ", "), len(res.Events))
@@ -175,12 +191,15 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		if a.Key != "" {
 			fmt.Fprintf(w, " on key %s", a.Key)
 		}
-		fmt.Fprintf(w, ": %s\n", a.Explanation)
+		fmt.Fprintf(w, ": %s\n", clip(a.Explanation, maxExplanation))
+		// Explanations name transactions T<index>, as in the history file.
+		name := make(map[int]string, len(a.Txns))
 		for _, t := range a.Txns {
-			fmt.Fprintf(w, "  T%d (index %d, process %s, %s): %s\n", t.ID, t.Index, t.Process, t.Status, t.Ops)
+			name[t.ID] = fmt.Sprintf("T%d", t.Index)
+			fmt.Fprintf(w, "  T%d (process %s, %s): %s\n", t.Index, t.Process, t.Status, clip(t.Ops, maxExplanation))
 		}
 		for _, s := range a.Steps {
-			fmt.Fprintf(w, "    T%d -%s-> T%d: %s\n", s.From, s.Kind, s.To, s.Why)
+			fmt.Fprintf(w, "    %s -%s-> %s: %s\n", name[s.From], s.Kind, name[s.To], clip(s.Why, maxExplanation))
 		}
 	}
 }

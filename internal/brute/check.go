@@ -139,6 +139,7 @@ func validate(h *history.History) error {
 // readRef is a known read of a committed :ok transaction, for pruning.
 type readRef struct {
 	txn  int
+	key  int32
 	read []int32
 	// snapLen is the length of the part of read that precedes the transaction's own
 	// earlier appends to the key (read minus those appends): the list as the transaction
@@ -155,8 +156,9 @@ type search struct {
 	pred     []uint64
 	// conflict[t]: transactions other than t appending to a key t appends to.
 	conflict []uint64
-	// readsOf[x]: the known reads of key x by :ok transactions.
+	// readsOf[x]: the known reads of key x by :ok transactions; readsBy[t]: t's.
 	readsOf [][]readRef
+	readsBy [][]readRef
 	// impossible: some :ok read can be explained by no order at all.
 	impossible bool
 
@@ -181,6 +183,7 @@ func newSearch(h *history.History, snapshot bool, order func(*history.History, i
 		pred:     make([]uint64, n),
 		conflict: make([]uint64, n),
 		readsOf:  make([][]readRef, keys),
+		readsBy:  make([][]readRef, n),
 		lists:    make([][]int32, keys),
 		own:      make([][]int32, keys),
 		pos:      make([]int, n),
@@ -246,7 +249,9 @@ func newSearch(h *history.History, snapshot bool, order func(*history.History, i
 				s.impossible = true
 				continue
 			}
-			s.readsOf[op.Key] = append(s.readsOf[op.Key], readRef{txn: t, read: r, snapLen: snapLen})
+			rd := readRef{txn: t, key: op.Key, read: r, snapLen: snapLen}
+			s.readsOf[op.Key] = append(s.readsOf[op.Key], rd)
+			s.readsBy[t] = append(s.readsBy[t], rd)
 		}
 	}
 	return s
@@ -321,7 +326,9 @@ func (s *search) tryEach(placed uint64, p int) bool {
 				s.lenHist = append(s.lenHist, int32(len(s.lists[x])))
 			}
 		}
-		if s.futureReadsPossible(t, placed|bit) && s.extend(placed|bit, p+1) {
+		if s.futureReadsPossible(t, placed|bit) &&
+			(!s.snapshot || s.snapshotsLeft(placed|bit, p+1)) &&
+			s.extend(placed|bit, p+1) {
 			return true
 		}
 		// Undo: restore the list lengths saved at mark.
@@ -415,6 +422,30 @@ func (s *search) futureReadsPossible(t int, placed uint64) bool {
 			if !equal(cur[:n], rd.read[:n]) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// snapshotsLeft prunes snapshot isolation, with p transactions placed: a transaction
+// still to commit that read some key shorter (before its own appends) than the key's
+// list is now cannot use a later snapshot (lists only grow), so one of the snapshots
+// that exist and that it may still take (after every placed writer of a key it writes)
+// must explain its reads.
+func (s *search) snapshotsLeft(placed uint64, p int) bool {
+	for u := 0; u < s.n; u++ {
+		if s.committed&(1<<u) == 0 || placed&(1<<u) != 0 {
+			continue
+		}
+		past := false
+		for _, rd := range s.readsBy[u] {
+			if rd.snapLen < len(s.lists[rd.key]) {
+				past = true
+				break
+			}
+		}
+		if past && !s.readsHold(u, placed, p) {
+			return false
 		}
 	}
 	return true

@@ -1,0 +1,95 @@
+package workload
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+// checkSim simulates spec under opt and checks the history against models.
+func checkSim(t *testing.T, spec Spec, opt SimOptions, models ...string) check.Result {
+	t.Helper()
+	var events []history.Event
+	err := Simulate(spec, opt, func(e *history.Event) error { events = append(events, *e); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.FromEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: models, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func checkSpec(seed int64) Spec {
+	s := DefaultSpec()
+	s.Sessions, s.Txns, s.Keys, s.Ops, s.ValDomain, s.Seed = 5, 300, 5, 4, 4, seed
+	return s
+}
+
+// TestSerializableSimulationValid: the Serializable behaviour linearizes every
+// transaction inside its interval, so its histories are strict-serializable, with
+// aborts, indeterminate completions and duplicate values alike.
+func TestSerializableSimulationValid(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		opt := SimOptions{Behaviour: SimSerializable, Info: 0.1, Fail: 0.1}
+		res := checkSim(t, checkSpec(seed), opt, "serializable", "strict-serializable")
+		if res.Valid != check.Valid {
+			t.Errorf("seed %d: serializable simulation judged %v: %v %s", seed, res.Valid, res.AnomalyTypes, res.Message)
+		}
+	}
+}
+
+// TestFaultySimulationInvalid: with faults in a quarter of the transactions, each
+// fault alone makes the history invalid under strict serializability.
+func TestFaultySimulationInvalid(t *testing.T) {
+	for _, f := range AllFaults {
+		opt := SimOptions{Behaviour: SimFaulty, Faults: []string{f}, FaultRate: 0.25}
+		spec := checkSpec(1)
+		if f == FaultDupNoop {
+			spec.ValDomain = 2
+			opt.FaultRate = 1 // dup-noop applies only to a few transactions
+		}
+		res := checkSim(t, spec, opt, "strict-serializable")
+		if res.Valid != check.Invalid {
+			t.Errorf("%s: faulty simulation judged %v %s", f, res.Valid, res.Message)
+		} else {
+			t.Logf("%s: %v", f, res.AnomalyTypes)
+		}
+	}
+}
+
+// TestSnapshotSimulation: Snapshot histories are snapshot-isolated (when the checker
+// knows that model) and, under contention, not all serializable (write skew).
+func TestSnapshotSimulation(t *testing.T) {
+	si := slices.Contains(check.ModelNames(), "snapshot-isolation")
+	notSerializable := 0
+	for seed := int64(1); seed <= 3; seed++ {
+		models := []string{"serializable"}
+		if si {
+			models = append(models, "snapshot-isolation")
+		}
+		res := checkSim(t, checkSpec(seed), SimOptions{Behaviour: SimSnapshot}, models...)
+		for _, m := range res.Models {
+			switch {
+			case m.Model == "serializable" && m.Valid == check.Invalid:
+				notSerializable++
+			case m.Model == "snapshot-isolation" && m.Valid != check.Valid:
+				t.Errorf("seed %d: snapshot simulation judged %v under snapshot-isolation: %v", seed, m.Valid, m.AnomalyTypes)
+			}
+		}
+	}
+	if notSerializable == 0 {
+		t.Error("no snapshot simulation was found non-serializable (write skew)")
+	}
+	if !si {
+		t.Log("check does not know snapshot-isolation yet: only serializability checked")
+	}
+}
