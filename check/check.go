@@ -15,19 +15,22 @@ func Check(h *history.History, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{h: h, opts: opts, found: map[string]bool{}}
+	c := &checker{h: h, opts: opts, found: map[string]bool{}, cycleFound: map[string]bool{}}
 	return c.run(names), nil
 }
 
 type checker struct {
-	h     *history.History
-	opts  Options
-	p     *encode.Problem
-	res   Result
-	found map[string]bool // anomaly types reported
+	h          *history.History
+	opts       Options
+	p          *encode.Problem
+	res        Result
+	found      map[string]bool // anomaly types reported
+	cycleFound map[string]bool // ... as cycles among known edges
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	start time.Time
+	// siGuards holds the guards of edges only snapshot isolation has.
+	siGuards []encode.Lit
 }
 
 func (c *checker) run(names []string) Result {
@@ -56,11 +59,20 @@ func (c *checker) run(names []string) Result {
 	}
 
 	t1 := time.Now()
-	c.knownCycles()
+	c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
+	var si *view
+	if contains(names, "snapshot-isolation") {
+		si = c.siView()
+		c.knownCycles(si)
+	}
 	c.res.Stats.ExplainSeconds = time.Since(t1).Seconds()
 
 	open := p.NumVars > 0 || c.hasGuards()
 	for _, m := range names {
+		v := si
+		if m != "snapshot-isolation" {
+			v = c.serialView(m)
+		}
 		mr := ModelResult{Model: m, Valid: Valid}
 		mr.AnomalyTypes = c.forbiddenFound(m)
 		switch {
@@ -70,8 +82,8 @@ func (c *checker) run(names []string) Result {
 			// Exactness first: a key without segmentation is a violation even if the
 			// diagnosis found no named anomaly.
 			mr.Valid = Invalid
-		case open:
-			mr.Valid, mr.Message = c.solve(m)
+		case open || v.extraVars > 0:
+			mr.Valid, mr.Message = c.solve(m, v)
 			mr.AnomalyTypes = c.forbiddenFound(m)
 		}
 		c.res.Models = append(c.res.Models, mr)

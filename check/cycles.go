@@ -11,7 +11,7 @@ import (
 func known(e *encode.Edge) bool { return e.G1 == e.G0 }
 
 func wwOnly(e *encode.Edge) bool {
-	return known(e) && (e.Kind == encode.WW || e.Kind == encode.Hub)
+	return known(e) && (e.Kind == encode.WW || e.Kind == encode.Hub || e.Kind == encode.StartCommit)
 }
 func wwWR(e *encode.Edge) bool { return wwOnly(e) || known(e) && e.Kind == encode.WR }
 func data(e *encode.Edge) bool {
@@ -29,14 +29,14 @@ const maxSingleTries = 200
 // knownCycles finds cycles among the edges that hold in every attribution, and reports
 // for each strongly connected component the shortest cycle of each kind it can find,
 // as Elle does.
-func (c *checker) knownCycles() {
-	g := newGraph(c.p.Nodes, c.edges, known)
+func (c *checker) knownCycles(v *view) {
+	g := newGraph(v.nodes, v.edges, known)
 	comps := g.sccs(func(int32) bool { return true }, all)
 	var scratch bfsScratch
 	inComp := make([]bool, g.n)
 	for _, comp := range comps {
-		for _, v := range comp {
-			inComp[v] = true
+		for _, x := range comp {
+			inComp[x] = true
 		}
 		in := func(v int32) bool { return inComp[v] }
 		reported := map[string]bool{}
@@ -44,10 +44,10 @@ func (c *checker) knownCycles() {
 			if cycle == nil {
 				return
 			}
-			typ := c.classify(cycle)
-			if !reported[typ] {
+			typ := c.classify(v, cycle)
+			if !reported[typ] && !c.cycleFound[typ] {
 				reported[typ] = true
-				c.addCycle(typ, cycle)
+				c.addCycle(v, typ, cycle)
 			}
 		}
 		for _, filter := range []func(*encode.Edge) bool{wwOnly, wwWR, data, dataProcess, all} {
@@ -60,8 +60,8 @@ func (c *checker) knownCycles() {
 		}
 		// G-single: one anti-dependency closed by ww/wr edges.
 		tries := 0
-		for _, v := range comp {
-			for _, id := range g.ids[g.start[v]:g.start[v+1]] {
+		for _, x := range comp {
+			for _, id := range g.ids[g.start[x]:g.start[x+1]] {
 				e := &g.edges[id]
 				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || reported["G-single"] {
 					continue
@@ -72,8 +72,8 @@ func (c *checker) knownCycles() {
 				}
 			}
 		}
-		for _, v := range comp {
-			inComp[v] = false
+		for _, x := range comp {
+			inComp[x] = false
 		}
 	}
 }
@@ -85,34 +85,37 @@ type step struct {
 	in, out  *encode.Edge // out is the hub's out-edge when the step passes a hub
 }
 
-func (c *checker) steps(cycle []int32) []step {
+func (c *checker) steps(v *view, cycle []int32) []step {
 	// Rotate so the cycle starts at a transaction, not inside a hub pair.
 	for i, id := range cycle {
-		if !c.p.IsHub(c.edges[id].From) {
+		if !v.isHub(v.edges[id].From) {
 			cycle = append(append([]int32(nil), cycle[i:]...), cycle[:i]...)
 			break
 		}
 	}
 	var out []step
 	for i := 0; i < len(cycle); i++ {
-		e := &c.edges[cycle[i]]
-		if c.p.IsHub(e.To) && i+1 < len(cycle) {
-			nxt := &c.edges[cycle[i+1]]
-			out = append(out, step{from: e.From, to: nxt.To, kind: e.Kind, in: e, out: nxt})
+		e := &v.edges[cycle[i]]
+		if e.Kind == encode.StartCommit {
+			continue
+		}
+		if v.isHub(e.To) && i+1 < len(cycle) {
+			nxt := &v.edges[cycle[i+1]]
+			out = append(out, step{from: v.txn(e.From), to: v.txn(nxt.To), kind: e.Kind, in: e, out: nxt})
 			i++
 			continue
 		}
-		out = append(out, step{from: e.From, to: e.To, kind: e.Kind, in: e})
+		out = append(out, step{from: v.txn(e.From), to: v.txn(e.To), kind: e.Kind, in: e})
 	}
 	return out
 }
 
 // classify names a cycle as Elle does: G0 (ww only), G1c (ww and wr), G-single (one
 // rw), G2-item (several rw); -process or -realtime when it needs such an edge.
-func (c *checker) classify(cycle []int32) string {
+func (c *checker) classify(v *view, cycle []int32) string {
 	var rw, wr int
 	var process, realtime bool
-	for _, s := range c.steps(cycle) {
+	for _, s := range c.steps(v, cycle) {
 		switch s.kind {
 		case encode.RW:
 			rw++
@@ -132,6 +135,9 @@ func (c *checker) classify(cycle []int32) string {
 		typ = "G1c"
 	case rw == 1:
 		typ = "G-single"
+	case v.split:
+		// In the split graph two anti-dependencies are never adjacent.
+		typ = "G-nonadjacent"
 	}
 	if realtime {
 		return typ + "-realtime"
@@ -142,8 +148,8 @@ func (c *checker) classify(cycle []int32) string {
 	return typ
 }
 
-func (c *checker) addCycle(typ string, cycle []int32) {
-	ss := c.steps(cycle)
+func (c *checker) addCycle(v *view, typ string, cycle []int32) {
+	ss := c.steps(v, cycle)
 	a := Anomaly{Type: typ}
 	var why []string
 	for _, s := range ss {
@@ -159,6 +165,7 @@ func (c *checker) addCycle(typ string, cycle []int32) {
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
 	c.res.Anomalies = append(c.res.Anomalies, a)
 	c.found[typ] = true
+	c.cycleFound[typ] = true
 }
 
 // explain says in words why step s holds, checkable against the history.
@@ -182,6 +189,9 @@ func (c *checker) explain(s step) string {
 	readList := func(ri int32) string {
 		r := &in.Reads[ri]
 		return encode.ListString(h, h.ReadList(&h.Ops[r.Op]))
+	}
+	if e.Pos < 0 { // snapshot isolation's chosen order of two unobserved writers
+		return fmt.Sprintf("%s < %s because both appended to %s and neither append was observed: first-committer-wins orders them, this way in this attribution", a, b, key)
 	}
 	if s.out != nil { // through the hub: the target was never observed
 		unseen := fmt.Sprintf("%s's append to %s appears in no read", b, key)

@@ -8,17 +8,34 @@ import (
 	"doppel/internal/brute"
 )
 
-var seeds = flag.Int("seeds", 3000, "random tiny histories per model in TestAgainstBruteForce")
+var seeds = flag.Int("seeds", 8000, "random tiny histories per model in TestAgainstBruteForce")
 
 // TestAgainstBruteForce compares every verdict with the brute-force checker on random
 // tiny histories with heavy duplication. Run more with -seeds=1000000.
 func TestAgainstBruteForce(t *testing.T) {
-	for _, m := range ModelNames() {
-		t.Run(m, func(t *testing.T) {
+	configs := []struct {
+		name string
+		cfg  brute.Config
+	}{
+		{"mixed", brute.Config{}},
+		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
+		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
+		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
+	}
+	for _, cf := range configs {
+		for _, m := range ModelNames() {
+			t.Run(cf.name+"/"+m, func(t *testing.T) { compareWithBrute(t, m, cf.cfg, *seeds/len(configs)) })
+		}
+	}
+}
+
+func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
+	{
+		{
 			var valid, invalid, fails int
-			for seed := 0; seed < *seeds; seed++ {
+			for seed := 0; seed < n; seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), 0))
-				h := brute.Random(rng, brute.Config{})
+				h := brute.Random(rng, cfg)
 				want := brute.Check(h, m)
 				res, err := Check(h, Options{Models: []string{m}})
 				if err != nil {
@@ -42,9 +59,9 @@ func TestAgainstBruteForce(t *testing.T) {
 				}
 			}
 			if fails > 0 {
-				t.Errorf("%d disagreements out of %d", fails, *seeds)
+				t.Errorf("%d disagreements out of %d", fails, n)
 			}
 			t.Logf("%s: %d valid, %d invalid", m, valid, invalid)
-		})
+		}
 	}
 }

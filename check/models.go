@@ -10,6 +10,7 @@ import (
 type model struct {
 	process  bool // each process's transactions in order
 	realtime bool // a transaction completed before another was invoked precedes it
+	snapshot bool // snapshot isolation: G2-item (with adjacent anti-dependencies) is allowed
 }
 
 // models are the consistency models doppel checks, named as in Elle.
@@ -17,12 +18,13 @@ var models = map[string]model{
 	"serializable":                {},
 	"strong-session-serializable": {process: true},
 	"strict-serializable":         {process: true, realtime: true},
+	"snapshot-isolation":          {snapshot: true},
 }
 
 // baseAnomalies are forbidden by every model here. Cycle anomalies also come with a
 // -process or -realtime suffix when the cycle needs such an edge.
 var baseAnomalies = []string{
-	"G0", "G1a", "G1b", "G1c", "G-single", "G2-item",
+	"G0", "G1a", "G1b", "G1c", "G-single", "G-nonadjacent", "G2-item",
 	"internal", "incompatible-order", "garbage-read", "future-read", "incomplete-append",
 }
 
@@ -35,6 +37,9 @@ func forbids(m string, typ string) bool {
 		return spec.realtime
 	case strings.HasSuffix(typ, "-process"):
 		return spec.process
+	}
+	if typ == "G2-item" {
+		return !spec.snapshot
 	}
 	for _, b := range baseAnomalies {
 		if b == typ {

@@ -27,11 +27,12 @@ func edgeFilter(m string) func(e *encode.Edge) bool {
 	}
 }
 
-// newSolver loads the problem's clauses into a fresh solver.
-func (c *checker) newSolver() *sat.Solver {
+// newSolver loads the problem's clauses into a fresh solver, with the view's extra
+// variables.
+func (c *checker) newSolver(v *view) *sat.Solver {
 	p := c.p
 	s := sat.New()
-	for v := int32(0); v < p.NumVars; v++ {
+	for i := int32(0); i < p.NumVars+v.extraVars; i++ {
 		s.NewVar()
 	}
 	lits := make([]sat.Lit, 0, 8)
@@ -45,24 +46,19 @@ func (c *checker) newSolver() *sat.Solver {
 	return s
 }
 
-// solve decides model m when some keys leave choices: CDCL over the segmentation
-// choices with the acyclicity theory over the model's edges.
-func (c *checker) solve(m string) (Validity, string) {
+// solve decides a model on view v when some keys leave choices: CDCL over the
+// segmentation choices with the acyclicity theory over the view's edges.
+func (c *checker) solve(m string, v *view) (Validity, string) {
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
-	p := c.p
-	s := c.newSolver()
-	keep := edgeFilter(m)
-	g := theory.NewGraph(p.Nodes)
+	s := c.newSolver(v)
+	g := theory.NewGraph(v.nodes)
 	g.Propagation = !c.opts.Solver.NoTheoryPropagation
 	guard := make([]sat.Lit, 0, 4)
-	for i := range c.edges {
-		e := &c.edges[i]
-		if !keep(e) {
-			continue
-		}
+	for i := range v.edges {
+		e := &v.edges[i]
 		guard = guard[:0]
-		for _, l := range p.Guards[e.G0:e.G1] {
+		for _, l := range c.guard(e) {
 			guard = append(guard, sat.Lit(l))
 		}
 		g.AddEdge(int(e.From), int(e.To), guard)
@@ -89,7 +85,7 @@ func (c *checker) solve(m string) (Validity, string) {
 	case sat.Sat:
 		return Valid, ""
 	case sat.Unsat:
-		c.explainUnsat(m, keep)
+		c.explainUnsat(m, v)
 		return Invalid, ""
 	}
 	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, st.Conflicts)
@@ -97,9 +93,9 @@ func (c *checker) solve(m string) (Validity, string) {
 
 // explainUnsat shows, for a few ways of attributing the duplicated values (solutions of
 // the Boolean part alone), the cycle each closes.
-func (c *checker) explainUnsat(m string, keep func(e *encode.Edge) bool) {
+func (c *checker) explainUnsat(m string, v *view) {
 	p := c.p
-	s := c.newSolver()
+	s := c.newSolver(v)
 	var parts []string
 	var first []int32
 	typ := ""
@@ -109,17 +105,14 @@ func (c *checker) explainUnsat(m string, keep func(e *encode.Edge) bool) {
 			break
 		}
 		holds := func(e *encode.Edge) bool {
-			if !keep(e) {
-				return false
-			}
-			for _, l := range p.Guards[e.G0:e.G1] {
+			for _, l := range c.guard(e) {
 				if !s.ModelValue(sat.Lit(l)) {
 					return false
 				}
 			}
 			return true
 		}
-		g := newGraph(p.Nodes, c.edges, holds)
+		g := newGraph(v.nodes, v.edges, holds)
 		comps := g.sccs(func(int32) bool { return true }, holds)
 		if len(comps) == 0 {
 			break // cannot happen when the full problem is UNSAT
@@ -130,10 +123,10 @@ func (c *checker) explainUnsat(m string, keep func(e *encode.Edge) bool) {
 		}
 		cycle := g.path(comps[0][0], comps[0][0], func(v int32) bool { return inComp[v] }, holds, &scratch)
 		if first == nil {
-			first, typ = cycle, c.classify(cycle)
+			first, typ = cycle, c.classify(v, cycle)
 		}
 		var why []string
-		for _, st := range c.steps(cycle) {
+		for _, st := range c.steps(v, cycle) {
 			why = append(why, c.explain(st))
 		}
 		parts = append(parts, fmt.Sprintf("Attribution %d (%s): %s.", n+1, c.attribution(s), strings.Join(why, "; ")))
@@ -160,7 +153,7 @@ func (c *checker) explainUnsat(m string, keep func(e *encode.Edge) bool) {
 	}
 	a := Anomaly{Type: typ}
 	seen := map[int32]bool{}
-	for _, st := range c.steps(first) {
+	for _, st := range c.steps(v, first) {
 		if !seen[st.from] {
 			seen[st.from] = true
 			a.Txns = append(a.Txns, c.txnRef(st.from))

@@ -14,9 +14,10 @@ const (
 	Process                  // same process, earlier first
 	Realtime                 // completed before the other was invoked
 	Hub                      // from a key's hub to a writer never observed in any read of it
+	StartCommit              // snapshot isolation: a transaction starts before it commits
 )
 
-var edgeKindNames = [...]string{"ww", "wr", "rw", "process", "realtime", "unobserved"}
+var edgeKindNames = [...]string{"ww", "wr", "rw", "process", "realtime", "unobserved", "start-commit"}
 
 func (k EdgeKind) String() string { return edgeKindNames[k] }
 
@@ -271,8 +272,15 @@ func (p *Problem) fullReader(k, ri int32, unobserved []int32) {
 	}
 }
 
-// unobservedVar maps (key, writer) to the variable "writer is unobserved on key" for
-// open keys; set by openKey.
+// UnobservedGuard is the condition for writer w (one of Plans[k].Unobserved) to be a
+// committed writer of key k that no read observed.
+func (p *Problem) UnobservedGuard(k, w int32) []Lit {
+	g, _ := p.commitGuard(p.In.Writers[w].Txn)
+	return p.unobservedGuard(k, w, g)
+}
+
+// unobservedGuard maps (key, writer) to the variable "writer is unobserved on key" for
+// open keys (set by openKey), else to the writer's commit condition.
 func (p *Problem) unobservedGuard(k, w int32, commit []Lit) []Lit {
 	if v, ok := p.unobsVar[unobsKey{k, w}]; ok {
 		return []Lit{Pos(v)}
@@ -282,8 +290,9 @@ func (p *Problem) unobservedGuard(k, w int32, commit []Lit) []Lit {
 
 type unobsKey struct{ key, writer int32 }
 
-// hubOut emits hub -> writer for every possibly-unobserved writer.
+// hubOut emits hub -> writer for every possibly-unobserved writer, and records them.
 func (p *Problem) hubOut(k int32, unobserved []int32, _ []Lit) {
+	p.Plans[k].Unobserved = unobserved
 	for _, w := range unobserved {
 		t := p.In.Writers[w].Txn
 		g, _ := p.commitGuard(t)
@@ -292,5 +301,15 @@ func (p *Problem) hubOut(k int32, unobserved []int32, _ []Lit) {
 }
 
 // unreadKey: nobody read the key; every committed writer is unobserved and nothing
-// precedes them through the key, so no edge is needed.
-func (p *Problem) unreadKey(k int32) {}
+// precedes them through the key, so no edge is needed (snapshot isolation still orders
+// them among themselves, from Plans[k].Unobserved).
+func (p *Problem) unreadKey(k int32) {
+	for _, w := range p.In.Keys[k].Writers {
+		if p.In.Writers[w].Status == history.Fail {
+			continue
+		}
+		if _, ok := p.commitGuard(p.In.Writers[w].Txn); ok {
+			p.Plans[k].Unobserved = append(p.Plans[k].Unobserved, w)
+		}
+	}
+}

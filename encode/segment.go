@@ -35,6 +35,9 @@ type Plan struct {
 	Cands []Cand
 	// Cut[p]: an external read of length p exists, so p must be a block boundary.
 	Cut []bool
+	// Unobserved lists the writers that may have committed without any read of the key
+	// observing them (set when the key's edges are built).
+	Unobserved []int32
 	// Pin per writer of the key (parallel to Key.Writers): -1 free, -2 must stay
 	// unobserved (it read the whole trace before appending), else the position its block
 	// must start at.

@@ -372,6 +372,11 @@ func (s *scanner) ednValue() (int32, error) {
 		}
 		return s.addNode(node{kind: nOther, line: line, col: col, ts: ts, te: int32(len(s.t.text))})
 	}
+	if c >= '0' && c <= '9' {
+		if v, ok := s.fastInt(); ok {
+			return s.addNode(node{kind: nInt, line: line, col: col, n: v})
+		}
+	}
 	ts := int32(len(s.t.text))
 	s.token()
 	tok := s.t.text[ts:]
@@ -401,6 +406,25 @@ func (s *scanner) ednValue() (int32, error) {
 		n.kind = nSymbol
 	}
 	return s.addNode(n)
+}
+
+// fastInt reads a small unsigned integer that lies entirely in the buffer, the common
+// case, without copying it; it consumes nothing and returns false otherwise.
+func (s *scanner) fastInt() (int64, bool) {
+	var v int64
+	i := s.pos
+	for ; i < s.end && i-s.pos < 18; i++ {
+		c := s.buf[i]
+		if c < '0' || c > '9' {
+			if !isDelim(c) {
+				return 0, false
+			}
+			s.pos = i
+			return v, true
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return 0, false
 }
 
 func (s *scanner) enter() error {
@@ -617,6 +641,11 @@ func (s *scanner) jsonValue() (int32, error) {
 		}
 		return v, nil
 	case c == '-' || c >= '0' && c <= '9':
+		if c != '-' {
+			if v, ok := s.fastInt(); ok {
+				return s.addNode(node{kind: nInt, line: line, col: col, n: v})
+			}
+		}
 		ts := int32(len(s.t.text))
 		s.token()
 		tok := s.t.text[ts:]

@@ -326,6 +326,15 @@ func (s *Solver) attach(cr int32) {
 // conflicting clause, or -1.
 func (s *Solver) propagate() int32 {
 	confl := int32(-1)
+	assigns := s.assigns
+	// value is Value without the method call; LFalse is -LTrue, so negation flips the sign.
+	value := func(l Lit) LBool {
+		v := assigns[l>>1]
+		if l&1 == 1 {
+			return -v
+		}
+		return v
+	}
 	for s.qhead < len(s.trail) {
 		p := s.trail[s.qhead]
 		s.qhead++
@@ -336,7 +345,7 @@ func (s *Solver) propagate() int32 {
 		for i < len(ws) {
 			w := ws[i]
 			i++
-			if s.Value(w.blocker) == LTrue {
+			if value(w.blocker) == LTrue {
 				ws[j] = w
 				j++
 				continue
@@ -347,7 +356,7 @@ func (s *Solver) propagate() int32 {
 			}
 			first := lits[0]
 			nw := watcher{w.cref, first}
-			if first != w.blocker && s.Value(first) == LTrue {
+			if first != w.blocker && value(first) == LTrue {
 				ws[j] = nw
 				j++
 				continue
@@ -355,7 +364,7 @@ func (s *Solver) propagate() int32 {
 			// Look for a new literal to watch instead of falseLit.
 			moved := false
 			for k := 2; k < len(lits); k++ {
-				if s.Value(lits[k]) != LFalse {
+				if value(lits[k]) != LFalse {
 					lits[1], lits[k] = lits[k], falseLit
 					s.watches[lits[1].Not()] = append(s.watches[lits[1].Not()], nw)
 					moved = true
@@ -368,7 +377,7 @@ func (s *Solver) propagate() int32 {
 			// The clause is unit or conflicting under the assignment.
 			ws[j] = nw
 			j++
-			if s.Value(first) == LFalse {
+			if value(first) == LFalse {
 				confl = w.cref
 				s.qhead = len(s.trail)
 				j += copy(ws[j:], ws[i:])

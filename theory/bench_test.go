@@ -73,7 +73,7 @@ func newLargeInstance(nodes, guarded, known int, seed uint64) *largeInstance {
 	return in
 }
 
-func (in *largeInstance) solve(b *testing.B, propagation bool) (*sat.Solver, *Graph) {
+func (in *largeInstance) solve(b *testing.B, propagation bool, lookAhead int) (*sat.Solver, *Graph) {
 	s := sat.New()
 	for range in.vars {
 		s.NewVar()
@@ -86,6 +86,7 @@ func (in *largeInstance) solve(b *testing.B, propagation bool) (*sat.Solver, *Gr
 		g.AddEdge(in.from[e], in.to[e], in.guards[e])
 	}
 	g.Propagation = propagation
+	g.NeighbourLimit = lookAhead
 	if cyc := g.Init(); cyc != nil {
 		b.Fatalf("known cycle %v", cyc)
 	}
@@ -100,16 +101,20 @@ func (in *largeInstance) solve(b *testing.B, propagation bool) (*sat.Solver, *Gr
 // known ones), with and without theory propagation.
 func BenchmarkLarge(b *testing.B) {
 	in := newLargeInstance(100_000, 300_000, 50_000, 1)
-	for _, prop := range []bool{true, false} {
-		name := "propagation=off"
-		if prop {
-			name = "propagation=on"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name        string
+		propagation bool
+		lookAhead   int
+	}{
+		{"propagation=on", true, NewGraph(0).NeighbourLimit},
+		{"propagation=on,lookahead=off", true, 0},
+		{"propagation=off", false, 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			var s *sat.Solver
 			var g *Graph
 			for b.Loop() {
-				s, g = in.solve(b, prop)
+				s, g = in.solve(b, c.propagation, c.lookAhead)
 			}
 			st := s.Stats()
 			b.ReportMetric(float64(st.Decisions), "decisions")

@@ -122,7 +122,7 @@ func NewGraph(nodes int) *Graph {
 	g := &Graph{
 		Propagation:    true,
 		SearchLimit:    4096,
-		NeighbourLimit: 32,
+		NeighbourLimit: 128,
 		nodes:          nodes,
 		guardStart:     []int32{0},
 		ord:            make([]int32, nodes),
@@ -523,39 +523,52 @@ func (g *Graph) buildCycle(start, end, closing int32) {
 
 // lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
 // y ~> u now closes a cycle if enabled. Explore a few nodes forward from v and
-// backward from u and queue such edges for the propagation check.
+// backward from u and queue such edges for the propagation check. The work
+// (edges looked at) is bounded too, since hub nodes can have huge degrees.
 func (g *Graph) lookAhead(e int32) {
 	u, v := g.from[e], g.to[e]
 	limit := g.NeighbourLimit
+	work := 8 * limit
 	// Backward from u, marked in markB.
 	g.nextStampB()
 	g.markB[u] = g.stampB
 	back := append(g.backList[:0], u)
-	for i := 0; i < len(back) && len(back) < limit; i++ {
+	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
 		for _, f := range g.in[back[i]] {
+			work--
 			w := g.from[f]
 			if g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
 				back = append(back, w)
+				if len(back) >= limit || work <= 0 {
+					break
+				}
 			}
 		}
 	}
 	g.backList = back
 	// Forward from v; check guarded out-edges of each node reached.
+	work = 8 * limit
 	g.nextStampF()
 	g.markF[v] = g.stampF
 	fwd := append(g.queue[:0], v)
-	for i := 0; i < len(fwd); i++ {
+	for i := 0; i < len(fwd) && work > 0; i++ {
 		x := fwd[i]
-		for _, f := range g.guardedOut[g.guardedOutStart[x]:g.guardedOutStart[x+1]] {
+		guarded := g.guardedOut[g.guardedOutStart[x]:g.guardedOutStart[x+1]]
+		if len(guarded) > work {
+			guarded = guarded[:work]
+		}
+		work -= len(guarded)
+		for _, f := range guarded {
 			if g.remaining[f] == 1 && g.markB[g.to[f]] == g.stampB {
 				g.pending = append(g.pending, f)
 			}
 		}
-		if len(fwd) >= limit {
-			continue
-		}
 		for _, f := range g.out[x] {
+			if len(fwd) >= limit || work <= 0 {
+				break
+			}
+			work--
 			w := g.to[f]
 			if g.markF[w] != g.stampF {
 				g.markF[w] = g.stampF

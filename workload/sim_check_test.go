@@ -30,7 +30,7 @@ func checkSim(t *testing.T, spec Spec, opt SimOptions, models ...string) check.R
 
 func checkSpec(seed int64) Spec {
 	s := DefaultSpec()
-	s.Sessions, s.Txns, s.Keys, s.Ops, s.ValDomain, s.Seed = 5, 300, 5, 4, 4, seed
+	s.Sessions, s.Txns, s.Keys, s.Ops, s.ValDomain, s.Seed = 5, 200, 8, 4, 4, seed
 	return s
 }
 

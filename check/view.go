@@ -1,0 +1,114 @@
+package check
+
+import (
+	"doppel/encode"
+)
+
+// view is the graph one model is decided on. The serializable family uses transaction
+// nodes and the problem's hubs as they are. Snapshot isolation splits each transaction
+// into a start node 2t and a commit node 2t+1 (DESIGN.md section 5): ww and wr edges go
+// commit -> start, rw edges start -> commit, and each key has two hubs (one after the
+// last writer's commit, one after the full readers' starts).
+type view struct {
+	nodes   int
+	edges   []encode.Edge
+	hubFrom int32 // nodes >= hubFrom are hubs
+	split   bool
+	// Snapshot isolation orders the unobserved writers of a key pairwise with extra
+	// variables, numbered from the problem's NumVars on, and extra clauses.
+	extraVars int32
+}
+
+// txn maps a node to its transaction.
+func (v *view) txn(node int32) int32 {
+	if v.split {
+		return node / 2
+	}
+	return node
+}
+
+func (v *view) isHub(node int32) bool { return node >= v.hubFrom }
+
+// serialView is the graph of a serializable-family model: data edges plus the model's
+// process and real-time edges.
+func (c *checker) serialView(m string) *view {
+	keep := edgeFilter(m)
+	v := &view{nodes: c.p.Nodes, hubFrom: c.p.HubBase}
+	for i := range c.edges {
+		if keep(&c.edges[i]) {
+			v.edges = append(v.edges, c.edges[i])
+		}
+	}
+	return v
+}
+
+// siView is the split graph of snapshot isolation.
+func (c *checker) siView() *view {
+	p := c.p
+	n := int32(len(c.h.Txns))
+	start := func(t int32) int32 { return 2 * t }
+	commit := func(t int32) int32 { return 2*t + 1 }
+	hubW := func(k int32) int32 { return 2*n + 2*k }
+	hubR := func(k int32) int32 { return 2*n + 2*k + 1 }
+	v := &view{nodes: int(2*n) + 2*len(c.h.Keys), hubFrom: 2 * n, split: true}
+	add := func(e encode.Edge, from, to int32) {
+		e.From, e.To = from, to
+		v.edges = append(v.edges, e)
+	}
+	for t := int32(0); t < n; t++ {
+		if p.Commit[t] != encode.NotCommitted {
+			add(encode.Edge{Kind: encode.StartCommit, Key: -1, Read: -1}, start(t), commit(t))
+		}
+	}
+	for _, e := range p.Edges {
+		switch {
+		case e.Kind == encode.Hub:
+			k := e.From - p.HubBase
+			add(e, hubW(k), start(e.To))
+			add(e, hubR(k), commit(e.To))
+		case p.IsHub(e.To) && e.Kind == encode.RW:
+			add(e, start(e.From), hubR(e.To-p.HubBase))
+		case p.IsHub(e.To):
+			add(e, commit(e.From), hubW(e.To-p.HubBase))
+		case e.Kind == encode.RW:
+			add(e, start(e.From), commit(e.To))
+		default: // ww, wr
+			add(e, commit(e.From), start(e.To))
+		}
+	}
+	// First-committer-wins orders every two writers of a key, so writers left
+	// unobserved are ordered too: a chosen orientation per pair.
+	c.siGuards = c.siGuards[:0]
+	for k := range p.Plans {
+		us := p.Plans[k].Unobserved
+		for i := 0; i < len(us); i++ {
+			for j := i + 1; j < len(us); j++ {
+				o := p.NumVars + v.extraVars
+				v.extraVars++
+				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
+				both := append(append([]encode.Lit{}, p.UnobservedGuard(int32(k), us[i])...), p.UnobservedGuard(int32(k), us[j])...)
+				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, commit(ti), start(tj), append(both, encode.Pos(o)))
+				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, commit(tj), start(ti), append(both, encode.Neg(o)))
+			}
+		}
+	}
+	return v
+}
+
+// addGuarded adds an edge whose guard is not in the problem's guard table: it goes to
+// the checker's own table, referenced by negative offsets.
+func (c *checker) addGuarded(v *view, e encode.Edge, from, to int32, guard []encode.Lit) {
+	e.From, e.To = from, to
+	e.G0 = -int32(len(c.siGuards)) - 1
+	c.siGuards = append(c.siGuards, guard...)
+	e.G1 = -int32(len(c.siGuards)) - 1
+	v.edges = append(v.edges, e)
+}
+
+// guard returns an edge's guard from the problem's table or the checker's.
+func (c *checker) guard(e *encode.Edge) []encode.Lit {
+	if e.G0 >= 0 {
+		return c.p.Guards[e.G0:e.G1]
+	}
+	return c.siGuards[-e.G0-1 : -e.G1-1]
+}

@@ -1,0 +1,388 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+// Database servers for the tests, e.g. postgres://postgres@127.0.0.1:5432/test and
+// mysql://root@127.0.0.1:3306/test; tests needing one skip when its variable is unset.
+const (
+	envPostgres = "DOPPEL_TEST_POSTGRES"
+	envMySQL    = "DOPPEL_TEST_MYSQL"
+)
+
+func serverURL(t *testing.T, env string) string {
+	t.Helper()
+	u := os.Getenv(env)
+	if u == "" {
+		t.Skipf("%s is not set", env)
+	}
+	return u
+}
+
+// smallSpec is a short, contended, duplicate-heavy workload.
+func smallSpec(txns int) Spec {
+	s := DefaultSpec()
+	s.Sessions, s.Txns, s.Keys = 4, txns, 6
+	return s
+}
+
+// runForTest runs cfg in a temporary directory and checks the recording itself.
+func runForTest(t *testing.T, cfg RunConfig) *RunResult {
+	t.Helper()
+	if cfg.OutDir == "" {
+		cfg.OutDir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkRecording(t, cfg, res)
+	t.Logf("%s %s %s: %d ok, %d fail, %d info, %d kills, %.0f txns/s",
+		res.Dialect, cfg.Isolation, cfg.Append, res.OK, res.Fail, res.Info, res.Kills, res.TxnsPerSecond())
+	return res
+}
+
+// checkRecording asserts what every run must satisfy, whatever the database did:
+// every transaction recorded as an invoke and one completion of the same shape, in
+// index order, and the files parse back to the same history.
+func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
+	t.Helper()
+	n := res.OK + res.Fail + res.Info
+	if res.Unfinished != 0 {
+		t.Errorf("%d transactions never completed", res.Unfinished)
+	}
+	if cfg.Spec.Txns > 0 && !res.Interrupted && n != cfg.Spec.Txns {
+		t.Errorf("%d transactions completed, want %d", n, cfg.Spec.Txns)
+	}
+	if len(res.Events) != 2*n {
+		t.Errorf("%d events for %d transactions", len(res.Events), n)
+	}
+	open := map[int64]*history.Event{} // process -> its invoke
+	var lastTime int64
+	for i := range res.Events {
+		e := &res.Events[i]
+		if e.Index != int64(i) {
+			t.Fatalf("event %d has index %d", i, e.Index)
+		}
+		if e.Time < lastTime {
+			t.Errorf("event %d: time goes back", i)
+		}
+		lastTime = e.Time
+		inv := open[e.Process]
+		if e.Type == history.TypeInvoke {
+			if inv != nil {
+				t.Fatalf("event %d: process %d invokes twice", i, e.Process)
+			}
+			for _, op := range e.Value {
+				if !op.Append && op.Read != nil {
+					t.Fatalf("event %d: invoke with a known read", i)
+				}
+			}
+			open[e.Process] = e
+			continue
+		}
+		if inv == nil {
+			t.Fatalf("event %d: completion without invoke", i)
+		}
+		delete(open, e.Process)
+		if len(e.Value) != len(inv.Value) {
+			t.Fatalf("event %d: %d ops, invoke had %d", i, len(e.Value), len(inv.Value))
+		}
+		for j, op := range e.Value {
+			iop := inv.Value[j]
+			if op.Append != iop.Append || op.Key != iop.Key || op.Value != iop.Value {
+				t.Fatalf("event %d op %d differs from its invoke", i, j)
+			}
+			if !op.Append && (op.Read != nil) != (e.Type == history.TypeOK) {
+				t.Fatalf("event %d op %d: read known=%v for a %v completion", i, j, op.Read != nil, e.Type)
+			}
+		}
+		if e.Type != history.TypeOK && e.Error == "" {
+			t.Errorf("event %d: %v completion without an error", i, e.Type)
+		}
+	}
+	if res.History == nil || len(res.History.Txns) != n {
+		t.Fatalf("in-memory history has wrong transaction count")
+	}
+	for _, f := range res.Files {
+		h, err := history.ParseFile(f)
+		if err != nil {
+			t.Fatalf("the recorded file does not parse: %v", err)
+		}
+		if len(h.Txns) != n || len(h.Ops) != len(res.History.Ops) || !slices.Equal(h.ReadValues, res.History.ReadValues) {
+			t.Errorf("%s parses to %d txns, %d ops; in memory %d, %d", f, len(h.Txns), len(h.Ops), n, len(res.History.Ops))
+		}
+	}
+}
+
+// readsNotLinear returns a key whose ok reads are not all prefixes of one list, or -1.
+// Any database that keeps one version order per key (serializable, snapshot isolation)
+// passes; this holds without a checker.
+func readsNotLinear(events []history.Event) int64 {
+	longest := map[int64][]int64{}
+	var keys []int64
+	reads := map[int64][][]int64{}
+	for i := range events {
+		if events[i].Type != history.TypeOK {
+			continue
+		}
+		for _, op := range events[i].Value {
+			if op.Append {
+				continue
+			}
+			if _, ok := reads[op.Key]; !ok {
+				keys = append(keys, op.Key)
+			}
+			reads[op.Key] = append(reads[op.Key], op.Read)
+			if len(op.Read) > len(longest[op.Key]) {
+				longest[op.Key] = op.Read
+			}
+		}
+	}
+	for _, k := range keys {
+		for _, r := range reads[k] {
+			if !slices.Equal(r, longest[k][:len(r)]) {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// lostOwnWrites returns the indices of ok transactions that appended v to a key and
+// later read that key without v at the end: MDEV-26642's signature.
+func lostOwnWrites(events []history.Event) []int64 {
+	var found []int64
+	for i := range events {
+		e := &events[i]
+		if e.Type != history.TypeOK {
+			continue
+		}
+		last := map[int64]int64{} // key -> the txn's last value appended to it
+		for _, op := range e.Value {
+			if op.Append {
+				last[op.Key] = op.Value
+				continue
+			}
+			if v, ok := last[op.Key]; ok && (len(op.Read) == 0 || op.Read[len(op.Read)-1] != v) {
+				found = append(found, e.Index)
+				break
+			}
+		}
+	}
+	return found
+}
+
+// requireVerdict asserts the checker's verdict, and for Invalid that some anomaly type
+// starts with typePrefix.
+func requireVerdict(t *testing.T, res *RunResult, want check.Validity, typePrefix string) {
+	t.Helper()
+	if !res.Checked {
+		t.Fatal("the run was not checked")
+	}
+	r := &res.Check
+	if r.Valid != want {
+		t.Fatalf("verdict %v under %v, want %v; anomalies %v; %s", r.Valid, res.Models, want, r.AnomalyTypes, r.Message)
+	}
+	if typePrefix != "" && !slices.ContainsFunc(r.AnomalyTypes, func(s string) bool { return strings.HasPrefix(s, typePrefix) }) {
+		t.Fatalf("anomaly types %v, want one starting with %q", r.AnomalyTypes, typePrefix)
+	}
+}
+
+func TestRunSQLite(t *testing.T) {
+	for _, mode := range []string{AppendConcat, AppendRMW} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := RunConfig{Append: mode, Spec: smallSpec(200), Format: "both"}
+			res := runForTest(t, cfg)
+			if res.Dialect != "sqlite" || res.OK == 0 {
+				t.Fatalf("dialect %s, %d ok", res.Dialect, res.OK)
+			}
+			if k := readsNotLinear(res.Events); k >= 0 {
+				t.Errorf("reads of key %d are not prefixes of one list", k)
+			}
+			if len(res.Files) != 2 {
+				t.Errorf("files %v, want edn and jsonl", res.Files)
+			}
+			for _, name := range []string{"result.json", "run.json"} {
+				if _, err := os.Stat(filepath.Join(res.OutDir, name)); err != nil {
+					t.Error(err)
+				}
+			}
+			if !slices.Equal(res.Models, []string{"strict-serializable"}) {
+				t.Errorf("default models %v", res.Models)
+			}
+			requireVerdict(t, res, check.Valid, "")
+		})
+	}
+}
+
+func TestRunSQLiteDuration(t *testing.T) {
+	spec := smallSpec(0)
+	res := runForTest(t, RunConfig{Spec: spec, Duration: 300 * time.Millisecond, SkipCheck: true})
+	if res.OK == 0 || res.Interrupted {
+		t.Errorf("%d ok, interrupted %v", res.OK, res.Interrupted)
+	}
+}
+
+// Cancelling the context stops the run; the partial history is complete and checked.
+func TestRunSQLiteCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := RunConfig{Spec: smallSpec(0), Duration: time.Hour, OutDir: t.TempDir()}
+	progress := &strings.Builder{}
+	cfg.Progress = progress
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Error("not marked interrupted")
+	}
+	checkRecording(t, cfg, res)
+	requireVerdict(t, res, check.Valid, "")
+	if !strings.Contains(progress.String(), "txns") {
+		t.Errorf("no progress written: %q", progress.String())
+	}
+}
+
+func TestRunConfigErrors(t *testing.T) {
+	spec := smallSpec(10)
+	bad := spec
+	bad.Keys = 0
+	for name, cfg := range map[string]RunConfig{
+		"kill-conn on sqlite": {Spec: spec, Nemesis: NemesisKillConn},
+		"sqlite level":        {Spec: spec, Isolation: RepeatableRead},
+		"append":              {Spec: spec, Append: "prepend"},
+		"nemesis":             {Spec: spec, Nemesis: "partition"},
+		"no budget":           {Spec: smallSpec(0)},
+		"spec":                {Spec: bad},
+		"url":                 {Spec: spec, DB: "oracle://x"},
+		"format":              {Spec: spec, Format: "xml"},
+	} {
+		cfg.OutDir = t.TempDir()
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: err %v, want ErrConfig", name, err)
+		}
+	}
+}
+
+// A server that refuses connections is a database error, not a configuration error.
+func TestRunDatabaseError(t *testing.T) {
+	cfg := RunConfig{DB: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2", Spec: smallSpec(10), OutDir: t.TempDir()}
+	_, err := Run(context.Background(), cfg)
+	var dbErr *DBError
+	if !errors.As(err, &dbErr) {
+		t.Fatalf("err %v, want a DBError", err)
+	}
+}
+
+func TestPostgresSerializable(t *testing.T) {
+	url := serverURL(t, envPostgres)
+	for _, mode := range []string{AppendConcat, AppendRMW} {
+		t.Run(mode, func(t *testing.T) {
+			res := runForTest(t, RunConfig{DB: url, Append: mode, Spec: smallSpec(200)})
+			if k := readsNotLinear(res.Events); k >= 0 {
+				t.Errorf("reads of key %d are not prefixes of one list", k)
+			}
+			requireVerdict(t, res, check.Valid, "")
+		})
+	}
+}
+
+// writeSkewSpec makes transactions that read one key and append to another: under
+// snapshot isolation, concurrent ones with crossed keys commit a write skew.
+func writeSkewSpec(txns int) Spec {
+	s := DefaultSpec()
+	s.Sessions, s.Txns, s.Ops, s.Keys, s.Seed = 8, txns, 2, 4, 7
+	return s
+}
+
+func TestPostgresRepeatableReadIsNotSerializable(t *testing.T) {
+	url := serverURL(t, envPostgres)
+	// Write skew needs concurrency the scheduler may not give every time.
+	for attempt := 1; ; attempt++ {
+		res := runForTest(t, RunConfig{DB: url, Isolation: RepeatableRead, Spec: writeSkewSpec(300), Models: []string{"serializable"}})
+		if k := readsNotLinear(res.Events); k >= 0 {
+			t.Errorf("snapshot isolation broke key %d's version order", k)
+		}
+		if res.Check.Valid == check.Invalid || attempt == 3 {
+			requireVerdict(t, res, check.Invalid, "G2")
+			return
+		}
+	}
+}
+
+func TestPostgresKillConn(t *testing.T) {
+	url := serverURL(t, envPostgres)
+	res := runForTest(t, RunConfig{DB: url, Spec: smallSpec(300), Nemesis: NemesisKillConn, NemesisInterval: 20 * time.Millisecond})
+	if res.Kills == 0 {
+		t.Fatal("the nemesis killed no connection")
+	}
+	requireVerdict(t, res, check.Valid, "")
+}
+
+// mdevSpec is MDEV-26642's workload: few keys, all with duplicate values from a small
+// domain, so that a read-modify-write often writes back exactly what a concurrent
+// transaction committed.
+func mdevSpec(txns int) Spec {
+	s := DefaultSpec()
+	s.Sessions, s.Txns, s.Keys, s.DupKeys, s.ValDomain, s.Seed = 8, txns, 3, 1, 3, 3
+	return s
+}
+
+func TestMariaDBRepeatableReadLosesOwnWrites(t *testing.T) {
+	url := serverURL(t, envMySQL)
+	for attempt := 1; ; attempt++ {
+		res := runForTest(t, RunConfig{DB: url, Isolation: RepeatableRead, Append: AppendRMW, Spec: mdevSpec(300), Models: []string{"serializable"}})
+		lost := lostOwnWrites(res.Events)
+		if len(lost) > 0 || attempt == 3 {
+			if len(lost) == 0 {
+				t.Fatal("no transaction lost its own write (MDEV-26642 not reproduced)")
+			}
+			t.Logf("transactions that do not see their own append: %v", lost[:min(len(lost), 10)])
+			requireVerdict(t, res, check.Invalid, "internal")
+			return
+		}
+	}
+}
+
+func TestMariaDBSerializable(t *testing.T) {
+	url := serverURL(t, envMySQL)
+	for _, mode := range []string{AppendConcat, AppendRMW} {
+		t.Run(mode, func(t *testing.T) {
+			res := runForTest(t, RunConfig{DB: url, Append: mode, Spec: mdevSpec(200)})
+			if lost := lostOwnWrites(res.Events); len(lost) > 0 {
+				t.Errorf("transactions %v do not see their own appends", lost)
+			}
+			if k := readsNotLinear(res.Events); k >= 0 {
+				t.Errorf("reads of key %d are not prefixes of one list", k)
+			}
+			requireVerdict(t, res, check.Valid, "")
+		})
+	}
+}
+
+func TestMariaDBKillConn(t *testing.T) {
+	url := serverURL(t, envMySQL)
+	res := runForTest(t, RunConfig{DB: url, Spec: smallSpec(300), Nemesis: NemesisKillConn, NemesisInterval: 20 * time.Millisecond})
+	if res.Kills == 0 {
+		t.Fatal("the nemesis killed no connection")
+	}
+	requireVerdict(t, res, check.Valid, "")
+}
