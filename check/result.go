@@ -126,6 +126,7 @@ type Stats struct {
 	KeysFixed    int   `json:"keys_fixed"` // keys with exactly one segmentation
 	KeysOpen     int   `json:"keys_open"`  // keys left to the solver
 	Pruned       int   `json:"pruned"`     // choices removed before solving
+	Witnessed    int   `json:"witnessed"`  // models decided by the first guess, without search
 	Edges        int   `json:"edges"`
 	Decisions    int64 `json:"decisions"`
 	Conflicts    int64 `json:"conflicts"`

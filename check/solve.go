@@ -51,7 +51,15 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 func (c *checker) solve(m string, v *view) (Validity, string) {
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
+	guess, ok := c.witness(v)
+	if ok {
+		c.res.Stats.Witnessed++
+		return Valid, ""
+	}
 	s := c.newSolver(v)
+	for i, val := range guess {
+		s.SetPhase(sat.Var(i), val)
+	}
 	g := theory.NewGraph(v.nodes)
 	g.Propagation = !c.opts.Solver.NoTheoryPropagation
 	guard := make([]sat.Lit, 0, 4)

@@ -272,6 +272,13 @@ func (p *Problem) fullReader(k, ri int32, unobserved []int32) {
 	}
 }
 
+// UnobservedVar returns the variable "writer w is committed but unobserved on key k",
+// for writers of open keys that may or may not be observed.
+func (p *Problem) UnobservedVar(k, w int32) (int32, bool) {
+	v, ok := p.unobsVar[unobsKey{k, w}]
+	return v, ok
+}
+
 // UnobservedGuard is the condition for writer w (one of Plans[k].Unobserved) to be a
 // committed writer of key k that no read observed.
 func (p *Problem) UnobservedGuard(k, w int32) []Lit {

@@ -63,6 +63,7 @@ func (r *opRecord) reset() {
 // interner maps scalars to dense ids, integers through a map of int64 (the common,
 // fast case) and other atoms through their printed form.
 type interner struct {
+	small   []int32 // small[n] = id+1 of integer n, 0 if not seen
 	ints    map[int64]int32
 	strs    map[string]int32
 	printed *[]string
@@ -73,13 +74,29 @@ func newInterner(printed *[]string) interner {
 	return interner{ints: map[int64]int32{}, strs: map[string]int32{}, printed: printed}
 }
 
+// smallInts bounds the integers interned through interner.small, a slice indexed by
+// the integer itself: Jepsen keys and values are small, and this avoids hashing.
+const smallInts = 1 << 20
+
 func (in *interner) id(s *scalar) int32 {
 	if s.isInt {
-		if id, ok := in.ints[s.n]; ok {
+		small := s.n >= 0 && s.n < smallInts
+		if small && s.n < int64(len(in.small)) {
+			if id := in.small[s.n]; id > 0 {
+				return id - 1
+			}
+		} else if id, ok := in.ints[s.n]; ok {
 			return id
 		}
 		id := int32(len(*in.printed))
-		in.ints[s.n] = id
+		if small {
+			if s.n >= int64(len(in.small)) {
+				in.small = append(in.small, make([]int32, max(int(s.n)+1, 2*len(in.small))-len(in.small))...)
+			}
+			in.small[s.n] = id + 1
+		} else {
+			in.ints[s.n] = id
+		}
 		in.scratch = strconv.AppendInt(in.scratch[:0], s.n, 10)
 		*in.printed = append(*in.printed, string(in.scratch))
 		return id
@@ -156,6 +173,17 @@ func NewBuilder(source string) *Builder {
 	b.values = newInterner(&b.h.Values)
 	b.proc = newInterner(&b.h.Processes)
 	return b
+}
+
+// reserve sizes the history's slices for an input of about size bytes, with ratios
+// below those of real histories, so that they rarely grow (and copy) more than once.
+func (b *Builder) reserve(size int64) {
+	if size <= 0 || size > 1<<40 {
+		return
+	}
+	b.h.Txns = make([]Txn, 0, size/512)
+	b.h.Ops = make([]MicroOp, 0, size/128)
+	b.h.ReadValues = make([]int32, 0, size/32)
 }
 
 // FromEvents builds a History from in-memory events with exactly the parsers' pairing

@@ -12,22 +12,23 @@ import (
 // not :txn (nemesis operations, say) are counted in History.Events and otherwise
 // skipped. source names the input in messages.
 func ParseEDN(r io.Reader, source string) (*History, error) {
-	return parse(newScanner(r, source), false)
+	return parse(newScanner(r, source), false, inputSize(r))
 }
 
 // ParseJSON reads the same history as JSON: one object per line, or one array of
 // objects. Names ("ok", "append", "r") may also be written as keywords (":ok"); a
 // string key or value ":x" is the keyword :x.
 func ParseJSON(r io.Reader, source string) (*History, error) {
-	return parse(newScanner(r, source), true)
+	return parse(newScanner(r, source), true, inputSize(r))
 }
 
 // Parse reads a history in EDN or JSON, telling them apart by the first operation:
 // keyword keys (:type) mean EDN, string keys ("type") mean JSON.
 func Parse(r io.Reader, source string) (*History, error) {
+	size := inputSize(r)
 	s := newScanner(r, source)
 	s.json = looksJSON(s)
-	return parse(s, s.json)
+	return parse(s, s.json, size)
 }
 
 // ParseFile parses the history in the file at path ("-" is standard input).
@@ -41,6 +42,19 @@ func ParseFile(path string) (*History, error) {
 	}
 	defer f.Close()
 	return Parse(f, path)
+}
+
+// inputSize returns the size of r's data if it is known cheaply, else -1.
+func inputSize(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case *os.File:
+		if st, err := r.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return -1
 }
 
 // looksJSON peeks at the start of the input without consuming anything that matters:
@@ -74,9 +88,10 @@ func looksJSON(s *scanner) bool {
 	return s.peekAt(i) == '"'
 }
 
-func parse(s *scanner, json bool) (*History, error) {
+func parse(s *scanner, json bool, size int64) (*History, error) {
 	s.json = json
 	b := NewBuilder(s.file)
+	b.reserve(size)
 	p := parser{s: s, b: b}
 	if err := p.run(); err != nil {
 		return nil, err

@@ -322,6 +322,16 @@ func equalHistories(t *testing.T, a, b *History) {
 		for i := range c.Txns {
 			c.Txns[i].Line = 0
 		}
+		// Reserved capacity may make empty slices non-nil.
+		if len(c.Txns) == 0 {
+			c.Txns = nil
+		}
+		if len(c.Ops) == 0 {
+			c.Ops = nil
+		}
+		if len(c.ReadValues) == 0 {
+			c.ReadValues = nil
+		}
 		return c
 	}
 	sa, sb := strip(a), strip(b)
@@ -366,6 +376,11 @@ func TestRoundTrip(t *testing.T) {
 		inputs[f] = h
 	}
 	inputs["mixed"] = parseString(t, false, mixedHistory)
+	// Never completed, same process: must stay in invoke order, not be re-paired.
+	inputs["stacked"] = parseString(t, false, "{:type :invoke :process 0 :index 4}{:type :invoke :process 0 :index 5}")
+	// A trailing :info completion pairs with the latest invoke; the other never completes.
+	inputs["trailing info"] = parseString(t, false, "{:type :invoke :process 0 :value [[:append 1 1]]}\n"+
+		"{:type :invoke :process 0 :value [[:append 1 2]]}\n{:type :info :process 0 :index 7}\n{:type :info :value [[:append 2 :v]]}")
 	for name, h := range inputs {
 		var e, j, ej bytes.Buffer
 		if err := WriteHistoryEDN(&e, h); err != nil {
@@ -484,7 +499,36 @@ func TestOneByteReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(h1, h2) {
-		t.Errorf("one-byte reads differ")
+	equalHistories(t, h1, h2)
+	checkSummaries(t, h2, summaries(h1)) // lines too
+	var j bytes.Buffer
+	if err := WriteHistoryJSON(&j, h1); err != nil {
+		t.Fatal(err)
+	}
+	hj1 := parseString(t, true, j.String())
+	hj2, err := Parse(&byteReader{data: j.Bytes()}, "h.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalHistories(t, hj1, hj2)
+	checkSummaries(t, hj2, summaries(hj1))
+	if !strings.Contains(j.String(), `["append",":x","s"]`) || !strings.Contains(j.String(), `"process":":p1"`) {
+		t.Errorf("JSON keywords and strings:\n%s", j.String())
+	}
+}
+
+func TestDeepNesting(t *testing.T) {
+	for _, text := range []string{
+		"{:a " + strings.Repeat("[", 5000),
+		"{:type :ok, :value " + strings.Repeat("#_", 5000) + "[]}",
+		strings.Repeat("#a ", 5000) + "{}",
+	} {
+		_, err := ParseEDN(strings.NewReader(text), "deep.edn")
+		if err == nil || !strings.Contains(err.Error(), "nested more than") {
+			t.Errorf("%.20s...: %v", text, err)
+		}
+	}
+	if _, err := ParseJSON(strings.NewReader(`{"a":`+strings.Repeat("[", 5000)), "deep.json"); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("JSON: %v", err)
 	}
 }

@@ -204,6 +204,9 @@ func (s *scanner) skipSpace() error {
 					return nil
 				}
 				s.pos += 2
+				if err := s.enter(); err != nil {
+					return err
+				}
 				if err := s.skipSpace(); err != nil {
 					return err
 				}
@@ -212,6 +215,7 @@ func (s *scanner) skipSpace() error {
 				if _, err := s.value(); err != nil {
 					return err
 				}
+				s.depth--
 				s.t.nodes, s.t.kids, s.t.text = s.t.nodes[:mark], s.t.kids[:kmark], s.t.text[:tmark]
 			default:
 				return nil
@@ -440,7 +444,6 @@ func (s *scanner) collection(kind nodeKind, close byte, line, col int32) (int32,
 	if err := s.enter(); err != nil {
 		return 0, err
 	}
-	defer func() { s.depth-- }()
 	mark := len(s.t.stack)
 	for {
 		if err := s.skipSpace(); err != nil {
@@ -467,6 +470,7 @@ func (s *scanner) collection(kind nodeKind, close byte, line, col int32) (int32,
 	if kind == nMap && len(elems)%2 != 0 {
 		return 0, &ParseError{File: s.file, Line: int(line), Col: int(col), Msg: "map has a key without a value"}
 	}
+	s.depth--
 	ks := int32(len(s.t.kids))
 	s.t.kids = append(s.t.kids, elems...)
 	s.t.stack = s.t.stack[:mark]
@@ -739,7 +743,6 @@ func (s *scanner) jsonArray(line, col int32) (int32, error) {
 	if err := s.enter(); err != nil {
 		return 0, err
 	}
-	defer func() { s.depth-- }()
 	mark := len(s.t.stack)
 	for {
 		if err := s.skipSpace(); err != nil {
@@ -759,6 +762,7 @@ func (s *scanner) jsonArray(line, col int32) (int32, error) {
 		}
 		s.t.stack = append(s.t.stack, v)
 	}
+	s.depth--
 	ks := int32(len(s.t.kids))
 	s.t.kids = append(s.t.kids, s.t.stack[mark:]...)
 	s.t.stack = s.t.stack[:mark]
@@ -769,7 +773,6 @@ func (s *scanner) jsonObject(line, col int32) (int32, error) {
 	if err := s.enter(); err != nil {
 		return 0, err
 	}
-	defer func() { s.depth-- }()
 	mark := len(s.t.stack)
 	for {
 		if err := s.skipSpace(); err != nil {
@@ -803,6 +806,7 @@ func (s *scanner) jsonObject(line, col int32) (int32, error) {
 		}
 		s.t.stack = append(s.t.stack, k, v)
 	}
+	s.depth--
 	ks := int32(len(s.t.kids))
 	s.t.kids = append(s.t.kids, s.t.stack[mark:]...)
 	s.t.stack = s.t.stack[:mark]

@@ -8,13 +8,16 @@ import (
 	"strings"
 )
 
-// maxDIMACSVars bounds the declared variable count so a bad header cannot exhaust memory.
-const maxDIMACSVars = 1 << 26
+// maxDIMACSVars bounds the declared variable count so a bad header cannot exhaust memory
+// (each variable costs about 100 bytes).
+const maxDIMACSVars = 1 << 24
 
 // ParseDIMACS reads a CNF formula in DIMACS format ("p cnf VARS CLAUSES", comment lines
 // starting with "c", clauses as 0-terminated integer lists that may span lines; a line "%"
 // ends the input, as in SATLIB files). Errors name the line.
-func ParseDIMACS(r io.Reader) (*Solver, error) {
+func ParseDIMACS(r io.Reader) (*Solver, error) { return parseDIMACS(r, maxDIMACSVars) }
+
+func parseDIMACS(r io.Reader, maxVars int) (*Solver, error) {
 	br := bufio.NewReader(r)
 	s := New()
 	var clause []Lit
@@ -45,7 +48,7 @@ func ParseDIMACS(r io.Reader) (*Solver, error) {
 			}
 			nv, err1 := strconv.Atoi(fields[2])
 			nc, err2 := strconv.Atoi(fields[3])
-			if err1 != nil || err2 != nil || nv < 0 || nc < 0 || nv > maxDIMACSVars {
+			if err1 != nil || err2 != nil || nv < 0 || nc < 0 || nv > maxVars {
 				return nil, fmt.Errorf("dimacs: line %d: bad counts in %q", lineNo, strings.TrimSpace(line))
 			}
 			header = true

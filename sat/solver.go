@@ -13,16 +13,6 @@ const (
 	reasonTheory int32 = -2 // implied by the theory; ask Theory.Explain when needed
 )
 
-// clause is a problem or learned clause. For a clause that is the reason of an assignment,
-// lits[0] is the implied literal; lits[0] and lits[1] are the watched literals.
-type clause struct {
-	lits     []Lit
-	lbd      int32
-	activity float32
-	learnt   bool
-	deleted  bool
-}
-
 // watcher is an entry of a watch list: the clause, and a blocker literal of it; if the
 // blocker is true the clause is satisfied and need not be visited.
 type watcher struct {
@@ -33,10 +23,11 @@ type watcher struct {
 // Solver is a CDCL SAT solver. It is not safe for concurrent use, except Interrupt.
 type Solver struct {
 	// Clause database.
-	clauses   []clause
-	freeCrefs []int32 // slots of deleted clauses, reused by newClause
-	learnts   []int32
-	watches   [][]watcher // watches[l]: clauses watching l.Not(), visited when l becomes true
+	arena      []Lit // all clauses, see arena.go
+	wasted     int   // arena entries of deleted clauses
+	numProblem int
+	learnts    []int32
+	watches    [][]watcher // watches[l]: clauses watching l.Not(), visited when l becomes true
 
 	// Original clauses as given to AddClause, for WriteDIMACS.
 	origLits []Lit
@@ -157,7 +148,7 @@ func (s *Solver) NewVar() Var {
 func (s *Solver) NumVars() int { return len(s.assigns) }
 
 // NumClauses returns the number of problem clauses kept after level-0 simplification.
-func (s *Solver) NumClauses() int { return len(s.clauses) - len(s.freeCrefs) - len(s.learnts) }
+func (s *Solver) NumClauses() int { return s.numProblem }
 
 // NumLearnts returns the number of learned clauses currently kept.
 func (s *Solver) NumLearnts() int { return len(s.learnts) }
@@ -304,20 +295,8 @@ func (s *Solver) AddClause(lits ...Lit) bool {
 	return true
 }
 
-func (s *Solver) newClause(lits []Lit, learnt bool, lbd int) int32 {
-	c := clause{lits: append([]Lit(nil), lits...), learnt: learnt, lbd: int32(lbd)}
-	if n := len(s.freeCrefs); n > 0 {
-		cr := s.freeCrefs[n-1]
-		s.freeCrefs = s.freeCrefs[:n-1]
-		s.clauses[cr] = c
-		return cr
-	}
-	s.clauses = append(s.clauses, c)
-	return int32(len(s.clauses) - 1)
-}
-
 func (s *Solver) attach(cr int32) {
-	lits := s.clauses[cr].lits
+	lits := s.lits(cr)
 	s.watches[lits[0].Not()] = append(s.watches[lits[0].Not()], watcher{cr, lits[1]})
 	s.watches[lits[1].Not()] = append(s.watches[lits[1].Not()], watcher{cr, lits[0]})
 }
@@ -350,7 +329,7 @@ func (s *Solver) propagate() int32 {
 				j++
 				continue
 			}
-			lits := s.clauses[w.cref].lits
+			lits := s.lits(w.cref)
 			if lits[0] == falseLit {
 				lits[0], lits[1] = lits[1], falseLit
 			}
@@ -423,7 +402,7 @@ func (s *Solver) propagateAll() (int32, []Lit) {
 func (s *Solver) reasonLits(v Var) []Lit {
 	r := s.reason[v]
 	if r >= 0 {
-		return s.clauses[r].lits
+		return s.lits(r)
 	}
 	if r != reasonTheory {
 		return nil
@@ -493,11 +472,11 @@ func (s *Solver) bumpVar(v Var) {
 }
 
 func (s *Solver) bumpClause(cr int32) {
-	c := &s.clauses[cr]
-	c.activity += float32(s.claInc)
-	if c.activity > 1e20 {
+	a := s.activityOf(cr) + float32(s.claInc)
+	s.setActivity(cr, a)
+	if a > 1e20 {
 		for _, lr := range s.learnts {
-			s.clauses[lr].activity *= 1e-20
+			s.setActivity(lr, s.activityOf(lr)*1e-20)
 		}
 		s.claInc *= 1e-20
 	}
@@ -533,12 +512,11 @@ func (s *Solver) analyze(confl []Lit, cr int32) ([]Lit, int) {
 	idx := len(s.trail) - 1
 	lits := confl
 	for {
-		if cr >= 0 && s.clauses[cr].learnt {
+		if cr >= 0 && s.isLearnt(cr) {
 			s.bumpClause(cr)
-			c := &s.clauses[cr]
-			if c.lbd > 2 {
-				if lbd := int32(s.computeLBD(c.lits)); lbd+1 < c.lbd {
-					c.lbd = lbd
+			if old := s.lbd(cr); old > 2 {
+				if lbd := int32(s.computeLBD(lits)); lbd+1 < old {
+					s.setLBD(cr, lbd)
 				}
 			}
 		}
@@ -676,7 +654,7 @@ func (s *Solver) analyzeFinal(p Lit) {
 func (s *Solver) resolveConflict(cr int32, theoryConfl []Lit) bool {
 	confl := theoryConfl
 	if cr >= 0 {
-		confl = s.clauses[cr].lits
+		confl = s.lits(cr)
 	} else {
 		// A theory conflict may lie entirely below the current level: go there first.
 		maxLevel := 0
@@ -780,7 +758,7 @@ func luby(i int) int64 {
 
 // locked reports whether learned clause cr is the reason of an assignment.
 func (s *Solver) locked(cr int32) bool {
-	l := s.clauses[cr].lits[0]
+	l := s.arena[cr+clauseHeader]
 	return s.reason[l.Var()] == cr && s.Value(l) == LTrue
 }
 
@@ -788,21 +766,18 @@ func (s *Solver) locked(cr int32) bool {
 // activity), keeping glue clauses (LBD <= 2), binary clauses and reasons.
 func (s *Solver) reduceDB() {
 	sort.Slice(s.learnts, func(a, b int) bool {
-		ca, cb := &s.clauses[s.learnts[a]], &s.clauses[s.learnts[b]]
-		if ca.lbd != cb.lbd {
-			return ca.lbd > cb.lbd
+		ca, cb := s.learnts[a], s.learnts[b]
+		if la, lb := s.lbd(ca), s.lbd(cb); la != lb {
+			return la > lb
 		}
-		return ca.activity < cb.activity
+		return s.activityOf(ca) < s.activityOf(cb)
 	})
 	limit := len(s.learnts) / 2
 	j := 0
 	deleted := 0
 	for i, cr := range s.learnts {
-		c := &s.clauses[cr]
-		if i < limit && c.lbd > 2 && len(c.lits) > 2 && !s.locked(cr) {
-			c.deleted = true
-			c.lits = nil
-			s.freeCrefs = append(s.freeCrefs, cr)
+		if i < limit && s.lbd(cr) > 2 && s.arena[cr] > 2 && !s.locked(cr) {
+			s.deleteClause(cr)
 			deleted++
 			continue
 		}
@@ -818,13 +793,14 @@ func (s *Solver) reduceDB() {
 		ws := s.watches[l]
 		k := 0
 		for _, w := range ws {
-			if !s.clauses[w.cref].deleted {
+			if !s.isDeleted(w.cref) {
 				ws[k] = w
 				k++
 			}
 		}
 		s.watches[l] = ws[:k]
 	}
+	s.collectGarbage()
 }
 
 func (s *Solver) pickBranch() Lit {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+	"time"
 )
 
 // lit converts a DIMACS integer to a literal.
@@ -293,6 +294,18 @@ func TestConflictLimit(t *testing.T) {
 	s3.Interrupt()
 	if s3.Solve() != Unknown {
 		t.Fatal("interrupt before Solve")
+	}
+	// PHP(11,10) takes far longer than any test; the interrupt must stop it.
+	n4, cnf4 := pigeonhole(10)
+	s4 := newSolverWith(n4, cnf4)
+	go s4.Interrupt()
+	if s4.Solve() != Unknown {
+		t.Fatal("interrupt from another goroutine")
+	}
+	s5 := newSolverWith(n4, cnf4)
+	s5.SetDeadline(time.Now().Add(-time.Second))
+	if s5.Solve() != Unknown {
+		t.Fatal("deadline in the past")
 	}
 }
 

@@ -121,6 +121,11 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 			return c <= k
 		}
 		for round := 0; round < 3; round++ {
+			if round == 2 { // a clause added between calls, with the theory attached
+				extra := randomCNF(rng, n, 1, 2)[0]
+				s.AddClause(extra...)
+				cnf = append(cnf, extra)
+			}
 			var assumps []Lit
 			if round > 0 {
 				for _, v := range rng.Perm(n)[:rng.Intn(4)] {

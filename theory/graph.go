@@ -239,6 +239,7 @@ func (g *Graph) Init() (cycle []int) {
 		}
 	}
 
+	g.initialOrder()
 	for e := range m {
 		n := g.guardStart[e+1] - g.guardStart[e]
 		g.remaining[e] = n
@@ -253,6 +254,54 @@ func (g *Graph) Init() (cycle []int) {
 	}
 	g.initPending = true
 	return nil
+}
+
+// initialOrder starts the topological order as a reverse DFS postorder of all
+// edges, guarded ones included: any permutation is a valid start for
+// Pearce–Kelly, and this one already agrees with every edge of a DAG-ish graph,
+// so enablings rarely have to reorder.
+func (g *Graph) initialOrder() {
+	n := g.nodes
+	outStart := make([]int32, n+1)
+	for _, u := range g.from {
+		outStart[u+1]++
+	}
+	for i := 1; i <= n; i++ {
+		outStart[i] += outStart[i-1]
+	}
+	outTo := make([]int32, len(g.from))
+	next := slices.Clone(outStart[:n]) // fill cursor, then DFS edge cursor
+	for e, u := range g.from {
+		outTo[next[u]] = g.to[e]
+		next[u]++
+	}
+	copy(next, outStart[:n])
+	visited := make([]bool, n)
+	pos := int32(n)
+	var stack []int32
+	for root := range int32(n) {
+		if visited[root] {
+			continue
+		}
+		visited[root] = true
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			if next[x] < outStart[x+1] {
+				w := outTo[next[x]]
+				next[x]++
+				if !visited[w] {
+					visited[w] = true
+					stack = append(stack, w)
+				}
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			pos--
+			g.ord[x] = pos
+			g.nodeAt[pos] = x
+		}
+	}
 }
 
 // LastCycle returns the edge ids of the last cycle found (a conflict, or the

@@ -240,6 +240,14 @@ func checkModel(in *instance, s *sat.Solver, g *Graph, assumptions []sat.Lit) er
 func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand) {
 	t.Helper()
 	s := sat.New()
+	opts := sat.DefaultOptions()
+	opts.Heuristic = []string{"vsids", "static"}[rng.IntN(2)]
+	opts.Restarts = []string{"glucose", "luby", "none"}[rng.IntN(3)]
+	opts.LubyUnit = 2
+	opts.ReduceFirst = 1 + int64(rng.IntN(20))
+	opts.ReduceInc = 5
+	opts.PhaseSaving = rng.IntN(2) == 0
+	s.SetOptions(opts)
 	for range in.vars {
 		s.NewVar()
 	}

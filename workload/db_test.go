@@ -2,11 +2,13 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestParseList(t *testing.T) {
@@ -147,6 +149,16 @@ func TestCertainAbort(t *testing.T) {
 	} {
 		if got := my.certainAbort(tc.err); got != tc.want {
 			t.Errorf("mysql certainAbort(%v) = %v", tc.err, got)
+		}
+	}
+	pg, _ := openDialect("postgres://u@h/db")
+	for _, tc := range []struct {
+		code string
+		want bool
+	}{{"40001", true}, {"40P01", true}, {"57P01", false}, {"23505", false}} {
+		err := fmt.Errorf("append: %w", &pgconn.PgError{Code: tc.code})
+		if got := pg.certainAbort(err); got != tc.want {
+			t.Errorf("postgresql certainAbort(SQLSTATE %s) = %v", tc.code, got)
 		}
 	}
 }

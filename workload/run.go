@@ -67,6 +67,8 @@ type RunConfig struct {
 type RunResult struct {
 	Database  string // the URL without credentials
 	Dialect   string // postgresql, mysql, sqlite
+	Isolation string
+	Append    string
 	Table     string
 	OutDir    string
 	Files     []string // history files written
@@ -195,7 +197,7 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	if cfg.Nemesis == NemesisKillConn && d.backendIDSQL == "" {
 		return nil, fmt.Errorf("%w: --nemesis kill-conn needs a client/server database; %s is embedded", ErrConfig, d.name)
 	}
-	res := &RunResult{Database: d.redacted, Dialect: d.name, OutDir: cfg.OutDir}
+	res := &RunResult{Database: d.redacted, Dialect: d.name, Isolation: cfg.Isolation, Append: cfg.Append, OutDir: cfg.OutDir}
 	if len(cfg.Models) == 0 {
 		res.Models, res.ModelNote = DefaultModels(d.name, cfg.Isolation)
 	} else {
@@ -485,6 +487,11 @@ func (r *runner) connect(s int) (*sql.Conn, error) {
 		}
 		ctx, cancel := context.WithTimeout(r.opCtx, 10*time.Second)
 		conn, err := r.db.Conn(ctx)
+		if err == nil {
+			for _, q := range r.d.sessionSQL {
+				_, _ = conn.ExecContext(ctx, q) // best effort, see sessionSQL
+			}
+		}
 		if err == nil && r.d.backendIDSQL != "" && r.cfg.Nemesis != "" {
 			var id int64
 			if id, err = r.d.backendID(ctx, conn); err == nil {

@@ -51,7 +51,7 @@ func runForTest(t *testing.T, cfg RunConfig) *RunResult {
 	}
 	checkRecording(t, cfg, res)
 	t.Logf("%s %s %s: %d ok, %d fail, %d info, %d kills, %.0f txns/s",
-		res.Dialect, cfg.Isolation, cfg.Append, res.OK, res.Fail, res.Info, res.Kills, res.TxnsPerSecond())
+		res.Dialect, res.Isolation, res.Append, res.OK, res.Fail, res.Info, res.Kills, res.TxnsPerSecond())
 	return res
 }
 

@@ -24,6 +24,7 @@ func runCheck(args []string) int {
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
+	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
 		fs.PrintDefaults()
@@ -37,6 +38,12 @@ func runCheck(args []string) int {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return exitUsage
+	}
+	if stop, err := startProfile(*prof); err != nil {
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	} else {
+		defer stop()
 	}
 	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts}
 	t0 := time.Now()
