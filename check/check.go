@@ -31,6 +31,7 @@ type checker struct {
 	start time.Time
 	// siGuards holds the guards of edges only snapshot isolation has.
 	siGuards []encode.Lit
+	litNames []string // what each variable means, for explanations
 }
 
 func (c *checker) run(names []string) Result {

@@ -11,7 +11,7 @@ import (
 )
 
 // maxShownAttributions bounds how many attributions an UNSAT explanation walks through.
-const maxShownAttributions = 4
+const maxShownAttributions = 8
 
 // edgeFilter returns which edges model m's graph has.
 func edgeFilter(m string) func(e *encode.Edge) bool {
@@ -99,17 +99,22 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, st.Conflicts)
 }
 
-// explainUnsat shows, for a few ways of attributing the duplicated values (solutions of
-// the Boolean part alone), the cycle each closes.
+// explainUnsat proves the violation by cases: it takes an attribution of the duplicated
+// values (a solution of the Boolean part alone), shows the cycle it closes, rules out
+// every attribution with the same choices on that cycle, and repeats. When the
+// Boolean part runs out of solutions, the cycles shown cover every attribution.
 func (c *checker) explainUnsat(m string, v *view) {
-	p := c.p
 	s := c.newSolver(v)
 	var parts []string
 	var first []int32
 	typ := ""
 	var scratch bfsScratch
+	complete := false
+	txns := map[int32]bool{}
+	a := Anomaly{}
 	for n := 0; n < maxShownAttributions; n++ {
 		if s.Solve() != sat.Sat {
+			complete = true
 			break
 		}
 		holds := func(e *encode.Edge) bool {
@@ -126,78 +131,109 @@ func (c *checker) explainUnsat(m string, v *view) {
 			break // cannot happen when the full problem is UNSAT
 		}
 		inComp := make([]bool, g.n)
-		for _, v := range comps[0] {
-			inComp[v] = true
+		for _, x := range comps[0] {
+			inComp[x] = true
 		}
-		cycle := g.path(comps[0][0], comps[0][0], func(v int32) bool { return inComp[v] }, holds, &scratch)
+		cycle := g.path(comps[0][0], comps[0][0], func(x int32) bool { return inComp[x] }, holds, &scratch)
 		if first == nil {
 			first, typ = cycle, c.classify(v, cycle)
 		}
-		var why []string
+		var why, choices []string
+		var block []sat.Lit
+		seenLit := map[encode.Lit]bool{}
 		for _, st := range c.steps(v, cycle) {
 			why = append(why, c.explain(st))
-		}
-		parts = append(parts, fmt.Sprintf("Attribution %d (%s): %s.", n+1, c.attribution(s), strings.Join(why, "; ")))
-		// Block this attribution.
-		var block []sat.Lit
-		for k := range p.SegVar {
-			for _, v := range p.SegVar[k] {
-				if s.ModelValue(sat.PosLit(sat.Var(v))) {
-					block = append(block, sat.NegLit(sat.Var(v)))
+			txns[st.from] = true
+			for _, e := range []*encode.Edge{st.in, st.out} {
+				if e == nil {
+					continue
+				}
+				for _, l := range c.guard(e) {
+					if !seenLit[l] {
+						seenLit[l] = true
+						block = append(block, sat.Lit(l^1))
+						choices = append(choices, c.describeLit(v, l))
+					}
 				}
 			}
 		}
-		for _, v := range p.CommitVar {
-			if v >= 0 {
-				block = append(block, sat.Lit(encode.Pos(v)^boolBit(s.ModelValue(sat.PosLit(sat.Var(v))))))
+		if n == 0 {
+			for _, st := range c.steps(v, cycle) {
+				a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: c.explain(st)})
 			}
 		}
+		parts = append(parts, fmt.Sprintf("Case %d, if %s: %s.", n+1, strings.Join(choices, " and "), strings.Join(why, "; ")))
 		if len(block) == 0 || !s.AddClause(block...) {
+			complete = true
 			break
 		}
 	}
 	if first == nil {
 		return
 	}
-	a := Anomaly{Type: typ}
-	seen := map[int32]bool{}
+	a.Type = typ
 	for _, st := range c.steps(v, first) {
-		if !seen[st.from] {
-			seen[st.from] = true
+		if txns[st.from] {
 			a.Txns = append(a.Txns, c.txnRef(st.from))
+			delete(txns, st.from)
 		}
-		a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: c.explain(st)})
 	}
-	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends, and under %s every one closes a cycle. ", m) +
-		strings.Join(parts, " ")
+	for t := range txns {
+		a.Txns = append(a.Txns, c.txnRef(t))
+	}
+	end := "These cases cover every attribution."
+	if !complete {
+		end = fmt.Sprintf("(Only the first %d cases are shown; the solver refuted the rest.)", maxShownAttributions)
+	}
+	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. ", m) +
+		strings.Join(parts, " ") + " " + end
 	c.res.Anomalies = append(c.res.Anomalies, a)
 	c.found[typ] = true
 }
 
-func boolBit(b bool) int32 {
-	if b {
-		return 1
+// describeLit says what a guard literal chooses, in the history's terms.
+func (c *checker) describeLit(v *view, l encode.Lit) string {
+	if c.litNames == nil {
+		c.nameVars(v)
 	}
-	return 0
+	name := c.litNames[l>>1]
+	if name == "" {
+		name = fmt.Sprintf("choice %d", l>>1)
+	}
+	if l&1 == 1 {
+		return "not (" + name + ")"
+	}
+	return name
 }
 
-// attribution describes a solution's blocks on the open keys: "key 1 = [1 2 1]: T1 [1] | T2 [2 1]".
-func (c *checker) attribution(s *sat.Solver) string {
-	p, h := c.p, c.h
-	var keys []string
+// nameVars describes the problem's variables that guards use.
+func (c *checker) nameVars(v *view) {
+	p, h, in := c.p, c.h, c.p.In
+	c.litNames = make([]string, p.NumVars+v.extraVars)
 	for k := range p.SegVar {
-		if len(p.SegVar[k]) == 0 {
-			continue
+		for i, sv := range p.SegVar[k] {
+			cand := p.Plans[k].Cands[i]
+			c.litNames[sv] = fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, in.Writers[cand.Writer].Txn),
+				encode.ListString(h, in.Vals(cand.Writer)), cand.Pos, h.Keys[k])
 		}
-		var blocks []string
-		for i, v := range p.SegVar[k] {
-			if s.ModelValue(sat.PosLit(sat.Var(v))) {
-				cand := p.Plans[k].Cands[i]
-				blocks = append(blocks, fmt.Sprintf("%s %s", encode.TxnName(h, p.In.Writers[cand.Writer].Txn),
-					encode.ListString(h, p.In.Vals(cand.Writer))))
+		for _, w := range p.Plans[k].Unobserved {
+			if u, ok := p.UnobservedVar(int32(k), w); ok {
+				c.litNames[u] = fmt.Sprintf("%s's append to key %s is not in the list", encode.TxnName(h, in.Writers[w].Txn), h.Keys[k])
 			}
 		}
-		keys = append(keys, fmt.Sprintf("key %s = %s: %s", h.Keys[k], encode.ListString(h, p.In.Keys[k].Trace), strings.Join(blocks, " | ")))
 	}
-	return strings.Join(keys, "; ")
+	for t, cv := range p.CommitVar {
+		if cv >= 0 {
+			c.litNames[cv] = encode.TxnName(h, int32(t)) + " committed"
+		}
+	}
+	for i := range v.edges {
+		e := &v.edges[i]
+		if e.G0 < 0 && e.Pos < 0 {
+			g := c.guard(e)
+			if o := g[len(g)-1]; o&1 == 0 {
+				c.litNames[o>>1] = fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To)))
+			}
+		}
+	}
 }
