@@ -45,6 +45,11 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				if got == Unknown {
 					t.Fatalf("seed %d: unknown without a limit: %s\n%s", seed, res.Message, brute.Format(h))
 				}
+				// The same verdict without the first-guess shortcut exercises the solver.
+				slow, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
+				if slow.Valid != got {
+					t.Errorf("seed %d: %s: %v with the witness shortcut, %v without\n%s", seed, m, got, slow.Valid, brute.Format(h))
+				}
 				if (got == Valid) != want {
 					fails++
 					if fails <= 5 {

@@ -68,8 +68,8 @@ type Options struct {
 
 // SolverOptions select solver heuristics.
 type SolverOptions struct {
-	NoTheoryPropagation bool
-	NoPrune             bool
+	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
+	NoWitness           bool // always search, even when the first guess is a solution
 }
 
 // Result is the outcome of checking one history against one or more models.
