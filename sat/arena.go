@@ -8,8 +8,8 @@ import "math"
 //	arena[cr]   number of literals
 //	arena[cr+1] flags: bit 0 learned, bit 1 deleted, bits 2.. LBD
 //	arena[cr+2] activity (float32 bits); during garbage collection, the new reference
-//	arena[cr+3:cr+3+size] the literals; for a reason clause lits[0] is the implied literal,
-//	                      and lits[0], lits[1] are the watched literals
+//	arena[cr+3:cr+3+size] the literals; lits[0], lits[1] are the watched ones, and for a
+//	                      reason clause of three or more literals lits[0] is the implied one
 const (
 	clauseHeader  = 3
 	flagLearnt    = 1
@@ -80,8 +80,12 @@ func (s *Solver) collectGarbage() {
 	}
 	for l := range s.watches {
 		ws := s.watches[l]
-		for i := range ws {
-			ws[i].cref = int32(old[ws[i].cref+2])
+		for i, w := range ws {
+			if w.cref < 0 {
+				ws[i].cref = ^int32(old[^w.cref+2])
+			} else {
+				ws[i].cref = int32(old[w.cref+2])
+			}
 		}
 	}
 	for _, l := range s.trail {

@@ -14,10 +14,20 @@ const (
 )
 
 // watcher is an entry of a watch list: the clause, and a blocker literal of it; if the
-// blocker is true the clause is satisfied and need not be visited.
+// blocker is true the clause is satisfied and need not be visited. For a binary clause cref
+// is stored complemented (^cr < 0) and the blocker is the other literal, so propagation
+// never reads the clause itself.
 type watcher struct {
 	cref    int32
 	blocker Lit
+}
+
+// clauseRef returns the clause reference of w, binary or not.
+func (w watcher) clauseRef() int32 {
+	if w.cref < 0 {
+		return ^w.cref
+	}
+	return w.cref
 }
 
 // Solver is a CDCL SAT solver. It is not safe for concurrent use, except Interrupt.
@@ -297,8 +307,12 @@ func (s *Solver) AddClause(lits ...Lit) bool {
 
 func (s *Solver) attach(cr int32) {
 	lits := s.lits(cr)
-	s.watches[lits[0].Not()] = append(s.watches[lits[0].Not()], watcher{cr, lits[1]})
-	s.watches[lits[1].Not()] = append(s.watches[lits[1].Not()], watcher{cr, lits[0]})
+	wr := cr
+	if len(lits) == 2 {
+		wr = ^cr
+	}
+	s.watches[lits[0].Not()] = append(s.watches[lits[0].Not()], watcher{wr, lits[1]})
+	s.watches[lits[1].Not()] = append(s.watches[lits[1].Not()], watcher{wr, lits[0]})
 }
 
 // propagate runs Boolean constraint propagation over the trail from qhead. It returns the
@@ -324,9 +338,23 @@ func (s *Solver) propagate() int32 {
 		for i < len(ws) {
 			w := ws[i]
 			i++
-			if value(w.blocker) == LTrue {
+			bv := value(w.blocker)
+			if bv == LTrue {
 				ws[j] = w
 				j++
+				continue
+			}
+			if w.cref < 0 { // binary clause: the blocker is the other literal
+				ws[j] = w
+				j++
+				if bv == LFalse {
+					confl = ^w.cref
+					s.qhead = len(s.trail)
+					j += copy(ws[j:], ws[i:])
+					i = len(ws)
+				} else {
+					s.enqueue(w.blocker, ^w.cref)
+				}
 				continue
 			}
 			lits := s.lits(w.cref)
@@ -756,7 +784,7 @@ func luby(i int) int64 {
 	return int64(1) << seq
 }
 
-// locked reports whether learned clause cr is the reason of an assignment.
+// locked reports whether clause cr (of three or more literals) is the reason of an assignment.
 func (s *Solver) locked(cr int32) bool {
 	l := s.arena[cr+clauseHeader]
 	return s.reason[l.Var()] == cr && s.Value(l) == LTrue
@@ -793,7 +821,7 @@ func (s *Solver) reduceDB() {
 		ws := s.watches[l]
 		k := 0
 		for _, w := range ws {
-			if !s.isDeleted(w.cref) {
+			if !s.isDeleted(w.clauseRef()) {
 				ws[k] = w
 				k++
 			}

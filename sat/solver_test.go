@@ -341,3 +341,53 @@ func TestLuby(t *testing.T) {
 		}
 	}
 }
+
+// TestModelEnumeration counts models by adding a blocking clause after each one (clauses
+// added between Solve calls) and compares with brute force.
+func TestModelEnumeration(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for iter := 0; iter < 40; iter++ {
+		n := 6 + rng.Intn(5)
+		cnf := randomCNF(rng, n, 2*n, 3)
+		want := 0
+		for a := uint32(0); a < 1<<uint(n); a++ {
+			if satisfies(cnf, a) {
+				want++
+			}
+		}
+		s := newSolverWith(n, cnf)
+		got := 0
+		for s.Solve() == Sat {
+			got++
+			if got > want {
+				break
+			}
+			block := make([]Lit, n)
+			for v := 0; v < n; v++ {
+				block[v] = PosLit(Var(v))
+				if s.ModelValue(block[v]) {
+					block[v] = block[v].Not()
+				}
+			}
+			s.AddClause(block...)
+		}
+		if got != want {
+			t.Fatalf("iter %d: enumerated %d models, brute force %d", iter, got, want)
+		}
+	}
+}
+
+func TestSetPhase(t *testing.T) {
+	s := New()
+	for i := 0; i < 10; i++ {
+		s.SetPhase(s.NewVar(), i%3 == 0)
+	}
+	if s.Solve() != Sat {
+		t.Fatal("want SAT")
+	}
+	for i := 0; i < 10; i++ {
+		if s.ModelValue(PosLit(Var(i))) != (i%3 == 0) {
+			t.Fatalf("variable %d does not follow its phase", i)
+		}
+	}
+}

@@ -7,6 +7,19 @@
 // averages by default, or Luby), and reduces its learned clauses by LBD, keeping glue clauses.
 // Theory-implied literals get lazy reasons: Theory.Explain is asked only when conflict
 // analysis or minimization needs them.
+//
+// Notes for theories:
+//   - Imply may grow the trail (and reallocate it): re-read s.Trail() after calling it.
+//   - An empty non-nil conflict clause means the theory is inconsistent with the level-0
+//     assignment: Solve returns Unsat, for good.
+//   - Explain may be called for any theory-implied literal still assigned (during conflict
+//     analysis, clause minimization and FinalConflict); each answer is cached until the
+//     literal is unassigned. Explanations and conflicts are copied, so the theory may reuse
+//     its buffers.
+//   - Solve ends at level 0 (Backtrack is called with the length of the level-0 trail); the
+//     model is then read with ModelValue.
+//   - A conflict literal that is not false, or an explanation that is not a valid reason,
+//     is a bug in the theory and panics with a message starting "sat: theory".
 package sat
 
 import "strconv"

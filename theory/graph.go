@@ -98,7 +98,8 @@ type Graph struct {
 	nodeScratch  []int32
 	litMark      []uint32 // per literal stamp, for deduplicating clauses
 	litStamp     uint32
-	cycle        []int32
+	cycle        []int32 // last cycle found (LastCycle)
+	path         []int32 // path found by reaches
 	inited       bool
 	knownCycle   bool
 	initPending  bool
@@ -347,6 +348,10 @@ func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
 	}
 	for {
 		trail := s.Trail()
+		if len(trail) < len(g.seenLits) {
+			// The trail was cut without Backtrack: forget the lost positions.
+			g.Backtrack(len(trail))
+		}
 		for len(g.seenLits) < len(trail) {
 			pos := len(g.seenLits)
 			if conflict := g.processLit(pos, trail[pos]); conflict != nil {
@@ -631,6 +636,7 @@ func (g *Graph) lookAhead(e int32) {
 // propagatePending checks the queued "one literal left" edges and implies the
 // negation of the last literal of those whose head reaches their tail.
 func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Lit) {
+	numVars := s.NumVars()
 	for len(g.pending) > 0 {
 		e := g.pending[len(g.pending)-1]
 		g.pending = g.pending[:len(g.pending)-1]
@@ -638,12 +644,16 @@ func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Li
 			continue
 		}
 		u, v := g.from[e], g.to[e]
-		// Find the literal not yet true; it must be unassigned.
+		// Find the literal not yet true; it must be unassigned (and a
+		// variable of the solver: a guard over unknown variables never holds).
 		last := sat.Lit(-1)
 		for _, l := range g.guard(e) {
-			if s.Value(l) != sat.LTrue {
-				last = l
+			if int(l.Var()) >= numVars {
+				last = -1
 				break
+			}
+			if last < 0 && s.Value(l) != sat.LTrue {
+				last = l
 			}
 		}
 		if last < 0 || s.Value(last) != sat.LUndef {
@@ -655,10 +665,10 @@ func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Li
 		if u != v && !g.reaches(v, u) {
 			continue
 		}
-		// Record the reason: the path v~>u, left in g.cycle by reaches.
+		// Record the reason: the path v~>u, left in g.path by reaches.
 		pathStart := int32(len(g.reasonPath))
 		if u != v {
-			g.reasonPath = append(g.reasonPath, g.cycle...)
+			g.reasonPath = append(g.reasonPath, g.path...)
 		}
 		g.reasons = append(g.reasons, reason{
 			lit:       last.Not(),
@@ -684,7 +694,7 @@ func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Li
 
 // reaches reports whether from reaches to over enabled edges (to != from),
 // searching breadth-first over nodes with ord <= ord[to] and at most
-// SearchLimit nodes. On success g.cycle holds the path's edge ids.
+// SearchLimit nodes. On success g.path holds the path's edge ids.
 func (g *Graph) reaches(from, to int32) bool {
 	g.Stats.Searches++
 	ub := g.ord[to]
@@ -698,13 +708,13 @@ func (g *Graph) reaches(from, to int32) bool {
 			w := g.to[f]
 			if w == to {
 				g.parent[to] = f
-				g.cycle = g.cycle[:0]
+				g.path = g.path[:0]
 				for y := to; y != from; {
 					pf := g.parent[y]
-					g.cycle = append(g.cycle, pf)
+					g.path = append(g.path, pf)
 					y = g.from[pf]
 				}
-				slices.Reverse(g.cycle)
+				slices.Reverse(g.path)
 				return true
 			}
 			if g.ord[w] < ub && g.markF[w] != g.stampF {

@@ -48,6 +48,16 @@ func randInstance(rng *rand.Rand) *instance {
 		}
 		in.guards = append(in.guards, guard)
 	}
+	// Clauses asking for one of two edges' first guard literals push many
+	// edges on, so cycles (conflicts, propagations, UNSAT) are frequent.
+	if rng.IntN(2) == 0 {
+		for range 2 + rng.IntN(4) {
+			a, b := in.guards[rng.IntN(edges)], in.guards[rng.IntN(edges)]
+			if len(a) > 0 && len(b) > 0 {
+				in.clauses = append(in.clauses, []sat.Lit{a[0], b[0]})
+			}
+		}
+	}
 	for range rng.IntN(5) {
 		var c []sat.Lit
 		for range 1 + rng.IntN(3) {
@@ -237,7 +247,7 @@ func checkModel(in *instance, s *sat.Solver, g *Graph, assumptions []sat.Lit) er
 	return nil
 }
 
-func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand) {
+func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand, total *Stats) {
 	t.Helper()
 	s := sat.New()
 	opts := sat.DefaultOptions()
@@ -258,6 +268,9 @@ func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand)
 		}
 	}
 	g.Propagation = propagation
+	// Exercise the search limits too (giving up must stay sound).
+	g.NeighbourLimit = []int{0, 1, 2, 128}[rng.IntN(4)]
+	g.SearchLimit = []int{1, 2, 4096}[rng.IntN(3)]
 	want := in.bruteSat(nil)
 	if cyc := g.Init(); cyc != nil {
 		if want {
@@ -270,6 +283,11 @@ func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand)
 		ok = s.AddClause(c...) && ok
 	}
 	s.SetTheory(&checkedTheory{t: t, g: g})
+	defer func() {
+		total.Conflicts += g.Stats.Conflicts
+		total.Propagations += g.Stats.Propagations
+		total.Reorders += g.Stats.Reorders
+	}()
 	// A first solve, then a few more under random assumptions (incremental use).
 	for round := range 4 {
 		var assumptions []sat.Lit
@@ -305,10 +323,11 @@ func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand)
 func TestRandomAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var sats, unsats int
-	for range 4000 {
+	var withProp, withoutProp Stats
+	for range 10000 {
 		in := randInstance(rng)
-		solveInstance(t, in, true, rng)
-		solveInstance(t, in, false, rng)
+		solveInstance(t, in, true, rng, &withProp)
+		solveInstance(t, in, false, rng, &withoutProp)
 		if in.bruteSat(nil) {
 			sats++
 		} else {
@@ -318,5 +337,73 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 	if sats < 400 || unsats < 400 {
 		t.Fatalf("unbalanced instances: %d SAT, %d UNSAT", sats, unsats)
 	}
-	t.Logf("%d SAT, %d UNSAT", sats, unsats)
+	if withProp.Propagations == 0 || withProp.Conflicts == 0 || withoutProp.Conflicts == 0 || withProp.Reorders == 0 {
+		t.Fatalf("theory barely exercised: with propagation %+v, without %+v", withProp, withoutProp)
+	}
+	t.Logf("%d SAT, %d UNSAT; theory with propagation %+v, without %+v", sats, unsats, withProp, withoutProp)
+}
+
+// TestTriangle checks a propagation and a conflict on a 3-cycle a: 0->1,
+// b: 1->2, c: 2->0 by hand.
+func TestTriangle(t *testing.T) {
+	build := func(units ...sat.Lit) (*sat.Solver, *Graph) {
+		s := sat.New()
+		a, b, c := sat.PosLit(s.NewVar()), sat.PosLit(s.NewVar()), sat.PosLit(s.NewVar())
+		g := NewGraph(3)
+		g.AddEdge(0, 1, []sat.Lit{a})
+		g.AddEdge(1, 2, []sat.Lit{b, b})
+		g.AddEdge(2, 0, []sat.Lit{c})
+		if _, _, guard := g.Edge(1); len(guard) != 1 {
+			t.Fatalf("guard not deduplicated: %v", guard)
+		}
+		if g.Init() != nil {
+			t.Fatal("Init found a cycle")
+		}
+		for _, u := range units {
+			s.AddClause(u)
+		}
+		s.SetTheory(&checkedTheory{t: t, g: g})
+		return s, g
+	}
+	a, b, c := sat.PosLit(0), sat.PosLit(1), sat.PosLit(2)
+
+	s, g := build(a, b)
+	if st := s.Solve(); st != sat.Sat || s.ModelValue(c) {
+		t.Fatalf("a, b: got %v with c=%v, want SAT with c false", st, s.ModelValue(c))
+	}
+	if g.Stats.Propagations != 1 || g.Stats.Conflicts != 0 {
+		t.Fatalf("a, b: stats %+v, want one propagation and no conflict", g.Stats)
+	}
+	if r := g.Explain(c.Not()); len(r) != 3 || r[0] != c.Not() || !slices.Contains(r, a.Not()) || !slices.Contains(r, b.Not()) {
+		t.Fatalf("reason of -c: %v, want [-c -a -b]", r)
+	}
+	if st := s.Solve(c); st != sat.Unsat {
+		t.Fatalf("a, b, assuming c: got %v, want UNSAT", st)
+	}
+
+	s, g = build(a, b, c)
+	if st := s.Solve(); st != sat.Unsat {
+		t.Fatalf("a, b, c: got %v, want UNSAT", st)
+	}
+	if cyc := g.LastCycle(); len(cyc) != 3 {
+		t.Fatalf("LastCycle %v, want the 3 edges", cyc)
+	}
+}
+
+// TestGuardOutsideSolver checks that guards over variables the solver does
+// not have are treated as never true instead of crashing.
+func TestGuardOutsideSolver(t *testing.T) {
+	s := sat.New()
+	a := sat.PosLit(s.NewVar())
+	g := NewGraph(2)
+	g.AddEdge(0, 1, []sat.Lit{a})
+	g.AddEdge(1, 0, []sat.Lit{sat.PosLit(7)})
+	if g.Init() != nil {
+		t.Fatal("Init found a cycle")
+	}
+	s.AddClause(a)
+	s.SetTheory(g)
+	if st := s.Solve(); st != sat.Sat {
+		t.Fatalf("got %v, want SAT", st)
+	}
 }
