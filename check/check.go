@@ -156,6 +156,13 @@ func (c *checker) fillStats() {
 		}
 	}
 	s.Edges = len(c.edges)
+	for i := range c.edges {
+		if c.edges[i].G1 > c.edges[i].G0 {
+			s.GuardedEdges++
+		}
+	}
+	s.Variables = int(p.NumVars)
+	s.Clauses = len(p.ClauseEnd)
 }
 
 // txnRef describes transaction t for a report.

@@ -128,6 +128,9 @@ type Stats struct {
 	Pruned       int   `json:"pruned"`     // choices removed before solving
 	Witnessed    int   `json:"witnessed"`  // models decided by the first guess, without search
 	Edges        int   `json:"edges"`
+	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables    int   `json:"variables"`
+	Clauses      int   `json:"clauses"`
 	Decisions    int64 `json:"decisions"`
 	Conflicts    int64 `json:"conflicts"`
 	Propagations int64 `json:"propagations"`

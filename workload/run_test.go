@@ -21,7 +21,7 @@ const (
 	envMySQL    = "DOPPEL_TEST_MYSQL"
 )
 
-func serverURL(t *testing.T, env string) string {
+func serverURL(t testing.TB, env string) string {
 	t.Helper()
 	u := os.Getenv(env)
 	if u == "" {
@@ -240,11 +240,13 @@ func TestRunSQLiteDuration(t *testing.T) {
 // Cancelling the context stops the run; the partial history is complete and checked.
 func TestRunSQLiteCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg := RunConfig{Spec: smallSpec(0), Duration: time.Hour, OutDir: t.TempDir()}
+	spec := smallSpec(0)
+	spec.Keys = 500 // short lists keep the check of an unbounded run quick
+	cfg := RunConfig{Spec: spec, Duration: time.Hour, OutDir: t.TempDir()}
 	progress := &strings.Builder{}
 	cfg.Progress = progress
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		cancel()
 	}()
 	res, err := Run(ctx, cfg)
@@ -385,4 +387,30 @@ func TestMariaDBKillConn(t *testing.T) {
 		t.Fatal("the nemesis killed no connection")
 	}
 	requireVerdict(t, res, check.Valid, "")
+}
+
+// benchmarkRun runs the default workload once per iteration, without checking, and
+// reports transactions per second.
+func benchmarkRun(b *testing.B, db, isolation string) {
+	spec := DefaultSpec()
+	var txns, seconds float64
+	for b.Loop() {
+		res, err := Run(context.Background(), RunConfig{DB: db, Isolation: isolation, Spec: spec, OutDir: b.TempDir(), SkipCheck: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		txns += float64(res.OK + res.Fail + res.Info)
+		seconds += res.Elapsed.Seconds()
+	}
+	b.ReportMetric(txns/seconds, "txns/s")
+}
+
+func BenchmarkRunSQLite(b *testing.B) { benchmarkRun(b, "", Serializable) }
+
+func BenchmarkRunPostgresSerializable(b *testing.B) {
+	benchmarkRun(b, serverURL(b, envPostgres), Serializable)
+}
+
+func BenchmarkRunMariaDBRepeatableRead(b *testing.B) {
+	benchmarkRun(b, serverURL(b, envMySQL), RepeatableRead)
 }

@@ -24,6 +24,8 @@ func runCheck(args []string) int {
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
+	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
+	noWitness := fs.Bool("no-witness", false, "solver: always search, even when the first guess is already a solution")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
@@ -45,7 +47,8 @@ func runCheck(args []string) int {
 	} else {
 		defer stop()
 	}
-	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts}
+	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts,
+		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness}}
 	t0 := time.Now()
 	h, err := history.ParseFile(fs.Arg(0))
 	if err != nil {
@@ -114,6 +117,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 	fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
 		s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
 	if stats {
+		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided by the first guess\n",
+			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations, %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps, s.Learned, s.Pruned)
 		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",

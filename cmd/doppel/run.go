@@ -122,14 +122,14 @@ func runRun(args []string) int {
 	return exitUnknown
 }
 
-// maxReportedAnomalies bounds the anomalies printed; result.json has them all.
-const maxReportedAnomalies = 5
+// runMaxAnomalies bounds the anomalies printed; result.json has them all.
+const runMaxAnomalies = 5
 
-// maxExplanation bounds each printed explanation, in bytes.
-const maxExplanation = 600
+// runMaxExplanation bounds each printed explanation, in bytes.
+const runMaxExplanation = 600
 
-// clip shortens s to about n bytes for the terminal.
-func clip(s string, n int) string {
+// clipText shortens s to about n bytes for the terminal.
+func clipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -183,7 +183,7 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		fmt.Fprintf(w, "anomalies: %s\n", strings.Join(r.AnomalyTypes, ", "))
 	}
 	for i, a := range r.Anomalies {
-		if i == maxReportedAnomalies {
+		if i == runMaxAnomalies {
 			fmt.Fprintf(w, "... and %d more in %s/result.json\n", len(r.Anomalies)-i, res.OutDir)
 			break
 		}
@@ -191,15 +191,15 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		if a.Key != "" {
 			fmt.Fprintf(w, " on key %s", a.Key)
 		}
-		fmt.Fprintf(w, ": %s\n", clip(a.Explanation, maxExplanation))
+		fmt.Fprintf(w, ": %s\n", clipText(a.Explanation, runMaxExplanation))
 		// Explanations name transactions T<index>, as in the history file.
 		name := make(map[int]string, len(a.Txns))
 		for _, t := range a.Txns {
 			name[t.ID] = fmt.Sprintf("T%d", t.Index)
-			fmt.Fprintf(w, "  T%d (process %s, %s): %s\n", t.Index, t.Process, t.Status, clip(t.Ops, maxExplanation))
+			fmt.Fprintf(w, "  T%d (process %s, %s): %s\n", t.Index, t.Process, t.Status, clipText(t.Ops, runMaxExplanation))
 		}
 		for _, s := range a.Steps {
-			fmt.Fprintf(w, "    %s -%s-> %s: %s\n", name[s.From], s.Kind, name[s.To], clip(s.Why, maxExplanation))
+			fmt.Fprintf(w, "    %s -%s-> %s: %s\n", name[s.From], s.Kind, name[s.To], clipText(s.Why, runMaxExplanation))
 		}
 	}
 }
