@@ -50,8 +50,12 @@ func (c *checker) knownCycles(v *view) {
 				c.addCycle(v, typ, cycle)
 			}
 		}
-		for _, filter := range []func(*encode.Edge) bool{wwOnly, wwWR, data, dataProcess, all} {
-			for i, sub := range g.sccs(in, filter) {
+		for fi, filter := range []func(*encode.Edge) bool{wwOnly, wwWR, data, dataProcess, all} {
+			subs := g.sccs(in, filter)
+			if fi == 2 && len(subs) > 0 && !v.split {
+				c.dataCyclic = true
+			}
+			for i, sub := range subs {
 				if i == maxSubComponents {
 					break
 				}

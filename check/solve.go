@@ -52,6 +52,10 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	guess, ok := c.witness(v)
+	if v.split && !v.oriented && !(ok && !c.opts.Solver.NoWitness) {
+		v = c.siView(true)
+		guess, ok = c.witness(v)
+	}
 	if ok && !c.opts.Solver.NoWitness {
 		c.res.Stats.Witnessed++
 		return Valid, ""

@@ -17,6 +17,7 @@ type view struct {
 	// Snapshot isolation orders the unobserved writers of a key pairwise with extra
 	// variables, numbered from the problem's NumVars on, and extra clauses.
 	extraVars int32
+	oriented  bool // snapshot isolation's orientation edges are present
 }
 
 // txn maps a node to its transaction.
@@ -30,27 +31,31 @@ func (v *view) txn(node int32) int32 {
 func (v *view) isHub(node int32) bool { return node >= v.hubFrom }
 
 // serialView is the graph of a serializable-family model: data edges plus the model's
-// process and real-time edges.
+// process and real-time edges. c.edges holds data, then process, then real-time edges,
+// so each model's edges are a prefix (no copy).
 func (c *checker) serialView(m string) *view {
-	keep := edgeFilter(m)
-	v := &view{nodes: c.p.Nodes, hubFrom: c.p.HubBase}
-	for i := range c.edges {
-		if keep(&c.edges[i]) {
-			v.edges = append(v.edges, c.edges[i])
-		}
+	spec := models[m]
+	n := c.nData
+	if spec.process {
+		n = c.nDataProcess
 	}
-	return v
+	if spec.realtime {
+		n = len(c.edges)
+	}
+	return &view{nodes: c.p.Nodes, edges: c.edges[:n:n], hubFrom: c.p.HubBase}
 }
 
-// siView is the split graph of snapshot isolation.
-func (c *checker) siView() *view {
+// siView is the split graph of snapshot isolation; with orient, also the chosen
+// orders of unobserved writers (only the solver needs those: they are many).
+func (c *checker) siView(orient bool) *view {
 	p := c.p
 	n := int32(len(c.h.Txns))
 	start := func(t int32) int32 { return 2 * t }
 	commit := func(t int32) int32 { return 2*t + 1 }
 	hubW := func(k int32) int32 { return 2*n + 2*k }
 	hubR := func(k int32) int32 { return 2*n + 2*k + 1 }
-	v := &view{nodes: int(2*n) + 2*len(c.h.Keys), hubFrom: 2 * n, split: true}
+	v := &view{nodes: int(2*n) + 2*len(c.h.Keys), hubFrom: 2 * n, split: true, oriented: orient}
+	v.edges = make([]encode.Edge, 0, int(n)+len(p.Edges)+len(p.Edges)/8)
 	add := func(e encode.Edge, from, to int32) {
 		e.From, e.To = from, to
 		v.edges = append(v.edges, e)
@@ -75,6 +80,9 @@ func (c *checker) siView() *view {
 		default: // ww, wr
 			add(e, commit(e.From), start(e.To))
 		}
+	}
+	if !orient {
+		return v
 	}
 	// First-committer-wins orders every two writers of a key, so writers left
 	// unobserved are ordered too: a chosen orientation per pair.
@@ -111,4 +119,15 @@ func (c *checker) guard(e *encode.Edge) []encode.Lit {
 		return c.p.Guards[e.G0:e.G1]
 	}
 	return c.siGuards[-e.G0-1 : -e.G1-1]
+}
+
+// siPairs reports whether some key has two writers that may both be unobserved, which
+// snapshot isolation must order (so the problem has choices even with all keys fixed).
+func (c *checker) siPairs() bool {
+	for k := range c.p.Plans {
+		if len(c.p.Plans[k].Unobserved) > 1 {
+			return true
+		}
+	}
+	return false
 }

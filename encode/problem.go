@@ -8,13 +8,13 @@ import (
 type EdgeKind uint8
 
 const (
-	WW       EdgeKind = iota // write-write: consecutive blocks of a key
-	WR                       // write-read: the reader saw the writer's last append
-	RW                       // read-write (anti-dependency): the writer's block follows what was read
-	Process                  // same process, earlier first
-	Realtime                 // completed before the other was invoked
-	Hub                      // from a key's hub to a writer never observed in any read of it
-	StartCommit              // snapshot isolation: a transaction starts before it commits
+	WW          EdgeKind = iota // write-write: consecutive blocks of a key
+	WR                          // write-read: the reader saw the writer's last append
+	RW                          // read-write (anti-dependency): the writer's block follows what was read
+	Process                     // same process, earlier first
+	Realtime                    // completed before the other was invoked
+	Hub                         // from a key's hub to a writer never observed in any read of it
+	StartCommit                 // snapshot isolation: a transaction starts before it commits
 )
 
 var edgeKindNames = [...]string{"ww", "wr", "rw", "process", "realtime", "unobserved", "start-commit"}
@@ -117,6 +117,7 @@ func BuildFrom(in *Inference) *Problem {
 	h := in.H
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), unobsVar: map[unobsKey]int32{}}
 	p.Nodes = len(h.Txns) + len(in.Keys)
+	p.Edges = make([]Edge, 0, 2*len(in.Reads)+len(in.Writers)+len(in.Writers)/2)
 	for k := range in.Keys {
 		if in.Keys[k].Bad {
 			p.Plans[k] = Plan{State: KeyUnsat}

@@ -236,6 +236,9 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	r.db = db
 	setupCtx, cancelSetup := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelSetup()
+	if err := db.PingContext(setupCtx); err != nil {
+		return nil, &DBError{Op: "connect to " + r.d.redacted, Err: err}
+	}
 	if _, err := db.ExecContext(setupCtx, r.st.create); err != nil {
 		return nil, &DBError{Op: "create table " + r.res.Table + " on " + r.d.redacted, Err: err}
 	}

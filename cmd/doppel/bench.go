@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"doppel/bench"
+)
+
+func init() {
+	commands["bench"] = command{summary: "benchmark the checker on generated histories (the paper's Figure 3 and more)", run: runBench}
+}
+
+// benchReport is what --json prints, --out writes and --load reads.
+type benchReport struct {
+	Machine   bench.MachineInfo `json:"machine"`
+	LoadAtEnd string            `json:"load_average_at_end"`
+	Runs      int               `json:"runs_per_scenario"`
+	Scenarios []bench.Summary   `json:"scenarios"`
+}
+
+func runBench(args []string) int {
+	fs := flag.NewFlagSet("doppel bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: doppel bench [flags]\n\nGenerates each scenario's history, checks it, and prints a table of times.\nHeavy scenarios (scale-1m) run only when --scenario names them.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	pattern := fs.String("scenario", "", "run the scenarios whose names match this regular expression (default: all but heavy ones)")
+	runs := fs.Int("runs", 3, "runs per scenario; the table shows the minimum and median")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	out := fs.String("out", "", "also write the JSON results to this file")
+	svg := fs.String("svg", "", "write an SVG plot of the Figure 3 scenarios to this file")
+	load := fs.String("load", "", "read results from this JSON file (written by --out) instead of running")
+	timeout := fs.Duration("timeout", time.Minute, "give up each check after this long (verdict unknown); 0 means no limit")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	showProgress := fs.Bool("progress", false, "print progress on stderr even when it is not a terminal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return benchUsage("unexpected arguments: %v", fs.Args())
+	}
+	if *runs < 1 {
+		return benchUsage("--runs must be at least 1, got %d", *runs)
+	}
+	var re *regexp.Regexp
+	if *pattern != "" {
+		var err error
+		if re, err = regexp.Compile(*pattern); err != nil {
+			return benchUsage("--scenario: %v", err)
+		}
+	}
+	var selected []bench.Scenario
+	for _, sc := range bench.Scenarios() {
+		if (re == nil && !sc.Heavy) || (re != nil && re.MatchString(sc.Name)) {
+			sc.Timeout = *timeout
+			selected = append(selected, sc)
+		}
+	}
+	if *list {
+		for _, sc := range bench.Scenarios() {
+			s := sc.Spec
+			heavy := ""
+			if sc.Heavy {
+				heavy = " (heavy)"
+			}
+			fmt.Printf("%-20s %d sessions, %d txns x %d ops, %d keys, dup-keys %g, val-zipf %g, behaviour %s%s\n",
+				sc.Name, s.Sessions, s.Txns, s.Ops, s.Keys, s.DupKeys, s.ValZipf, sc.Sim.Behaviour, heavy)
+		}
+		return 0
+	}
+
+	var rep benchReport
+	if *load != "" {
+		b, err := os.ReadFile(*load)
+		if err == nil {
+			err = json.Unmarshal(b, &rep)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "doppel bench:", err)
+			return exitUsage
+		}
+		// Best is not stored; recompute it, and keep only the selected scenarios.
+		kept := rep.Scenarios[:0]
+		for _, s := range rep.Scenarios {
+			if re == nil || re.MatchString(s.Scenario) {
+				kept = append(kept, bench.Summarize(s.Runs))
+			}
+		}
+		rep.Scenarios = kept
+	} else {
+		if len(selected) == 0 {
+			return benchUsage("no scenario matches %q (see --list)", *pattern)
+		}
+		var progress io.Writer
+		if *showProgress || stderrIsTerminal() {
+			progress = os.Stderr
+		}
+		rep.Machine, rep.Runs = bench.Machine(), *runs
+		for _, sc := range selected {
+			var ms []bench.Measurement
+			for i := 0; i < *runs; i++ {
+				m, err := bench.Run(sc, progress)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "doppel bench:", err)
+					return 1
+				}
+				ms = append(ms, m)
+			}
+			rep.Scenarios = append(rep.Scenarios, bench.Summarize(ms))
+		}
+		rep.LoadAtEnd = bench.LoadAverage()
+	}
+
+	if *out != "" {
+		if err := writeBenchJSON(*out, &rep); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel bench:", err)
+			return 1
+		}
+	}
+	if *svg != "" {
+		f, err := os.Create(*svg)
+		if err == nil {
+			err = bench.WriteSVG(f, rep.Scenarios)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "doppel bench:", err)
+			return 1
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(&rep); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel bench:", err)
+			return 1
+		}
+		return 0
+	}
+	if rep.Machine.CPUs > 0 {
+		m := rep.Machine
+		fmt.Printf("%s, %d CPUs (%s), %.1f GiB, %s; load %s at start, %s at end; %d runs per scenario\n",
+			m.Date.Format("2006-01-02 15:04 MST"), m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.GoVersion, m.LoadAvg, rep.LoadAtEnd, rep.Runs)
+	}
+	if err := bench.WriteTable(os.Stdout, rep.Scenarios); err != nil {
+		fmt.Fprintln(os.Stderr, "doppel bench:", err)
+		return 1
+	}
+	return 0
+}
+
+func writeBenchJSON(path string, rep *benchReport) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// stderrIsTerminal says whether progress lines would reach a person.
+func stderrIsTerminal() bool {
+	st, err := os.Stderr.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func benchUsage(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "doppel bench: "+format+"\n", args...)
+	return exitUsage
+}
