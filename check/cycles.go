@@ -90,7 +90,7 @@ type step struct {
 }
 
 func (c *checker) steps(v *view, cycle []int32) []step {
-	// Rotate so the cycle starts at a transaction, not inside a hub pair.
+	// Rotate so the cycle starts at a transaction, not inside a chain of hubs.
 	for i, id := range cycle {
 		if !v.isHub(v.edges[id].From) {
 			cycle = append(append([]int32(nil), cycle[i:]...), cycle[:i]...)
@@ -103,13 +103,21 @@ func (c *checker) steps(v *view, cycle []int32) []step {
 		if e.Kind == encode.StartCommit {
 			continue
 		}
-		if v.isHub(e.To) && i+1 < len(cycle) {
-			nxt := &v.edges[cycle[i+1]]
-			out = append(out, step{from: v.txn(e.From), to: v.txn(nxt.To), kind: e.Kind, in: e, out: nxt})
+		st := step{from: v.txn(e.From), to: v.txn(e.To), kind: e.Kind, in: e}
+		// Follow hubs to the next transaction; the step is wr or rw if an edge of the
+		// chain is, else ww, and that edge carries the explanation.
+		for v.isHub(e.To) && i+1 < len(cycle) {
+			if v.unobservedHub(e.To, len(c.h.Keys)) {
+				st.out = &v.edges[cycle[i+1]]
+			}
 			i++
-			continue
+			e = &v.edges[cycle[i]]
+			st.to = v.txn(e.To)
+			if e.Kind == encode.WR || e.Kind == encode.RW {
+				st.kind, st.in = e.Kind, e
+			}
 		}
-		out = append(out, step{from: v.txn(e.From), to: v.txn(e.To), kind: e.Kind, in: e})
+		out = append(out, st)
 	}
 	return out
 }

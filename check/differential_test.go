@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"doppel/encode"
 	"doppel/internal/brute"
 )
 
@@ -49,6 +50,13 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				slow, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
 				if slow.Valid != got {
 					t.Errorf("seed %d: %s: %v with the witness shortcut, %v without\n%s", seed, m, got, slow.Valid, brute.Format(h))
+				}
+				// And with every position's edges through hubs.
+				encode.PairwiseFactor = 0
+				hubbed, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
+				encode.PairwiseFactor = 4
+				if hubbed.Valid != got {
+					t.Errorf("seed %d: %s: %v pairwise, %v through hubs\n%s", seed, m, got, hubbed.Valid, brute.Format(h))
 				}
 				if (got == Valid) != want {
 					fails++

@@ -30,6 +30,19 @@ func (v *view) txn(node int32) int32 {
 
 func (v *view) isHub(node int32) bool { return node >= v.hubFrom }
 
+// unobservedHub reports whether node is (a split half of) a key's hub for writers
+// never observed, rather than a hub of a trace position.
+func (v *view) unobservedHub(node int32, keys int) bool {
+	if !v.isHub(node) {
+		return false
+	}
+	h := node - v.hubFrom
+	if v.split {
+		h /= 2
+	}
+	return h < int32(keys)
+}
+
 // serialView is the graph of a serializable-family model: data edges plus the model's
 // process and real-time edges. c.edges holds data, then process, then real-time edges,
 // so each model's edges are a prefix (no copy).
@@ -52,9 +65,13 @@ func (c *checker) siView(orient bool) *view {
 	n := int32(len(c.h.Txns))
 	start := func(t int32) int32 { return 2 * t }
 	commit := func(t int32) int32 { return 2*t + 1 }
-	hubW := func(k int32) int32 { return 2*n + 2*k }
-	hubR := func(k int32) int32 { return 2*n + 2*k + 1 }
-	v := &view{nodes: int(2*n) + 2*len(c.h.Keys), hubFrom: 2 * n, split: true, oriented: orient}
+	hubs := int32(p.Nodes) - p.HubBase
+	// Each hub h of the problem becomes two: hubW(h) after commits, on the way to the
+	// starts of later writers and readers; hubR(h) after readers' starts, on the way
+	// to the commits of later writers.
+	hubW := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) }
+	hubR := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) + 1 }
+	v := &view{nodes: int(2*n + 2*hubs), hubFrom: 2 * n, split: true, oriented: orient}
 	v.edges = make([]encode.Edge, 0, int(n)+len(p.Edges)+len(p.Edges)/8)
 	add := func(e encode.Edge, from, to int32) {
 		e.From, e.To = from, to
@@ -66,15 +83,19 @@ func (c *checker) siView(orient bool) *view {
 		}
 	}
 	for _, e := range p.Edges {
+		fromHub, toHub := p.IsHub(e.From), p.IsHub(e.To)
 		switch {
-		case e.Kind == encode.Hub:
-			k := e.From - p.HubBase
-			add(e, hubW(k), start(e.To))
-			add(e, hubR(k), commit(e.To))
-		case p.IsHub(e.To) && e.Kind == encode.RW:
-			add(e, start(e.From), hubR(e.To-p.HubBase))
-		case p.IsHub(e.To):
-			add(e, commit(e.From), hubW(e.To-p.HubBase))
+		case fromHub && toHub:
+			add(e, hubW(e.From), hubW(e.To))
+		case fromHub && e.Kind == encode.Hub:
+			add(e, hubW(e.From), start(e.To))
+			add(e, hubR(e.From), commit(e.To))
+		case fromHub: // wr from the writer before a position to a reader
+			add(e, hubW(e.From), start(e.To))
+		case toHub && e.Kind == encode.RW:
+			add(e, start(e.From), hubR(e.To))
+		case toHub:
+			add(e, commit(e.From), hubW(e.To))
 		case e.Kind == encode.RW:
 			add(e, start(e.From), commit(e.To))
 		default: // ww, wr

@@ -105,41 +105,37 @@ func (p *Problem) openKey(k int32) {
 		p.clause(back...)
 	}
 
-	// ww between consecutive blocks.
-	for pos := int32(1); pos < n; pos++ {
-		for _, i := range endsAt[pos] {
-			for _, j := range startsAt[pos] {
-				wi, wj := plan.Cands[i].Writer, plan.Cands[j].Writer
-				if wi == wj {
-					continue
-				}
-				p.edge(in.Writers[wi].Txn, in.Writers[wj].Txn, WW, k, key.TraceBy, pos, Pos(seg[i]), Pos(seg[j]))
-			}
-		}
-	}
-	// wr and rw of external reads.
+	// Readers by the length they read (external reads only).
+	readersAt := make([][]int32, n+1)
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
 		if r.Own != 0 {
 			continue
 		}
-		if r.Len > 0 {
-			for _, i := range endsAt[r.Len] {
-				if t := in.Writers[plan.Cands[i].Writer].Txn; t != r.Txn {
-					p.edge(t, r.Txn, WR, k, ri, plan.Cands[i].Pos, Pos(seg[i]))
-				} else {
-					p.clause(Neg(seg[i])) // a transaction cannot read its own later append
-				}
+		if r.Len == n {
+			p.fullReader(k, ri, unobserved)
+		} else {
+			readersAt[r.Len] = append(readersAt[r.Len], ri)
+		}
+		for _, i := range endsAt[r.Len] {
+			if in.Writers[plan.Cands[i].Writer].Txn == r.Txn {
+				p.clause(Neg(seg[i])) // a transaction cannot read its own later append
 			}
 		}
-		if r.Len < n {
-			for _, i := range startsAt[r.Len] {
-				if t := in.Writers[plan.Cands[i].Writer].Txn; t != r.Txn {
-					p.edge(r.Txn, t, RW, k, ri, r.Len, Pos(seg[i]))
-				}
+	}
+	for pos := int32(0); pos < n; pos++ {
+		p.boundary(k, pos, seg, endsAt[pos], startsAt[pos], readersAt[pos])
+	}
+	// Reads of the whole trace see the last block.
+	for _, ri := range key.Reads {
+		r := &in.Reads[ri]
+		if r.Own != 0 || r.Len != n || n == 0 {
+			continue
+		}
+		for _, i := range endsAt[n] {
+			if t := in.Writers[plan.Cands[i].Writer].Txn; t != r.Txn {
+				p.edge(t, r.Txn, WR, k, ri, plan.Cands[i].Pos, Pos(seg[i]))
 			}
-		} else {
-			p.fullReader(k, ri, unobserved)
 		}
 	}
 	// The last block precedes every unobserved writer (through the hub).
@@ -177,5 +173,74 @@ func (p *Problem) atMostOne(vars []int32, idx []int32) {
 			p.clause(Neg(x), Neg(prev))
 		}
 		prev = s
+	}
+}
+
+// PairwiseFactor decides when a position's edges go through hubs: when pairwise edges
+// would outnumber PairwiseFactor per candidate. Tests set it to 0 to force hubs.
+var PairwiseFactor = 4
+
+// boundary emits the edges about trace position pos of an open key: ww from each block
+// that may end there to each block that may start there, wr from the ending block to
+// the readers of length pos, rw from those readers to the starting block. Pairwise
+// that is quadratic when many duplicates compete for a position, so past a few
+// candidates it goes through two hub nodes instead — ending blocks -> after(pos) ->
+// before(pos) -> starting blocks, after(pos) -> readers -> before(pos) — which gives
+// exactly the same reachability with linearly many edges.
+func (p *Problem) boundary(k, pos int32, seg []int32, ends, starts, readers []int32) {
+	in := p.In
+	plan := &p.Plans[k]
+	txnOf := func(i int32) int32 { return in.Writers[plan.Cands[i].Writer].Txn }
+	e, s, r := len(ends), len(starts), len(readers)
+	if e*s+r*(e+s) <= PairwiseFactor*(e+s+r+1) {
+		for _, i := range ends {
+			for _, j := range starts {
+				if plan.Cands[i].Writer != plan.Cands[j].Writer {
+					p.edge(txnOf(i), txnOf(j), WW, k, in.Keys[k].TraceBy, pos, Pos(seg[i]), Pos(seg[j]))
+				}
+			}
+		}
+		for _, ri := range readers {
+			rt := in.Reads[ri].Txn
+			for _, i := range ends {
+				if txnOf(i) != rt {
+					p.edge(txnOf(i), rt, WR, k, ri, plan.Cands[i].Pos, Pos(seg[i]))
+				}
+			}
+			for _, j := range starts {
+				if txnOf(j) != rt {
+					p.edge(rt, txnOf(j), RW, k, ri, pos, Pos(seg[j]))
+				}
+			}
+		}
+		return
+	}
+	after, before := int32(p.Nodes), int32(p.Nodes+1)
+	p.Nodes += 2
+	for _, i := range ends {
+		p.edge(txnOf(i), after, WW, k, in.Keys[k].TraceBy, pos, Pos(seg[i]))
+	}
+	p.edge(after, before, Hub, k, -1, pos)
+	for _, j := range starts {
+		p.edge(before, txnOf(j), Hub, k, -1, pos, Pos(seg[j]))
+	}
+	for _, ri := range readers {
+		rt := in.Reads[ri].Txn
+		p.edge(after, rt, WR, k, ri, pos)
+		// A reader that appends right after what it read is itself a starting block:
+		// through the hub it would precede itself, so it gets direct edges.
+		self := false
+		for _, j := range starts {
+			self = self || txnOf(j) == rt
+		}
+		if !self {
+			p.edge(rt, before, RW, k, ri, pos)
+			continue
+		}
+		for _, j := range starts {
+			if txnOf(j) != rt {
+				p.edge(rt, txnOf(j), RW, k, ri, pos, Pos(seg[j]))
+			}
+		}
 	}
 }
