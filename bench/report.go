@@ -165,6 +165,12 @@ func svgPanel(b *strings.Builder, x0, y0, pw, ph float64, title string, pts []sv
 	}
 	line("#1f77b4", "", func(s Summary) float64 { return s.MedianSeconds }, true)
 	for i, p := range pts {
+		if p.sum.Best.Valid == "unknown" {
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="#1f77b4" text-anchor="middle">%s</text>`+"\n",
+				x(i), y(p.sum.MedianSeconds)+20, html.EscapeString(unknownModels(p.sum.Best.Verdicts)))
+		}
+	}
+	for i, p := range pts {
 		if p.paper == 0 {
 			continue
 		}
@@ -181,4 +187,15 @@ func secondsLabel(d float64) string {
 		return fmt.Sprintf("%g ms", s*1000)
 	}
 	return fmt.Sprintf("%g s", s)
+}
+
+// unknownModels lists the models left unknown (a limit was reached).
+func unknownModels(vs []Verdict) string {
+	var names []string
+	for _, v := range vs {
+		if v.Valid == "unknown" {
+			names = append(names, v.Model)
+		}
+	}
+	return strings.Join(names, ", ") + ": unknown (time limit)"
 }

@@ -44,9 +44,10 @@ type Measurement struct {
 	OpsPerSecond float64   `json:"ops_per_second"` // Ops / TotalSeconds
 	Valid        string    `json:"valid"`
 	Verdicts     []Verdict `json:"verdicts"`
-	// PeakGoBytes is the high-water mark of the memory the Go runtime had mapped
-	// (runtime/metrics /memory/classes/total:bytes, which is MemStats.Sys), sampled every
-	// 5 ms during the run.
+	// PeakGoBytes is the high-water mark of the memory the Go runtime held from the OS
+	// (runtime/metrics /memory/classes/total:bytes minus .../heap/released:bytes, that is
+	// MemStats.Sys - HeapReleased), sampled every 5 ms during the run. Sys alone never
+	// shrinks, so it would carry one run's peak into the next.
 	PeakGoBytes uint64 `json:"peak_go_bytes"`
 	// PeakRSSBytes is the process's VmHWM from /proc/self/status, reset at the start of
 	// the run through /proc/self/clear_refs; 0 where that is not possible.
@@ -168,15 +169,13 @@ type sampler struct {
 	peak uint64
 }
 
-const totalMemoryMetric = "/memory/classes/total:bytes"
-
 func startSampler() *sampler {
 	s := &sampler{done: make(chan struct{})}
-	sample := []metrics.Sample{{Name: totalMemoryMetric}}
+	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	read := func() {
 		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			s.peak = max(s.peak, sample[0].Value.Uint64())
+		if sample[0].Value.Kind() == metrics.KindUint64 && sample[1].Value.Kind() == metrics.KindUint64 {
+			s.peak = max(s.peak, sample[0].Value.Uint64()-sample[1].Value.Uint64())
 		}
 	}
 	read()

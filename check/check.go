@@ -34,9 +34,11 @@ type checker struct {
 	litNames []string // what each variable means, for explanations
 	// c.edges is data edges, then process edges, then real-time ones.
 	nData, nDataProcess int
-	dataCyclic          bool // the known data edges alone have a cycle
-	serialOrder         []int32
+	dataCyclic          bool    // the known data edges alone have a cycle
+	serialOrder         []int32 // a serial replay without order constraints
 	serialTried         bool
+	strictOrder         []int32 // ... respecting process and real-time order
+	strictTried         bool
 }
 
 func (c *checker) run(names []string) Result {

@@ -19,19 +19,7 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 	if v.split {
 		sv = c.serialView("serializable")
 	}
-	var order []int32
-	ok := false
-	if len(sv.edges) == c.nData { // no process or real-time order: one replay serves all
-		if !c.serialTried {
-			c.serialTried = true
-			if o, done := c.schedule(sv); done {
-				c.serialOrder = o
-			}
-		}
-		order, ok = c.serialOrder, c.serialOrder != nil
-	} else {
-		order, ok = c.schedule(sv)
-	}
+	order, ok := c.serialReplay(sv)
 	if ok {
 		c.orderAssignment(order, vals)
 		if c.acyclicUnder(sv, vals) {
@@ -136,6 +124,34 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 	}
 	g = newGraph(v.nodes, v.edges, holds)
 	return vals, len(g.sccs(func(int32) bool { return true }, holds)) == 0
+}
+
+// serialReplay finds a serial order for view sv by greedy replay: first under the
+// view's own order constraints, then, if the greedy choice got stuck, guided by process
+// and real-time order too (a strict-serializable order satisfies every weaker model).
+// Replays are cached: most models share them.
+func (c *checker) serialReplay(sv *view) ([]int32, bool) {
+	if len(sv.edges) == c.nData {
+		if !c.serialTried {
+			c.serialTried = true
+			c.serialOrder, _ = c.schedule(sv)
+		}
+		if c.serialOrder != nil {
+			return c.serialOrder, true
+		}
+	} else if order, ok := c.schedule(sv); ok {
+		return order, true
+	}
+	if !c.strictTried {
+		c.strictTried = true
+		edges := c.edges[c.nData:]
+		if c.nDataProcess == c.nData || len(c.edges) == c.nDataProcess {
+			// c.edges lacks process or real-time edges: make them.
+			edges = append(c.p.ProcessEdges(), c.p.RealtimeEdges()...)
+		}
+		c.strictOrder, _ = c.schedule(&view{edges: edges})
+	}
+	return c.strictOrder, c.strictOrder != nil
 }
 
 // acyclicUnder reports whether the edges that hold under vals form an acyclic graph.

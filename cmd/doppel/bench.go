@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"doppel/bench"
@@ -38,6 +39,7 @@ func runBench(args []string) int {
 	svg := fs.String("svg", "", "write an SVG plot of the Figure 3 scenarios to this file")
 	load := fs.String("load", "", "read results from this JSON file (written by --out) instead of running")
 	timeout := fs.Duration("timeout", time.Minute, "give up each check after this long (verdict unknown); 0 means no limit")
+	models := fs.String("models", "", "check these models (comma-separated) instead of each scenario's own")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	showProgress := fs.Bool("progress", false, "print progress on stderr even when it is not a terminal")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +65,9 @@ func runBench(args []string) int {
 	for _, sc := range bench.Scenarios() {
 		if (re == nil && !sc.Heavy) || (re != nil && re.MatchString(sc.Name)) {
 			sc.Timeout = *timeout
+			if *models != "" {
+				sc.Models = strings.Split(*models, ",")
+			}
 			selected = append(selected, sc)
 		}
 	}
