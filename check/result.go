@@ -68,8 +68,13 @@ type Options struct {
 
 // SolverOptions select solver heuristics.
 type SolverOptions struct {
-	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
-	NoWitness           bool // always search, even when the first guess is a solution
+	NoTheoryPropagation bool   // the acyclicity theory only detects conflicts
+	NoWitness           bool   // always search, even when the first guess is a solution
+	Heuristic           string // decision heuristic: "vsids" (default) or "static"
+	Restarts            string // restart policy: "glucose" (default), "luby" or "none"
+	// ExportPrefix, when set, writes each solver instance as PREFIX-MODEL.cnf (DIMACS)
+	// and PREFIX-MODEL.graph (one "from to guard-literals..." edge per line) for study.
+	ExportPrefix string
 }
 
 // Result is the outcome of checking one history against one or more models.

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"bufio"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -80,6 +82,19 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		return Invalid, ""
 	}
 	s.SetTheory(g)
+	so := sat.DefaultOptions()
+	if c.opts.Solver.Heuristic != "" {
+		so.Heuristic = c.opts.Solver.Heuristic
+	}
+	if c.opts.Solver.Restarts != "" {
+		so.Restarts = c.opts.Solver.Restarts
+	}
+	s.SetOptions(so)
+	if c.opts.Solver.ExportPrefix != "" {
+		if err := c.export(m, s, v); err != nil {
+			return Unknown, "export: " + err.Error()
+		}
+	}
 	if c.opts.MaxConflicts > 0 {
 		s.SetConflictLimit(c.opts.MaxConflicts)
 	}
@@ -240,4 +255,39 @@ func (c *checker) nameVars(v *view) {
 			}
 		}
 	}
+}
+
+// export writes the solver instance of model m (DIMACS) and its graph for study.
+func (c *checker) export(m string, s *sat.Solver, v *view) error {
+	base := c.opts.Solver.ExportPrefix + "-" + m
+	f, err := os.Create(base + ".cnf")
+	if err != nil {
+		return err
+	}
+	if err := s.WriteDIMACS(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	gf, err := os.Create(base + ".graph")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(gf)
+	fmt.Fprintf(w, "c nodes %d; transactions 0..%d; edges: from to kind [DIMACS guard literals]\n", v.nodes, len(c.h.Txns)-1)
+	for i := range v.edges {
+		e := &v.edges[i]
+		fmt.Fprintf(w, "%d %d %s", e.From, e.To, e.Kind)
+		for _, l := range c.guard(e) {
+			fmt.Fprintf(w, " %s", sat.Lit(l))
+		}
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		gf.Close()
+		return err
+	}
+	return gf.Close()
 }

@@ -26,6 +26,9 @@ func runCheck(args []string) int {
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search, even when the first guess is already a solution")
+	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids (default) or static")
+	restarts := fs.String("restarts", "", "solver restart policy: glucose (default), luby or none")
+	export := fs.String("export", "", "write each solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
@@ -41,6 +44,14 @@ func runCheck(args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	switch {
+	case *heuristic != "" && *heuristic != "vsids" && *heuristic != "static":
+		fmt.Fprintf(os.Stderr, "doppel check: --heuristic must be vsids or static, not %q\n", *heuristic)
+		return exitUsage
+	case *restarts != "" && *restarts != "glucose" && *restarts != "luby" && *restarts != "none":
+		fmt.Fprintf(os.Stderr, "doppel check: --restarts must be glucose, luby or none, not %q\n", *restarts)
+		return exitUsage
+	}
 	if stop, err := startProfile(*prof); err != nil {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
@@ -48,7 +59,8 @@ func runCheck(args []string) int {
 		defer stop()
 	}
 	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts,
-		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness}}
+		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness,
+			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	t0 := time.Now()
 	h, err := history.ParseFile(fs.Arg(0))
 	if err != nil {
