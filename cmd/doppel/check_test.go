@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// captureCheck runs doppel check with args and returns its exit code and stdout.
+func captureCheck(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = f
+	code := runCheck(args)
+	os.Stdout = old
+	f.Close()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	cases := filepath.Join("..", "..", "testdata", "cases")
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{filepath.Join(cases, "fig1b.edn")}, exitValid, "valid"},
+		{[]string{filepath.Join(cases, "fig1d.edn")}, exitInvalid, "G1b"},
+		{[]string{"--model", "serializable,strict-serializable", filepath.Join(cases, "realtime.edn")}, exitInvalid, "G-single-realtime"},
+		{[]string{"--model", "serializable", filepath.Join(cases, "realtime.edn")}, exitValid, "valid"},
+		{[]string{"--model", "snapshot-isolation", filepath.Join(cases, "writeskew.edn")}, exitValid, "valid"},
+		{[]string{"--model", "linearizable", filepath.Join(cases, "fig1b.edn")}, exitUsage, ""},
+		{[]string{filepath.Join(cases, "no-such-file.edn")}, exitUsage, ""},
+		{[]string{}, exitUsage, ""},
+		{[]string{"--heuristic", "coin", filepath.Join(cases, "fig1b.edn")}, exitUsage, ""},
+	} {
+		code, out := captureCheck(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) {
+			t.Errorf("check %v: exit %d, want %d; output:\n%s", tc.args, code, tc.code, out)
+		}
+	}
+}
+
+func TestCheckBadInputNamesFileAndLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.edn")
+	if err := os.WriteFile(path, []byte("{:type :ok, :process 0, :value [[:append 1 2]]}\n{:type :ok, :process 0, :value [[:append 1]]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, w, _ := os.Pipe()
+	old := os.Stderr
+	os.Stderr = w
+	code := runCheck([]string{path})
+	os.Stderr = old
+	w.Close()
+	msg := make([]byte, 4096)
+	n, _ := r.Read(msg)
+	if code != exitUsage || !strings.Contains(string(msg[:n]), "bad.edn:2:") {
+		t.Fatalf("exit %d, message %q; want exit 3 naming bad.edn line 2", code, msg[:n])
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, out := captureCheck(t, "--json", "--model", "serializable,snapshot-isolation", filepath.Join("..", "..", "testdata", "cases", "writeskew.edn"))
+	if code != exitInvalid {
+		t.Fatalf("exit %d", code)
+	}
+	var res struct {
+		Valid        any      `json:"valid"`
+		AnomalyTypes []string `json:"anomaly_types"`
+		Models       []struct {
+			Model string `json:"model"`
+			Valid any    `json:"valid"`
+		} `json:"models"`
+		Anomalies []struct {
+			Type        string           `json:"type"`
+			Txns        []map[string]any `json:"txns"`
+			Steps       []map[string]any `json:"steps"`
+			Explanation string           `json:"explanation"`
+		} `json:"anomalies"`
+		Stats map[string]any `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if res.Valid != false || len(res.Models) != 2 || res.Models[1].Valid != true {
+		t.Fatalf("verdicts: %+v", res)
+	}
+	if len(res.Anomalies) == 0 || res.Anomalies[0].Type != "G2-item" || len(res.Anomalies[0].Steps) != 2 || res.Anomalies[0].Explanation == "" {
+		t.Fatalf("anomalies: %+v", res.Anomalies)
+	}
+	if res.Stats["transactions"] != float64(3) {
+		t.Fatalf("stats: %v", res.Stats)
+	}
+}
