@@ -129,6 +129,9 @@ func (c *checker) run(names []string) Result {
 func (c *checker) forbiddenFound(m string) []string {
 	types := []string{}
 	for _, a := range c.res.Anomalies {
+		if a.Model != "" && !graphWithin(a.Model, m) {
+			continue
+		}
 		if forbids(m, a.Type) && !contains(types, a.Type) {
 			types = append(types, a.Type)
 		}

@@ -27,6 +27,29 @@ func TestAgainstBruteForce(t *testing.T) {
 		for _, m := range ModelNames() {
 			t.Run(cf.name+"/"+m, func(t *testing.T) { compareWithBrute(t, m, cf.cfg, *seeds/len(configs)) })
 		}
+		t.Run(cf.name+"/all-models-at-once", func(t *testing.T) { compareAllModels(t, cf.cfg, *seeds/len(configs)/2) })
+	}
+}
+
+// compareAllModels checks every model in one call: what one model's search finds must
+// not leak into another's verdict.
+func compareAllModels(t *testing.T, cfg brute.Config, n int) {
+	fails := 0
+	for seed := 0; seed < n; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		h := brute.Random(rng, cfg)
+		res, err := Check(h, Options{Models: ModelNames()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mr := range res.Models {
+			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
+				fails++
+				if fails <= 5 {
+					t.Errorf("seed %d: %s checked with the others: %v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, want, brute.Format(h))
+				}
+			}
+		}
 	}
 }
 

@@ -77,3 +77,13 @@ func validateModels(ms []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// graphWithin reports whether every edge of model a's graph is in model b's, so that a
+// cycle in every attribution under a is one under b too.
+func graphWithin(a, b string) bool {
+	ma, mb := models[a], models[b]
+	if ma.snapshot || mb.snapshot {
+		return a == b
+	}
+	return (mb.process || !ma.process) && (mb.realtime || !ma.realtime)
+}

@@ -97,8 +97,11 @@ type ModelResult struct {
 
 // Anomaly is one violation a person can check against the history by hand.
 type Anomaly struct {
-	Type        string   `json:"type"` // G0, G1a, G1b, G1c, G-single, G2-item, internal, incompatible-order, ... with -process/-realtime
-	Key         string   `json:"key,omitempty"`
+	Type string `json:"type"` // G0, G1a, G1b, G1c, G-single, G2-item, internal, incompatible-order, ... with -process/-realtime
+	Key  string `json:"key,omitempty"`
+	// Model is set when the violation depends on how duplicates are attributed: the
+	// solver proved it for this model only.
+	Model       string   `json:"model,omitempty"`
 	Txns        []TxnRef `json:"txns"`
 	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
 	Explanation string   `json:"explanation"`

@@ -190,7 +190,7 @@ func (c *checker) explainUnsat(m string, v *view) {
 	if first == nil {
 		return
 	}
-	a.Type = typ
+	a.Type, a.Model = typ, m
 	for _, st := range c.steps(v, first) {
 		if txns[st.from] {
 			a.Txns = append(a.Txns, c.txnRef(st.from))
@@ -207,12 +207,11 @@ func (c *checker) explainUnsat(m string, v *view) {
 	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. ", m) +
 		strings.Join(parts, " ") + " " + end
 	c.res.Anomalies = append(c.res.Anomalies, a)
-	c.found[typ] = true
 }
 
 // describeLit says what a guard literal chooses, in the history's terms.
 func (c *checker) describeLit(v *view, l encode.Lit) string {
-	if c.litNames == nil {
+	if len(c.litNames) != int(c.p.NumVars+v.extraVars) {
 		c.nameVars(v)
 	}
 	name := c.litNames[l>>1]
