@@ -154,8 +154,10 @@ func (c *checker) explainUnsat(m string, v *view) {
 			inComp[x] = true
 		}
 		cycle := g.path(comps[0][0], comps[0][0], func(x int32) bool { return inComp[x] }, holds, &scratch)
-		if first == nil {
-			first, typ = cycle, c.classify(v, cycle)
+		// The anomaly is named by the most permissive kind of cycle among the cases:
+		// the claim that holds in every attribution.
+		if t := c.classify(v, cycle); first == nil || cycleRank(t) > cycleRank(typ) {
+			first, typ = cycle, t
 		}
 		var why, choices []string
 		var block []sat.Lit
@@ -176,11 +178,6 @@ func (c *checker) explainUnsat(m string, v *view) {
 				}
 			}
 		}
-		if n == 0 {
-			for _, st := range c.steps(v, cycle) {
-				a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: c.explain(st)})
-			}
-		}
 		parts = append(parts, fmt.Sprintf("Case %d, if %s: %s.", n+1, strings.Join(choices, " and "), strings.Join(why, "; ")))
 		if len(block) == 0 || !s.AddClause(block...) {
 			complete = true
@@ -191,6 +188,9 @@ func (c *checker) explainUnsat(m string, v *view) {
 		return
 	}
 	a.Type, a.Model = typ, m
+	for _, st := range c.steps(v, first) {
+		a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: c.explain(st)})
+	}
 	for _, st := range c.steps(v, first) {
 		if txns[st.from] {
 			a.Txns = append(a.Txns, c.txnRef(st.from))
@@ -289,4 +289,15 @@ func (c *checker) export(m string, s *sat.Solver, v *view) error {
 		return err
 	}
 	return gf.Close()
+}
+
+// cycleRank orders cycle kinds from the strictest (G0: only ww) to the most permissive
+// (G2-item: several anti-dependencies).
+func cycleRank(typ string) int {
+	for i, base := range []string{"G0", "G1c", "G-single", "G-nonadjacent", "G2-item"} {
+		if typ == base || strings.HasPrefix(typ, base+"-") {
+			return i
+		}
+	}
+	return -1
 }
