@@ -91,14 +91,7 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 	if !ok {
 		return vals, false
 	}
-	holds := func(e *encode.Edge) bool {
-		for _, l := range c.guard(e) {
-			if vals[l>>1] == (l&1 == 1) {
-				return false
-			}
-		}
-		return true
-	}
+	holds := c.holdsUnder(vals)
 	isOrientation := func(e *encode.Edge) bool { return e.G0 < 0 }
 	base := func(e *encode.Edge) bool { return !isOrientation(e) && holds(e) }
 	g := newGraph(v.nodes, v.edges, base)
@@ -156,14 +149,7 @@ func (c *checker) serialReplay(sv *view) ([]int32, bool) {
 
 // acyclicUnder reports whether the edges that hold under vals form an acyclic graph.
 func (c *checker) acyclicUnder(v *view, vals []bool) bool {
-	holds := func(e *encode.Edge) bool {
-		for _, l := range c.guard(e) {
-			if vals[l>>1] == (l&1 == 1) {
-				return false
-			}
-		}
-		return true
-	}
+	holds := c.holdsUnder(vals)
 	g := newGraph(v.nodes, v.edges, holds)
 	return len(g.sccs(func(int32) bool { return true }, holds)) == 0
 }
@@ -198,4 +184,16 @@ func (g *graph) topoPositions(ok func(e *encode.Edge) bool) []int32 {
 		}
 	}
 	return pos
+}
+
+// holdsUnder returns "edge e holds": all its guard literals are true under vals.
+func (c *checker) holdsUnder(vals []bool) func(e *encode.Edge) bool {
+	return func(e *encode.Edge) bool {
+		for _, l := range c.guard(e) {
+			if vals[l>>1] == (l&1 == 1) {
+				return false
+			}
+		}
+		return true
+	}
 }
