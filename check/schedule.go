@@ -47,26 +47,36 @@ func (c *checker) schedule(v *view) ([]int32, bool) {
 	}
 	// waiting[k]: transactions blocked until key k's position changes.
 	waiting := make([][]int32, len(h.Keys))
-	local := map[int32]int32{}
+	// local: the transaction's view of the keys it touched so far (few: a flat list).
+	type keyPos struct{ key, at int32 }
+	var local []keyPos
 	// check reports whether t can run now; if not, the key it waits on (-1: never).
 	check := func(t int32) (bool, int32) {
 		if preds[t] > 0 {
 			return false, -2
 		}
-		clear(local)
+		local = local[:0]
 		useful := p.Commit[t] == encode.Committed // an :info one runs only to fill a trace
 		for _, op := range h.TxnOps(int(t)) {
-			at, ok := local[op.Key]
-			if !ok {
-				at = pos[op.Key]
+			li := -1
+			for i := range local {
+				if local[i].key == op.Key {
+					li = i
+					break
+				}
 			}
+			if li < 0 {
+				local = append(local, keyPos{op.Key, pos[op.Key]})
+				li = len(local) - 1
+			}
+			at := local[li].at
 			L := in.Keys[op.Key].Trace
 			if op.Kind == history.Append {
 				if at < int32(len(L)) && L[at] != op.Value {
 					return false, op.Key
 				}
 				useful = useful || at < int32(len(L))
-				local[op.Key] = at + 1
+				local[li].at = at + 1
 				continue
 			}
 			if h.Txns[t].Status != history.OK || !op.Known {

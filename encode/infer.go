@@ -63,6 +63,10 @@ type Inference struct {
 // consistency of each transaction and prefix compatibility of each key's reads.
 func Infer(h *history.History) *Inference {
 	in := &Inference{H: h, Keys: make([]Key, len(h.Keys))}
+	in.Reads = make([]Read, 0, len(h.Ops)/2)
+	in.Writers = make([]Writer, 0, len(h.Ops)/4)
+	in.WriterVals = make([]int32, 0, len(h.Ops)/2)
+	in.TxnWriterIDs = make([]int32, 0, len(h.Ops)/4)
 	for k := range in.Keys {
 		in.Keys[k].TraceBy = -1
 	}
@@ -145,6 +149,25 @@ func Infer(h *history.History) *Inference {
 	}
 	in.TxnWriterStart[len(h.Txns)] = int32(len(in.TxnWriterIDs))
 
+	// Group writers and reads by key in two flat arrays (counting sort).
+	nw := make([]int32, len(in.Keys)+1)
+	nr := make([]int32, len(in.Keys)+1)
+	for i := range in.Writers {
+		nw[in.Writers[i].Key+1]++
+	}
+	for i := range in.Reads {
+		nr[in.Reads[i].Key+1]++
+	}
+	for k := range in.Keys {
+		nw[k+1] += nw[k]
+		nr[k+1] += nr[k]
+	}
+	ws := make([]int32, len(in.Writers))
+	rs := make([]int32, len(in.Reads))
+	for k := range in.Keys {
+		in.Keys[k].Writers = ws[nw[k]:nw[k]:nw[k+1]]
+		in.Keys[k].Reads = rs[nr[k]:nr[k]:nr[k+1]]
+	}
 	for i := range in.Writers {
 		k := in.Writers[i].Key
 		in.Keys[k].Writers = append(in.Keys[k].Writers, int32(i))
