@@ -78,6 +78,7 @@ func Infer(h *history.History) *Inference {
 		writer   int32 // writer id, -1 if no append yet
 		baseRead int32 // first known read of the key in this txn, -1 if none
 		baseOwn  int32 // own appends before baseRead
+		bad      bool  // an internal anomaly was reported: one per transaction and key
 	}
 	var touched []touch
 	find := func(key int32) int {
@@ -140,8 +141,12 @@ func Infer(h *history.History) *Inference {
 			if !op.Known {
 				continue
 			}
+			if touched[j].bad {
+				continue
+			}
 			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
 			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
+				touched[j].bad = true
 				continue
 			}
 			in.Reads = append(in.Reads, r)
