@@ -45,6 +45,7 @@ func (c *checker) run(names []string) Result {
 	h := c.h
 	t0 := time.Now()
 	c.start = t0
+	c.progress("inferring dependencies")
 	c.p = encode.Build(h)
 	p := c.p
 	var needProcess, needRealtime bool
@@ -70,6 +71,7 @@ func (c *checker) run(names []string) Result {
 	}
 
 	t1 := time.Now()
+	c.progress("searching for cycles")
 	c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
 	var si *view
 	if contains(names, "snapshot-isolation") {
@@ -98,6 +100,7 @@ func (c *checker) run(names []string) Result {
 			// diagnosis found no named anomaly.
 			mr.Valid = Invalid
 		case open || v.split && c.siPairs():
+			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
 			mr.AnomalyTypes = c.forbiddenFound(m)
 		}
@@ -123,6 +126,12 @@ func (c *checker) run(names []string) Result {
 		c.res.Anomalies = []Anomaly{}
 	}
 	return c.res
+}
+
+func (c *checker) progress(phase string) {
+	if c.opts.Progress != nil {
+		c.opts.Progress(phase)
+	}
 }
 
 // forbiddenFound lists the anomaly types found so far that model m forbids.

@@ -64,6 +64,8 @@ type Options struct {
 	MaxConflicts int64
 	// Solver knobs for research on heuristics (see --stats).
 	Solver SolverOptions
+	// Progress, when set, is told each phase as it starts (for a terminal display).
+	Progress func(phase string)
 }
 
 // SolverOptions select solver heuristics.

@@ -62,13 +62,23 @@ func runCheck(args []string) int {
 		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	t0 := time.Now()
+	endProgress := func() {}
+	if isTerminal(os.Stderr) {
+		opts.Progress = func(phase string) {
+			fmt.Fprintf(os.Stderr, "\r\033[Kdoppel check: %s (%.1fs)", phase, time.Since(t0).Seconds())
+		}
+		opts.Progress("parsing " + fs.Arg(0))
+		endProgress = func() { fmt.Fprint(os.Stderr, "\r\033[K") }
+	}
 	h, err := history.ParseFile(fs.Arg(0))
 	if err != nil {
+		endProgress()
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
 	}
 	parse := time.Since(t0).Seconds()
 	res, err := check.Check(h, opts)
+	endProgress()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
@@ -143,4 +153,10 @@ func txnLabel(t check.TxnRef) string {
 		return fmt.Sprintf("T%d", t.Index)
 	}
 	return fmt.Sprintf("T(line %d)", t.Line)
+}
+
+// isTerminal reports whether f is a terminal (progress is shown only there).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
