@@ -200,7 +200,7 @@ func (c *checker) explain(s step) string {
 	}
 	readList := func(ri int32) string {
 		r := &in.Reads[ri]
-		return encode.ListString(h, h.ReadList(&h.Ops[r.Op]))
+		return encode.ShortList(h, h.ReadList(&h.Ops[r.Op]))
 	}
 	if e.Pos < 0 { // snapshot isolation's chosen order of two unobserved writers
 		return fmt.Sprintf("%s < %s because both appended to %s and neither append was observed: first-committer-wins orders them, this way in this attribution", a, b, key)
@@ -211,12 +211,12 @@ func (c *checker) explain(s step) string {
 			return fmt.Sprintf("%s < %s because %s read all of %s = %s and %s", a, b, a, key, readList(e.Read), unseen)
 		}
 		return fmt.Sprintf("%s < %s because %s's append of %s is the last of %s = %s (read by %s) and %s",
-			a, b, a, h.Values[trace[len(trace)-1]], key, encode.ListString(h, trace), traceBy, unseen)
+			a, b, a, h.Values[trace[len(trace)-1]], key, encode.ShortList(h, trace), traceBy, unseen)
 	}
 	switch e.Kind {
 	case encode.WW:
 		return fmt.Sprintf("%s < %s because in %s = %s (read by %s), %s's append of %s comes right after %s's %s",
-			a, b, key, encode.ListString(h, trace), traceBy, b, h.Values[trace[e.Pos]], a, h.Values[trace[e.Pos-1]])
+			a, b, key, encode.ShortList(h, trace), traceBy, b, h.Values[trace[e.Pos]], a, h.Values[trace[e.Pos-1]])
 	case encode.WR:
 		r := &in.Reads[e.Read]
 		return fmt.Sprintf("%s < %s because %s read %s = %s and %s appended %s, its last element",
@@ -228,7 +228,7 @@ func (c *checker) explain(s step) string {
 				a, b, a, key, readList(e.Read), b)
 		}
 		return fmt.Sprintf("%s < %s because %s read %s = %s and %s appended %s, the next element of %s = %s (read by %s)",
-			a, b, a, key, readList(e.Read), b, h.Values[trace[r.Len]], key, encode.ListString(h, trace), traceBy)
+			a, b, a, key, readList(e.Read), b, h.Values[trace[r.Len]], key, encode.ShortList(h, trace), traceBy)
 	}
 	return fmt.Sprintf("%s < %s (%s on %s)", a, b, e.Kind, key)
 }

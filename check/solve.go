@@ -232,7 +232,7 @@ func (c *checker) nameVars(v *view) {
 		for i, sv := range p.SegVar[k] {
 			cand := p.Plans[k].Cands[i]
 			c.litNames[sv] = fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, in.Writers[cand.Writer].Txn),
-				encode.ListString(h, in.Vals(cand.Writer)), cand.Pos, h.Keys[k])
+				encode.ShortList(h, in.Vals(cand.Writer)), cand.Pos, h.Keys[k])
 		}
 		for _, w := range p.Plans[k].Unobserved {
 			if u, ok := p.UnobservedVar(int32(k), w); ok {

@@ -31,6 +31,27 @@ func ListString(h *history.History, vals []int32) string {
 	return b.String()
 }
 
+// ShortList prints a list for an explanation: whole when short, else its first and
+// last values around an ellipsis, with its length (the full list is in the
+// transaction's operations, printed beside every explanation).
+func ShortList(h *history.History, vals []int32) string {
+	const head, tail = 3, 4
+	if len(vals) <= head+tail+2 {
+		return ListString(h, vals)
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for _, v := range vals[:head] {
+		b.WriteString(h.Values[v] + " ")
+	}
+	b.WriteString("…")
+	for _, v := range vals[len(vals)-tail:] {
+		b.WriteString(" " + h.Values[v])
+	}
+	b.WriteString("] (" + strconv.Itoa(len(vals)) + " values)")
+	return b.String()
+}
+
 // OpsString prints transaction t's micro-ops as EDN.
 func OpsString(h *history.History, t int32) string {
 	var b strings.Builder
