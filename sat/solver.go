@@ -520,6 +520,11 @@ func (s *Solver) computeLBD(lits []Lit) int {
 	n := 0
 	for _, l := range lits {
 		lv := s.level[l.Var()]
+		for int(lv) >= len(s.levelStamp) {
+			// Assumptions that are already true open empty decision levels, so there
+			// can be more levels than variables.
+			s.levelStamp = append(s.levelStamp, 0)
+		}
 		if s.levelStamp[lv] != s.stamp {
 			s.levelStamp[lv] = s.stamp
 			n++
