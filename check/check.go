@@ -60,9 +60,11 @@ func (c *checker) run(names []string) Result {
 	if needRealtime {
 		realtime = p.RealtimeEdges()
 	}
-	c.edges = make([]encode.Edge, 0, len(p.Edges)+len(process)+len(realtime))
-	c.edges = append(append(append(c.edges, p.Edges...), process...), realtime...)
+	// Extend the problem's edge list in place rather than copying it (it is the
+	// biggest structure); p.Edges stays the data-edge prefix.
 	c.nData, c.nDataProcess = len(p.Edges), len(p.Edges)+len(process)
+	c.edges = append(append(p.Edges, process...), realtime...)
+	p.Edges = c.edges[:c.nData:c.nData]
 	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
 	c.fillStats()
 

@@ -63,10 +63,16 @@ type Inference struct {
 // consistency of each transaction and prefix compatibility of each key's reads.
 func Infer(h *history.History) *Inference {
 	in := &Inference{H: h, Keys: make([]Key, len(h.Keys))}
-	in.Reads = make([]Read, 0, len(h.Ops)/2)
-	in.Writers = make([]Writer, 0, len(h.Ops)/4)
-	in.WriterVals = make([]int32, 0, len(h.Ops)/2)
-	in.TxnWriterIDs = make([]int32, 0, len(h.Ops)/4)
+	appends := 0
+	for i := range h.Ops {
+		if h.Ops[i].Kind == history.Append {
+			appends++
+		}
+	}
+	in.Reads = make([]Read, 0, len(h.Ops)-appends)
+	in.Writers = make([]Writer, 0, appends)
+	in.WriterVals = make([]int32, 0, appends)
+	in.TxnWriterIDs = make([]int32, 0, appends)
 	for k := range in.Keys {
 		in.Keys[k].TraceBy = -1
 	}
@@ -81,6 +87,7 @@ func Infer(h *history.History) *Inference {
 		bad      bool  // an internal anomaly was reported: one per transaction and key
 	}
 	var touched []touch
+	var own []int32
 	find := func(key int32) int {
 		for i := range touched {
 			if touched[i].key == key {
@@ -123,7 +130,7 @@ func Infer(h *history.History) *Inference {
 			continue
 		}
 		// Second pass: reads, with the own appends before each.
-		own := make([]int32, 0, 4) // parallel to touched: own appends so far
+		own = own[:0] // parallel to touched: own appends so far
 		for range touched {
 			own = append(own, 0)
 		}

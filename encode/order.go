@@ -61,27 +61,27 @@ func (p *Problem) RealtimeEdges() []Edge {
 			ev[tx.Complete] = -(int32(t) + 1)
 		}
 	}
-	var edges []Edge
+	edges := make([]Edge, 0, 4*len(h.Txns))
 	var frontier []int32 // completed transactions not yet followed by a completed successor
+	// A transaction's real-time predecessors are the edges appended at its invoke:
+	// edges[predStart[t]:predEnd[t]].
 	predStart := make([]int32, len(h.Txns))
 	predEnd := make([]int32, len(h.Txns))
-	var preds []int32 // frontier snapshots at each invoke
 	dominated := make([]bool, len(h.Txns))
 	for _, e := range ev {
 		switch {
 		case e > 0:
 			t := e - 1
-			predStart[t] = int32(len(preds))
+			predStart[t] = int32(len(edges))
 			for _, f := range frontier {
-				preds = append(preds, f)
 				edges = append(edges, Edge{From: f, To: t, Kind: Realtime, Key: -1, Read: -1})
 			}
-			predEnd[t] = int32(len(preds))
+			predEnd[t] = int32(len(edges))
 		case e < 0:
 			t := -e - 1
 			// Everything t's invoke saw completed now reaches later invokes through t.
-			for _, f := range preds[predStart[t]:predEnd[t]] {
-				dominated[f] = true
+			for _, pe := range edges[predStart[t]:predEnd[t]] {
+				dominated[pe.From] = true
 			}
 			live := frontier[:0]
 			for _, f := range frontier {

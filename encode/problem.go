@@ -118,6 +118,8 @@ func BuildFrom(in *Inference) *Problem {
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), unobsVar: map[unobsKey]int32{}}
 	p.Nodes = len(h.Txns) + len(in.Keys)
 	p.Edges = make([]Edge, 0, 2*len(in.Reads)+len(in.Writers)+len(in.Writers)/2)
+	p.Clauses = make([]Lit, 0, 2*len(in.WriterVals))
+	p.ClauseEnd = make([]int32, 0, len(in.WriterVals))
 	for k := range in.Keys {
 		if in.Keys[k].Bad {
 			p.Plans[k] = Plan{State: KeyUnsat}
