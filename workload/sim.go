@@ -220,6 +220,19 @@ func newSimDB(keys int) *simDB {
 	return db
 }
 
+// ensure grows the per-key state to cover key k.
+func (db *simDB) ensure(k int64) {
+	for int64(len(db.lists)) <= k {
+		db.lists = append(db.lists, nil)
+		db.lastWriter = append(db.lastWriter, -1)
+		db.lastRun = append(db.lastRun, 0)
+		db.lastTime = append(db.lastTime, 0)
+		db.lostLen = append(db.lostLen, -1)
+		db.lostBy = append(db.lostBy, 0)
+		db.lastCommit = append(db.lastCommit, 0)
+	}
+}
+
 // appendValue appends v to key k on behalf of transaction txn at time t.
 func (db *simDB) appendValue(k int64, v, txn, t int64) {
 	if db.lostLen[k] >= 0 && db.lostBy[k] != txn {
@@ -325,6 +338,9 @@ func (sim *simulator) invoke(si int, t int64) error {
 	s := &sim.sessions[si]
 	sim.started++
 	s.ops = s.src.Next()
+	for _, op := range s.ops {
+		sim.db.ensure(op.Key) // key rotation reaches past the first Keys keys
+	}
 	s.result = nil
 	s.fault = ""
 	s.outcome = history.TypeOK

@@ -18,6 +18,10 @@ type Spec struct {
 	ValZipf   float64 // θ of the value distribution on duplicate keys
 	ValDomain int     // N: values on duplicate keys are drawn from 1..N
 	Seed      int64
+	// KeyRotate: every KeyRotate transactions, a session moves to fresh keys (key +
+	// Keys × generation), as Jepsen retires keys, so that lists — which every read
+	// returns whole — stay short in long runs. 0 never rotates.
+	KeyRotate int
 }
 
 // DefaultSpec is a small, contended, duplicate-heavy workload.
@@ -41,4 +45,5 @@ func (s *Spec) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.ValZipf, "val-zipf", s.ValZipf, "zipf θ of values on duplicate keys")
 	fs.IntVar(&s.ValDomain, "val-domain", s.ValDomain, "values on duplicate keys come from 1..N")
 	fs.Int64Var(&s.Seed, "seed", s.Seed, "random seed")
+	fs.IntVar(&s.KeyRotate, "key-rotate", s.KeyRotate, "every N transactions of a session, move to fresh keys (keeps lists short in long runs); 0 never")
 }

@@ -40,6 +40,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("val-zipf must be a finite θ >= 0, got %v", s.ValZipf)
 	case s.ValDomain < 1 || s.ValDomain > maxValDomain:
 		return fmt.Errorf("val-domain must be between 1 and %d, got %d", maxValDomain, s.ValDomain)
+	case s.KeyRotate < 0:
+		return fmt.Errorf("key-rotate must be >= 0 (0: never), got %d", s.KeyRotate)
 	}
 	return nil
 }
@@ -156,6 +158,7 @@ type TxnSource struct {
 	rng     *rand.Rand
 	session int64
 	counter int64 // unique values handed out by this session so far
+	txns    int64 // transactions generated so far, for key rotation
 }
 
 // NewTxnSource returns the transaction source of session (0 <= session < spec.Sessions;
@@ -180,11 +183,16 @@ func (g *TxnSource) Next() []history.Op {
 		return nil
 	}
 	ops := make([]history.Op, g.spec.Ops)
+	var generation int64
+	if g.spec.KeyRotate > 0 {
+		generation = g.txns / int64(g.spec.KeyRotate)
+	}
+	g.txns++
 	for i := range ops {
 		op := &ops[i]
 		read := g.rng.Float64() < g.spec.Reads
 		k := g.model.key(g.rng)
-		op.Key = int64(k)
+		op.Key = int64(k) + generation*int64(g.spec.Keys)
 		if read {
 			continue
 		}
@@ -201,5 +209,8 @@ func (g *TxnSource) Next() []history.Op {
 
 // IsDupKey reports whether appends to key k may repeat values.
 func (g *TxnSource) IsDupKey(k int64) bool {
-	return g.model != nil && k >= 0 && k < int64(len(g.model.dup)) && g.model.dup[k]
+	if g.model == nil || k < 0 {
+		return false
+	}
+	return g.model.dup[k%int64(len(g.model.dup))]
 }

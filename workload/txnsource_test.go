@@ -182,3 +182,25 @@ func TestZipfThetaZeroIsUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRotation: with --key-rotate N a session moves to fresh keys every N
+// transactions, so no key's list grows past what N transactions append.
+func TestKeyRotation(t *testing.T) {
+	spec := DefaultSpec()
+	spec.KeyRotate = 10
+	g := NewTxnSource(spec, 0)
+	for i := 0; i < 50; i++ {
+		for _, op := range g.Next() {
+			if gen := op.Key / int64(spec.Keys); gen != int64(i/10) {
+				t.Fatalf("transaction %d uses key %d of generation %d, want %d", i, op.Key, gen, i/10)
+			}
+			if op.Append && g.IsDupKey(op.Key) != g.IsDupKey(op.Key%int64(spec.Keys)) {
+				t.Fatalf("key %d and its first generation disagree on duplicates", op.Key)
+			}
+		}
+	}
+	spec.KeyRotate = -1
+	if spec.Validate() == nil {
+		t.Fatal("negative key-rotate accepted")
+	}
+}
