@@ -38,7 +38,6 @@ type checker struct {
 	serialOrder         []int32 // a serial replay without order constraints
 	serialTried         bool
 	strictOrder         []int32 // ... respecting process and real-time order
-	partialOrder        []int32 // the longest replay that got stuck, for solver phases
 	strictTried         bool
 }
 

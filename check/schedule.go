@@ -224,12 +224,12 @@ func (c *checker) schedule(v *view) ([]int32, bool) {
 	// Every committed transaction ran, and every trace was installed.
 	for t := int32(0); t < n; t++ {
 		if p.Commit[t] == encode.Committed && !done[t] {
-			return order, false
+			return nil, false
 		}
 	}
 	for k := range in.Keys {
 		if pos[k] < int32(len(in.Keys[k].Trace)) {
-			return order, false
+			return nil, false
 		}
 	}
 	return order, true

@@ -62,7 +62,6 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		c.res.Stats.Witnessed++
 		return Valid, ""
 	}
-	c.partialPhases(guess)
 	s := c.newSolver(v)
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)

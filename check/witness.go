@@ -134,8 +134,6 @@ func (c *checker) serialReplay(sv *view) ([]int32, bool) {
 		}
 	} else if order, ok := c.schedule(sv); ok {
 		return order, true
-	} else if len(order) > len(c.partialOrder) {
-		c.partialOrder = order
 	}
 	if !c.strictTried {
 		c.strictTried = true
@@ -144,37 +142,9 @@ func (c *checker) serialReplay(sv *view) ([]int32, bool) {
 			// c.edges lacks process or real-time edges: make them.
 			edges = append(c.p.ProcessEdges(), c.p.RealtimeEdges()...)
 		}
-		order, ok := c.schedule(&view{edges: edges})
-		if ok {
-			c.strictOrder = order
-		} else if len(order) > len(c.partialOrder) {
-			c.partialOrder = order
-		}
+		c.strictOrder, _ = c.schedule(&view{edges: edges})
 	}
 	return c.strictOrder, c.strictOrder != nil
-}
-
-// partialPhases improves a guess with the longest stuck replay: on every open key the
-// replay got into, its blocks replace the per-key guess (solver phases only).
-func (c *checker) partialPhases(guess []bool) {
-	if len(c.partialOrder) == 0 {
-		return
-	}
-	p := c.p
-	pv := make([]bool, len(guess))
-	c.orderAssignment(c.partialOrder, pv)
-	for k := range p.SegVar {
-		used := false
-		for _, v := range p.SegVar[k] {
-			used = used || pv[v]
-		}
-		if !used {
-			continue
-		}
-		for _, v := range p.SegVar[k] {
-			guess[v] = pv[v]
-		}
-	}
 }
 
 // acyclicUnder reports whether the edges that hold under vals form an acyclic graph.
