@@ -3,6 +3,7 @@ package check
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +53,35 @@ func TestJepsenHistories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordedPostgresG2 keeps a history doppel recorded from PostgreSQL 15 SERIALIZABLE
+// (testdata/recorded/README.md): a G2-item among unique values, snapshot isolated.
+func TestRecordedPostgresG2(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "recorded", "postgres15-serializable-g2-item.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(h, Options{Models: []string{"serializable", "snapshot-isolation"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Models[0].Valid != Invalid || r.Models[1].Valid != Valid {
+		t.Fatalf("verdicts %+v", r.Models)
+	}
+	found := false
+	for _, a := range r.Anomalies {
+		if a.Type != "G2-item" {
+			continue
+		}
+		var idx []int64
+		for _, tx := range a.Txns {
+			idx = append(idx, tx.Index)
+		}
+		found = found || len(idx) == 3 && slices.Contains(idx, 2294) && slices.Contains(idx, 2298) && slices.Contains(idx, 2302)
+	}
+	if !found {
+		t.Fatalf("no G2-item among T2294, T2298, T2302: %+v", r.AnomalyTypes)
 	}
 }
