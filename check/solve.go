@@ -62,12 +62,73 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		c.res.Stats.Witnessed++
 		return Valid, ""
 	}
+	// A portfolio unless the user chose a configuration: first a depth-first-like
+	// search (variables in key and position order, phases from the guess, the theory only
+	// detecting cycles) for a bounded number of conflicts — on histories the replay got
+	// stuck on it needs a few dozen conflicts where VSIDS with theory propagation needs
+	// thousands — then VSIDS with theory propagation.
+	o := c.opts.Solver
+	configs := []solverConfig{{heuristic: o.Heuristic, restarts: o.Restarts, propagate: !o.NoTheoryPropagation}}
+	if o.Heuristic == "" && o.Restarts == "" && !o.NoTheoryPropagation {
+		configs = []solverConfig{{heuristic: "static", propagate: false, conflicts: portfolioConflicts}, {propagate: true}}
+	}
+	if c.opts.Solver.ExportPrefix != "" {
+		if err := c.export(m, c.newSolver(v), v); err != nil {
+			return Unknown, "export: " + err.Error()
+		}
+	}
+	var status sat.Status
+	var spent int64
+	base := c.res.Stats.Conflicts
+	for _, cfg := range configs {
+		if c.opts.MaxConflicts > 0 {
+			left := c.opts.MaxConflicts - spent
+			if left <= 0 {
+				break
+			}
+			if cfg.conflicts == 0 || cfg.conflicts > left {
+				cfg.conflicts = left
+			}
+		}
+		var done bool
+		status, done = c.solveWith(v, guess, cfg)
+		if done {
+			return Invalid, ""
+		}
+		spent = c.res.Stats.Conflicts - base
+		if status != sat.Unknown || c.opts.Timeout > 0 && time.Now().After(c.start.Add(c.opts.Timeout)) {
+			break
+		}
+	}
+	switch status {
+	case sat.Sat:
+		return Valid, ""
+	case sat.Unsat:
+		c.explainUnsat(m, v)
+		return Invalid, ""
+	}
+	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, spent)
+}
+
+// portfolioConflicts bounds the first, depth-first-like search of the portfolio.
+const portfolioConflicts = 25000
+
+// solverConfig is one solver run of the portfolio.
+type solverConfig struct {
+	heuristic, restarts string
+	propagate           bool
+	conflicts           int64 // 0: no bound of its own
+}
+
+// solveWith runs one configuration; done reports that the known edges are already
+// cyclic (reported by knownCycles).
+func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status, bool) {
 	s := c.newSolver(v)
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)
 	}
 	g := theory.NewGraph(v.nodes)
-	g.Propagation = !c.opts.Solver.NoTheoryPropagation
+	g.Propagation = cfg.propagate
 	guard := make([]sat.Lit, 0, 4)
 	for i := range v.edges {
 		e := &v.edges[i]
@@ -78,25 +139,19 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		g.AddEdge(int(e.From), int(e.To), guard)
 	}
 	if cyc := g.Init(); cyc != nil {
-		// knownCycles has reported it already.
-		return Invalid, ""
+		return sat.Unsat, true
 	}
 	s.SetTheory(g)
 	so := sat.DefaultOptions()
-	if c.opts.Solver.Heuristic != "" {
-		so.Heuristic = c.opts.Solver.Heuristic
+	if cfg.heuristic != "" {
+		so.Heuristic = cfg.heuristic
 	}
-	if c.opts.Solver.Restarts != "" {
-		so.Restarts = c.opts.Solver.Restarts
+	if cfg.restarts != "" {
+		so.Restarts = cfg.restarts
 	}
 	s.SetOptions(so)
-	if c.opts.Solver.ExportPrefix != "" {
-		if err := c.export(m, s, v); err != nil {
-			return Unknown, "export: " + err.Error()
-		}
-	}
-	if c.opts.MaxConflicts > 0 {
-		s.SetConflictLimit(c.opts.MaxConflicts)
+	if cfg.conflicts > 0 {
+		s.SetConflictLimit(cfg.conflicts)
 	}
 	if c.opts.Timeout > 0 {
 		s.SetDeadline(c.start.Add(c.opts.Timeout))
@@ -108,14 +163,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	c.res.Stats.Propagations += st.Propagations
 	c.res.Stats.TheoryProps += g.Stats.Propagations
 	c.res.Stats.Learned += st.Learned
-	switch status {
-	case sat.Sat:
-		return Valid, ""
-	case sat.Unsat:
-		c.explainUnsat(m, v)
-		return Invalid, ""
-	}
-	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, st.Conflicts)
+	return status, false
 }
 
 // explainUnsat proves the violation by cases: it takes an attribution of the duplicated
