@@ -70,10 +70,13 @@ type Options struct {
 
 // SolverOptions select solver heuristics.
 type SolverOptions struct {
-	NoTheoryPropagation bool   // the acyclicity theory only detects conflicts
-	NoWitness           bool   // always search, even when the first guess is a solution
-	Heuristic           string // decision heuristic: "vsids" (default) or "static"
-	Restarts            string // restart policy: "glucose" (default), "luby" or "none"
+	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
+	NoWitness           bool // always search, even when the first guess is a solution
+	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
+	// solver configuration; left empty (with theory propagation on), a portfolio runs:
+	// static order without propagation for a while, then VSIDS + glucose + propagation.
+	Heuristic string
+	Restarts  string
 	// ExportPrefix, when set, writes each solver instance as PREFIX-MODEL.cnf (DIMACS)
 	// and PREFIX-MODEL.graph (one "from to guard-literals..." edge per line) for study.
 	ExportPrefix string

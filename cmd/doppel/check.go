@@ -26,8 +26,8 @@ func runCheck(args []string) int {
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search, even when the first guess is already a solution")
-	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids (default) or static")
-	restarts := fs.String("restarts", "", "solver restart policy: glucose (default), luby or none")
+	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
+	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	fs.Usage = func() {
