@@ -182,7 +182,7 @@ func (b *Builder) reserve(size int64) {
 		return
 	}
 	b.h.Txns = make([]Txn, 0, size/512)
-	b.h.Ops = make([]MicroOp, 0, size/128)
+	b.h.Ops = make([]MicroOp, 0, size/48) // generated and Jepsen histories: 50–70 bytes per micro-op
 	b.h.ReadValues = make([]int32, 0, size/32)
 }
 
