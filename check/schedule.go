@@ -96,8 +96,19 @@ func (c *checker) schedule(v *view) ([]int32, bool) {
 	}
 	// Readers still to run, by (key, length read): appending to a key they still need
 	// to see at its current length would strand them, so such appends wait if they can.
-	pending := map[int64]int32{}
-	readKey := func(k, l int32) int64 { return int64(k)<<32 | int64(l) }
+	// Flat: key k's lengths 0..len(trace) at readBase[k]...; a position past the trace
+	// has no reader (every read is a prefix of the trace).
+	readBase := make([]int32, len(h.Keys)+1)
+	for k := range in.Keys {
+		readBase[k+1] = readBase[k] + int32(len(in.Keys[k].Trace)) + 1
+	}
+	pending := make([]int32, readBase[len(h.Keys)]+1)
+	readKey := func(k, l int32) int32 {
+		if l > int32(len(in.Keys[k].Trace)) {
+			return int32(len(pending)) - 1 // a slot no read counts in
+		}
+		return readBase[k] + l
+	}
 	for t := int32(0); t < n; t++ {
 		if p.Commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
 			continue
