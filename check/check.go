@@ -15,7 +15,7 @@ func Check(h *history.History, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{h: h, opts: opts, found: map[string]bool{}, cycleFound: map[string]bool{}}
+	c := &checker{h: h, opts: opts, cycleFound: map[string]bool{}}
 	return c.run(names), nil
 }
 
@@ -24,8 +24,7 @@ type checker struct {
 	opts       Options
 	p          *encode.Problem
 	res        Result
-	found      map[string]bool // anomaly types reported
-	cycleFound map[string]bool // ... as cycles among known edges
+	cycleFound map[string]bool // cycle kinds reported among known edges
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	start time.Time
@@ -212,5 +211,4 @@ func (c *checker) addFinding(f encode.Finding) {
 		a.Txns = append(a.Txns, c.txnRef(t))
 	}
 	c.res.Anomalies = append(c.res.Anomalies, a)
-	c.found[f.Type] = true
 }

@@ -39,14 +39,11 @@ func (c *checker) knownCycles(v *view) {
 			inComp[x] = true
 		}
 		in := func(v int32) bool { return inComp[v] }
-		reported := map[string]bool{}
 		report := func(cycle []int32) {
 			if cycle == nil {
 				return
 			}
-			typ := c.classify(v, cycle)
-			if !reported[typ] && !c.cycleFound[typ] {
-				reported[typ] = true
+			if typ := c.classify(v, cycle); !c.cycleFound[typ] {
 				c.addCycle(v, typ, cycle)
 			}
 		}
@@ -67,7 +64,7 @@ func (c *checker) knownCycles(v *view) {
 		for _, x := range comp {
 			for _, id := range g.ids[g.start[x]:g.start[x+1]] {
 				e := &g.edges[id]
-				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || reported["G-single"] {
+				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || c.cycleFound["G-single"] {
 					continue
 				}
 				tries++
@@ -176,7 +173,6 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	first := encode.TxnName(c.h, ss[0].from)
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
 	c.res.Anomalies = append(c.res.Anomalies, a)
-	c.found[typ] = true
 	c.cycleFound[typ] = true
 }
 

@@ -15,20 +15,6 @@ import (
 // maxShownAttributions bounds how many attributions an UNSAT explanation walks through.
 const maxShownAttributions = 8
 
-// edgeFilter returns which edges model m's graph has.
-func edgeFilter(m string) func(e *encode.Edge) bool {
-	spec := models[m]
-	return func(e *encode.Edge) bool {
-		switch e.Kind {
-		case encode.Process:
-			return spec.process
-		case encode.Realtime:
-			return spec.realtime
-		}
-		return true
-	}
-}
-
 // newSolver loads the problem's clauses into a fresh solver, with the view's extra
 // variables.
 func (c *checker) newSolver(v *view) *sat.Solver {

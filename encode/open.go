@@ -144,7 +144,7 @@ func (p *Problem) openKey(k int32) {
 			p.edge(in.Writers[plan.Cands[i].Writer].Txn, hub, WW, k, key.TraceBy, n, Pos(seg[i]))
 		}
 	}
-	p.hubOut(k, unobserved, nil)
+	p.hubOut(k, unobserved)
 }
 
 // atMostOne says at most one of the variables vars[i], i in idx, is true: pairwise for

@@ -249,7 +249,7 @@ func (p *Problem) fixedKey(k int32) {
 		last := blocks[len(blocks)-1]
 		p.edge(in.Writers[last.Writer].Txn, hub, WW, k, key.TraceBy, n)
 	}
-	p.hubOut(k, unobserved, nil)
+	p.hubOut(k, unobserved)
 }
 
 // fullReader emits the anti-dependencies of a read of the whole trace: the reader
@@ -301,7 +301,7 @@ func (p *Problem) unobservedGuard(k, w int32, commit []Lit) []Lit {
 type unobsKey struct{ key, writer int32 }
 
 // hubOut emits hub -> writer for every possibly-unobserved writer, and records them.
-func (p *Problem) hubOut(k int32, unobserved []int32, _ []Lit) {
+func (p *Problem) hubOut(k int32, unobserved []int32) {
 	p.Plans[k].Unobserved = unobserved
 	for _, w := range unobserved {
 		t := p.In.Writers[w].Txn
