@@ -139,7 +139,10 @@ type Stats struct {
 	KeysFixed    int   `json:"keys_fixed"` // keys with exactly one segmentation
 	KeysOpen     int   `json:"keys_open"`  // keys left to the solver
 	Pruned       int   `json:"pruned"`     // choices removed before solving
-	Witnessed    int   `json:"witnessed"`  // models decided by the first guess, without search
+	Witnessed    int   `json:"witnessed"`  // models decided by a witness, without search
+	Replayed     int   `json:"replayed"`   // ... of them by a verified serial replay, before any encoding
+	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
+	ReplayRejected int `json:"replay_rejected,omitempty"`
 	Edges        int   `json:"edges"`
 	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
 	Variables    int   `json:"variables"`

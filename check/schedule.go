@@ -1,289 +1,397 @@
 package check
 
 import (
-	"container/heap"
-
 	"doppel/encode"
 	"doppel/history"
 )
 
 // schedule tries to replay the history serially, for the serializable family: it runs
 // transactions one at a time against per-key positions in the traces, always picking
-// the ready transaction that completed first. A transaction is ready when each of its
-// reads sees exactly the list installed so far (plus its own appends), each of its
-// appends matches the trace at the current position (or lies past the trace), and the
-// model's process and real-time predecessors have run. A complete replay is a serial
-// order that explains every read; it returns the order, or false when the greedy
-// choice gets stuck (the solver then decides).
-func (c *checker) schedule(v *view) ([]int32, bool) {
-	h, p := c.h, c.p
-	in := p.In
+// the ready transaction whose interval's midpoint comes first. A transaction is ready
+// when each of its reads sees exactly the list installed so far (plus its own appends),
+// each of its appends matches the trace at the current position (or lies past the
+// trace), and its predecessors in order (process and real-time edges among orderEdges)
+// have run or been dropped.
+//
+// commit says which transactions must run (Committed), may run (MayCommit: :info
+// ones, run only when an append of theirs fills a trace position) or must not
+// (NotCommitted). A complete replay is a serial order that explains every read; it
+// returns the order, or false when the greedy choice gets stuck (the solver then
+// decides). The order is checked independently by verifySerial before it counts.
+//
+// A stuck transaction waits on one (key, position) slot: the position its key must
+// reach before the operation that stopped it can succeed. Positions only grow, so it
+// is woken exactly then, not on every append to the key.
+func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) ([]int32, bool) {
+	r := newReplay(h, in, commit, orderEdges)
+	return r.run()
+}
+
+// Transaction states of a replay.
+const (
+	rPending uint8 = iota // not run; maybe queued or waiting on a slot
+	rQueued               // in the ready heap
+	rDone                 // ran
+	rDead                 // an optional transaction that will not run
+)
+
+type replay struct {
+	h      *history.History
+	in     *encode.Inference
+	commit []encode.Commit
+	n      int32
+
+	pos   []int32 // installed length of each key's list
+	state []uint8
+	order []int32
+
+	// Order constraints: succ/pred in CSR form; preds[t] counts predecessors not yet
+	// resolved (run, or dropped with their own predecessors resolved).
+	succStart, succ []int32
+	preds           []int32
+
+	// Slots (key, position): key k's positions 0..len(trace) at slotBase[k]+position.
+	slotBase []int32
+	waitHead []int32 // per slot, the first waiting transaction (-1 none)
+	waitNext []int32 // per transaction, the next one waiting on the same slot
+
+	// pending counts the reads still to run per slot (key, length read): appending to a
+	// key that a pending reader needs at its current length would strand that reader.
+	pending []int32
+
+	// check's per-key view of a transaction: localAt[k] valid when stamp[k] == epoch.
+	stamp, localAt []int32
+	epoch          int32
+
+	ready    txnHeap
+	deferred []int32
+	failed   bool // a transaction that must run never can
+	fired    []int32
+}
+
+func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
 	n := int32(len(h.Txns))
-	pos := make([]int32, len(h.Keys)) // installed length of each key's list
-	done := make([]bool, n)
-	// Predecessors from the model's process and real-time edges.
-	preds := make([]int32, n)
-	var succStart = make([]int32, n+1)
-	for i := range v.edges {
-		e := &v.edges[i]
-		if (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 {
-			succStart[e.From+1]++
+	nk := len(in.Keys)
+	r := &replay{h: h, in: in, commit: commit, n: n,
+		pos: make([]int32, nk), state: make([]uint8, n), order: make([]int32, 0, n),
+		preds: make([]int32, n), waitNext: make([]int32, n),
+		stamp: make([]int32, nk), localAt: make([]int32, nk)}
+	// Order edges between transactions that may run, in CSR form.
+	r.succStart = make([]int32, n+1)
+	usable := func(e *encode.Edge) bool {
+		return (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 &&
+			e.From < n && e.To < n && commit[e.From] != encode.NotCommitted && commit[e.To] != encode.NotCommitted
+	}
+	for i := range orderEdges {
+		if e := &orderEdges[i]; usable(e) {
+			r.succStart[e.From+1]++
+			r.preds[e.To]++
 		}
 	}
 	for t := int32(0); t < n; t++ {
-		succStart[t+1] += succStart[t]
+		r.succStart[t+1] += r.succStart[t]
 	}
-	succ := make([]int32, succStart[n])
-	fill := append([]int32(nil), succStart[:n]...)
-	for i := range v.edges {
-		e := &v.edges[i]
-		if (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 {
-			succ[fill[e.From]] = e.To
+	r.succ = make([]int32, r.succStart[n])
+	fill := append([]int32(nil), r.succStart[:n]...)
+	for i := range orderEdges {
+		if e := &orderEdges[i]; usable(e) {
+			r.succ[fill[e.From]] = e.To
 			fill[e.From]++
-			if p.Commit[e.From] == encode.Committed {
-				preds[e.To]++
-			}
 		}
 	}
-	// waiting[k]: transactions blocked until key k's position changes.
-	waiting := make([][]int32, len(h.Keys))
-	// local: the transaction's view of the keys it touched so far (few: a flat list).
-	type keyPos struct{ key, at int32 }
-	var local []keyPos
-	// check reports whether t can run now; if not, the key it waits on (-1: never).
-	check := func(t int32) (bool, int32) {
-		if preds[t] > 0 {
-			return false, -2
-		}
-		local = local[:0]
-		useful := p.Commit[t] == encode.Committed // an :info one runs only to fill a trace
-		for _, op := range h.TxnOps(int(t)) {
-			li := -1
-			for i := range local {
-				if local[i].key == op.Key {
-					li = i
-					break
-				}
-			}
-			if li < 0 {
-				local = append(local, keyPos{op.Key, pos[op.Key]})
-				li = len(local) - 1
-			}
-			at := local[li].at
-			L := in.Keys[op.Key].Trace
-			if op.Kind == history.Append {
-				if at < int32(len(L)) && L[at] != op.Value {
-					return false, op.Key
-				}
-				useful = useful || at < int32(len(L))
-				local[li].at = at + 1
-				continue
-			}
-			if h.Txns[t].Status != history.OK || !op.Known {
-				continue
-			}
-			if l := op.End - op.Start; l != at {
-				if l < pos[op.Key] {
-					return false, -1 // the list is already longer than this read
-				}
-				return false, op.Key
-			}
-		}
-		if !useful {
-			return false, -1
-		}
-		return true, 0
-	}
-	// Readers still to run, by (key, length read): appending to a key they still need
-	// to see at its current length would strand them, so such appends wait if they can.
-	// Flat: key k's lengths 0..len(trace) at readBase[k]...; a position past the trace
-	// has no reader (every read is a prefix of the trace).
-	readBase := make([]int32, len(h.Keys)+1)
+	r.slotBase = make([]int32, nk+1)
 	for k := range in.Keys {
-		readBase[k+1] = readBase[k] + int32(len(in.Keys[k].Trace)) + 1
+		r.slotBase[k+1] = r.slotBase[k] + int32(len(in.Keys[k].Trace)) + 1
 	}
-	pending := make([]int32, readBase[len(h.Keys)]+1)
-	readKey := func(k, l int32) int32 {
-		if l > int32(len(in.Keys[k].Trace)) {
-			return int32(len(pending)) - 1 // a slot no read counts in
-		}
-		return readBase[k] + l
+	slots := r.slotBase[nk]
+	r.waitHead = make([]int32, slots)
+	for i := range r.waitHead {
+		r.waitHead[i] = -1
 	}
+	r.pending = make([]int32, slots)
 	for t := int32(0); t < n; t++ {
-		if p.Commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
+		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
 			continue
 		}
 		for _, op := range h.TxnOps(int(t)) {
 			if op.Kind == history.Read && op.Known {
-				pending[readKey(op.Key, op.End-op.Start)]++
+				if s := r.slot(op.Key, op.End-op.Start); s >= 0 {
+					r.pending[s]++
+				}
 			}
 		}
 	}
-	strands := func(t int32) bool {
-		for _, op := range h.TxnOps(int(t)) {
-			if op.Kind == history.Append && pending[readKey(op.Key, pos[op.Key])] > 0 {
-				// Does anyone but t itself still need this length?
-				own := int32(0)
-				for _, o := range h.TxnOps(int(t)) {
-					if o.Kind == history.Read && o.Known && o.Key == op.Key && o.End-o.Start == pos[op.Key] {
-						own++
+	return r
+}
+
+// slot returns the slot of key k at position p, or -1 past the trace (no read waits
+// there: every read is a prefix of the trace).
+func (r *replay) slot(k, p int32) int32 {
+	if p > int32(len(r.in.Keys[k].Trace)) {
+		return -1
+	}
+	return r.slotBase[k] + p
+}
+
+// Results of check besides a slot to wait on.
+const (
+	waitNever = -1 // cannot run now or later
+	waitPreds = -2 // predecessors in order have not run
+)
+
+// check reports whether t can run now; if not, the slot to wait on, or waitNever /
+// waitPreds.
+func (r *replay) check(t int32) (bool, int32) {
+	if r.preds[t] > 0 {
+		return false, waitPreds
+	}
+	h, in := r.h, r.in
+	r.epoch++
+	useful := r.commit[t] == encode.Committed // an optional one runs only to fill a trace
+	readsCount := h.Txns[t].Status == history.OK
+	for _, op := range h.TxnOps(int(t)) {
+		k := op.Key
+		if r.stamp[k] != r.epoch {
+			r.stamp[k] = r.epoch
+			r.localAt[k] = r.pos[k]
+		}
+		at := r.localAt[k]
+		if op.Kind == history.Append {
+			L := in.Keys[k].Trace
+			if at < int32(len(L)) {
+				if L[at] != op.Value {
+					// Wait until the key reaches the next position holding this value
+					// (shifted back by t's own earlier appends), or the end of the trace.
+					next := at + 1
+					for next < int32(len(L)) && L[next] != op.Value {
+						next++
 					}
+					return false, r.slot(k, next-(at-r.pos[k]))
 				}
-				if pending[readKey(op.Key, pos[op.Key])] > own {
-					return true
-				}
+				useful = true
 			}
+			r.localAt[k] = at + 1
+			continue
 		}
-		return false
-	}
-	order := make([]int32, 0, n)
-	ready := &txnHeap{}
-	var deferred []int32
-	// Priority: the middle of the transaction's interval estimates when it took effect.
-	prio := func(t int32) int64 {
-		tx := &h.Txns[t]
-		inv := int64(tx.Invoke)
-		if tx.Complete >= 0 {
-			if inv < 0 {
-				return 2 * int64(tx.Complete)
+		if !readsCount || !op.Known {
+			continue
+		}
+		if l := op.End - op.Start; l != at {
+			if l < at {
+				return false, waitNever // the list is already longer than this read
 			}
-			return inv + int64(tx.Complete)
+			return false, r.slot(k, l-(at-r.pos[k]))
 		}
-		return 2*inv + 1<<40
 	}
-	queued := make([]bool, n)
-	try := func(t int32) {
-		if done[t] || queued[t] || p.Commit[t] == encode.NotCommitted {
+	if !useful {
+		return false, waitNever
+	}
+	return true, 0
+}
+
+// try queues t if it can run, or parks it on the slot it waits for.
+func (r *replay) try(t int32) {
+	if r.state[t] != rPending || r.commit[t] == encode.NotCommitted {
+		return
+	}
+	ok, s := r.check(t)
+	switch {
+	case ok:
+		r.state[t] = rQueued
+		r.ready.push(txnPrio{t, r.prio(t)})
+	case s >= 0:
+		r.waitNext[t] = r.waitHead[s]
+		r.waitHead[s] = t
+	case s == waitNever:
+		if r.commit[t] == encode.Committed {
+			r.failed = true
 			return
 		}
-		ok, key := check(t)
-		switch {
-		case ok:
-			queued[t] = true
-			heap.Push(ready, txnPrio{t, prio(t)})
-		case key >= 0:
-			waiting[key] = append(waiting[key], t)
+		r.drop(t)
+	}
+}
+
+// drop gives up an optional transaction; once its own predecessors are resolved it
+// stops holding back its successors.
+func (r *replay) drop(t int32) {
+	r.state[t] = rDead
+	if r.preds[t] == 0 {
+		r.resolve(t)
+	}
+}
+
+// resolve releases t's successors (t ran, or was dropped with its predecessors
+// resolved, so every order through t is kept).
+func (r *replay) resolve(t int32) {
+	stack := []int32{t}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, s := range r.succ[r.succStart[u]:r.succStart[u+1]] {
+			r.preds[s]--
+			if r.preds[s] != 0 {
+				continue
+			}
+			if r.state[s] == rDead {
+				stack = append(stack, s)
+			} else {
+				r.try(s)
+			}
 		}
 	}
-	for t := int32(0); t < n; t++ {
-		try(t)
+}
+
+// prio: the middle of the transaction's interval estimates when it took effect.
+func (r *replay) prio(t int32) int64 {
+	tx := &r.h.Txns[t]
+	inv := int64(tx.Invoke)
+	if tx.Complete >= 0 {
+		if inv < 0 {
+			return 2 * int64(tx.Complete)
+		}
+		return inv + int64(tx.Complete)
 	}
-	for ready.Len() > 0 || len(deferred) > 0 {
+	return 2*inv + 1<<40
+}
+
+// strands reports whether running t now appends to a key that some other reader still
+// needs to see at its current length.
+func (r *replay) strands(t int32) bool {
+	ops := r.h.TxnOps(int(t))
+	for _, op := range ops {
+		if op.Kind != history.Append {
+			continue
+		}
+		s := r.slot(op.Key, r.pos[op.Key])
+		if s < 0 || r.pending[s] == 0 {
+			continue
+		}
+		// Does anyone but t itself still need this length?
+		own := int32(0)
+		if r.h.Txns[t].Status == history.OK {
+			for _, o := range ops {
+				if o.Kind == history.Read && o.Known && o.Key == op.Key && o.End-o.Start == r.pos[op.Key] {
+					own++
+				}
+			}
+		}
+		if r.pending[s] > own {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *replay) run() ([]int32, bool) {
+	for t := int32(0); t < r.n; t++ {
+		r.try(t)
+	}
+	for !r.failed {
 		var t int32
-		if ready.Len() > 0 {
-			t = heap.Pop(ready).(txnPrio).t
-			queued[t] = false
-			if ok, _ := check(t); !ok { // a position moved since it was queued
-				try(t)
+		switch {
+		case r.ready.Len() > 0:
+			t = r.ready.pop().t
+			r.state[t] = rPending
+			if ok, _ := r.check(t); !ok { // a position moved since it was queued
+				r.try(t)
 				continue
 			}
-			if strands(t) {
-				deferred = append(deferred, t)
+			if r.strands(t) {
+				r.deferred = append(r.deferred, t)
 				continue
 			}
-		} else {
+		case len(r.deferred) > 0:
 			// Only appends that strand a reader are left: run the earliest.
 			best := 0
-			for i := range deferred {
-				if prio(deferred[i]) < prio(deferred[best]) {
+			for i := range r.deferred {
+				if r.prio(r.deferred[i]) < r.prio(r.deferred[best]) {
 					best = i
 				}
 			}
-			t = deferred[best]
-			deferred = append(deferred[:best], deferred[best+1:]...)
-			if ok, _ := check(t); !ok {
-				try(t)
+			t = r.deferred[best]
+			r.deferred = append(r.deferred[:best], r.deferred[best+1:]...)
+			if ok, _ := r.check(t); !ok {
+				r.try(t)
 				continue
 			}
-		}
-		done[t] = true
-		order = append(order, t)
-		if h.Txns[t].Status == history.OK {
-			for _, op := range h.TxnOps(int(t)) {
-				if op.Kind == history.Read && op.Known {
-					pending[readKey(op.Key, op.End-op.Start)]--
-				}
+		default:
+			if r.dropBlockers() {
+				continue
 			}
+			return r.finish()
 		}
-		for _, d := range deferred {
-			try(d)
-		}
-		deferred = deferred[:0]
-		var moved []int32
-		for _, op := range h.TxnOps(int(t)) {
-			if op.Kind == history.Append {
-				pos[op.Key]++
-				moved = append(moved, op.Key)
-			}
-		}
-		for _, k := range moved {
-			ws := waiting[k]
-			waiting[k] = nil
-			for _, w := range ws {
-				try(w)
-			}
-		}
-		for _, s := range succ[succStart[t]:succStart[t+1]] {
-			if p.Commit[t] == encode.Committed {
-				preds[s]--
-			}
-			if preds[s] == 0 {
-				try(s)
-			}
-		}
+		r.runTxn(t)
 	}
-	// Every committed transaction ran, and every trace was installed.
-	for t := int32(0); t < n; t++ {
-		if p.Commit[t] == encode.Committed && !done[t] {
-			return nil, false
-		}
-	}
-	for k := range in.Keys {
-		if pos[k] < int32(len(in.Keys[k].Trace)) {
-			return nil, false
-		}
-	}
-	return order, true
+	return nil, false
 }
 
-// orderAssignment turns a serial order into values of the problem's variables: each
-// key's blocks in the order's sequence.
-func (c *checker) orderAssignment(order []int32, vals []bool) {
-	p, in := c.p, c.p.In
-	ran := make([]bool, len(c.h.Txns))
-	for _, t := range order {
-		ran[t] = true
-	}
-	pos := make([]int32, len(in.Keys))
-	chosen := make(map[int32]bool)
-	for _, t := range order {
-		for _, w := range in.TxnWriters(t) {
-			k := in.Writers[w].Key
-			if pl := &p.Plans[k]; pl.State == encode.KeyOpen && pos[k] < int32(len(in.Keys[k].Trace)) {
-				for i, cand := range pl.Cands {
-					if cand.Pos == pos[k] && cand.Writer == w {
-						vals[p.SegVar[k][i]] = true
-					}
+// runTxn runs t: installs its appends, wakes the transactions waiting on the positions
+// it passes, and releases its successors.
+func (r *replay) runTxn(t int32) {
+	h := r.h
+	r.state[t] = rDone
+	r.order = append(r.order, t)
+	ops := h.TxnOps(int(t))
+	if h.Txns[t].Status == history.OK && r.commit[t] == encode.Committed {
+		for _, op := range ops {
+			if op.Kind == history.Read && op.Known {
+				if s := r.slot(op.Key, op.End-op.Start); s >= 0 {
+					r.pending[s]--
 				}
 			}
-			if pos[k] < int32(len(in.Keys[k].Trace)) {
-				chosen[w] = true
-			}
-			pos[k] += in.Writers[w].End - in.Writers[w].Start
 		}
 	}
-	for t, cv := range p.CommitVar {
-		if cv >= 0 {
-			vals[cv] = ran[t]
-		}
+	for _, d := range r.deferred {
+		r.try(d)
 	}
-	for k := range p.Plans {
-		for _, w := range p.Plans[k].Unobserved {
-			if u, ok := p.UnobservedVar(int32(k), w); ok {
-				vals[u] = ran[in.Writers[w].Txn] && !chosen[w]
+	r.deferred = r.deferred[:0]
+	r.fired = r.fired[:0]
+	for _, op := range ops {
+		if op.Kind == history.Append {
+			r.pos[op.Key]++
+			if s := r.slot(op.Key, r.pos[op.Key]); s >= 0 {
+				r.fired = append(r.fired, s)
 			}
 		}
 	}
+	for _, s := range r.fired {
+		w := r.waitHead[s]
+		r.waitHead[s] = -1
+		for w >= 0 {
+			next := r.waitNext[w]
+			r.try(w)
+			w = next
+		}
+	}
+	r.resolve(t)
+}
+
+// dropBlockers drops the optional transactions that still hold back successors, when
+// nothing else can run; it reports whether it dropped any.
+func (r *replay) dropBlockers() bool {
+	dropped := false
+	for t := int32(0); t < r.n; t++ {
+		if r.state[t] == rPending && r.commit[t] == encode.MayCommit && r.succStart[t+1] > r.succStart[t] {
+			r.drop(t)
+			dropped = true
+		}
+	}
+	return dropped
+}
+
+// finish checks that every transaction that must run ran and every trace is installed.
+func (r *replay) finish() ([]int32, bool) {
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] == encode.Committed && r.state[t] != rDone {
+			return nil, false
+		}
+	}
+	for k := range r.in.Keys {
+		if r.pos[k] < int32(len(r.in.Keys[k].Trace)) {
+			return nil, false
+		}
+	}
+	return r.order, true
 }
 
 type txnPrio struct {
@@ -291,15 +399,47 @@ type txnPrio struct {
 	prio int64
 }
 
+// txnHeap is a binary min-heap on prio (typed: container/heap would box every push).
 type txnHeap []txnPrio
 
-func (h txnHeap) Len() int           { return len(h) }
-func (h txnHeap) Less(i, j int) bool { return h[i].prio < h[j].prio }
-func (h txnHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *txnHeap) Push(x any)        { *h = append(*h, x.(txnPrio)) }
-func (h *txnHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (q txnHeap) Len() int { return len(q) }
+
+func (q *txnHeap) push(x txnPrio) {
+	*q = append(*q, x)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h[parent].prio <= h[i].prio {
+			break
+		}
+		h[parent], h[i] = h[i], h[parent]
+		i = parent
+	}
+}
+
+func (q *txnHeap) pop() txnPrio {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].prio < h[l].prio {
+			m = r
+		}
+		if h[i].prio <= h[m].prio {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }

@@ -4,29 +4,14 @@ import (
 	"doppel/encode"
 )
 
-// witness guesses a solution before any search: on each open key, at each block
-// boundary, the unused viable writer that completed first (real systems mostly commit
-// in about that order). If the guess's graph is acyclic the model holds and no solver
-// is needed; otherwise the guess seeds the solver's phases. Returns the assignment and
-// whether it is a verified solution.
+// witness guesses a solution before any search (the serial replay already failed for
+// this model): on each open key, at each block boundary, the unused viable writer that
+// completed first (real systems mostly commit in about that order). If the guess's
+// graph is acyclic the model holds and no solver is needed; otherwise the guess seeds
+// the solver's phases. Returns the assignment and whether it is a verified solution.
 func (c *checker) witness(v *view) ([]bool, bool) {
 	p, in := c.p, c.p.In
 	vals := make([]bool, p.NumVars+v.extraVars)
-	// A serial replay proves the serializable family's models directly, and snapshot
-	// isolation too (every serializable history is snapshot isolated: give each
-	// transaction the snapshot right before its commit).
-	sv := v
-	if v.split {
-		sv = c.serialView("serializable")
-	}
-	order, ok := c.serialReplay(sv)
-	if ok {
-		c.orderAssignment(order, vals)
-		if c.acyclicUnder(sv, vals) {
-			return vals, true
-		}
-		clear(vals)
-	}
 	if v.split && !v.oriented {
 		return vals, false // the caller builds the oriented view and asks again
 	}
@@ -40,8 +25,8 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 		}
 		return 1 << 41
 	}
-	ok = true
-	chosen := map[int32]bool{} // writers given a block
+	ok := true
+	chosen := make([]bool, len(in.Writers)) // writers given a block
 	for k := range p.Plans {
 		pl := &p.Plans[k]
 		if pl.State != encode.KeyOpen {
@@ -117,41 +102,6 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 	}
 	g = newGraph(v.nodes, v.edges, holds)
 	return vals, len(g.sccs(func(int32) bool { return true }, holds)) == 0
-}
-
-// serialReplay finds a serial order for view sv by greedy replay: first under the
-// view's own order constraints, then, if the greedy choice got stuck, guided by process
-// and real-time order too (a strict-serializable order satisfies every weaker model).
-// Replays are cached: most models share them.
-func (c *checker) serialReplay(sv *view) ([]int32, bool) {
-	if len(sv.edges) == c.nData {
-		if !c.serialTried {
-			c.serialTried = true
-			c.serialOrder, _ = c.schedule(sv)
-		}
-		if c.serialOrder != nil {
-			return c.serialOrder, true
-		}
-	} else if order, ok := c.schedule(sv); ok {
-		return order, true
-	}
-	if !c.strictTried {
-		c.strictTried = true
-		edges := c.edges[c.nData:]
-		if c.nDataProcess == c.nData || len(c.edges) == c.nDataProcess {
-			// c.edges lacks process or real-time edges: make them.
-			edges = append(c.p.ProcessEdges(), c.p.RealtimeEdges()...)
-		}
-		c.strictOrder, _ = c.schedule(&view{edges: edges})
-	}
-	return c.strictOrder, c.strictOrder != nil
-}
-
-// acyclicUnder reports whether the edges that hold under vals form an acyclic graph.
-func (c *checker) acyclicUnder(v *view, vals []bool) bool {
-	holds := c.holdsUnder(vals)
-	g := newGraph(v.nodes, v.edges, holds)
-	return len(g.sccs(func(int32) bool { return true }, holds)) == 0
 }
 
 // topoPositions returns each node's position in a topological order of the edges

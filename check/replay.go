@@ -1,0 +1,186 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// proveByReplay decides what it can without building the problem: a serial replay
+// (schedule) that respects every order the requested models need, checked by
+// verifySerial, proves all of them (a serial order is also a snapshot-isolated
+// execution: give each transaction the snapshot right before its commit). Failing
+// that, a replay without order constraints proves the models that need none. The
+// models it proves are in c.proven.
+func (c *checker) proveByReplay(in *encode.Inference, names []string) {
+	h := c.h
+	commit := make([]encode.Commit, len(h.Txns))
+	for t := range h.Txns {
+		switch h.Txns[t].Status {
+		case history.OK:
+			commit[t] = encode.Committed
+		case history.Info:
+			commit[t] = encode.MayCommit
+		}
+	}
+	var process, realtime bool
+	for _, m := range names {
+		process = process || models[m].process
+		realtime = realtime || models[m].realtime
+	}
+	attempt := func(process, realtime bool) bool {
+		// The problem's order edges depend only on the history and commit.
+		p := &encode.Problem{In: in, Commit: commit}
+		var edges []encode.Edge
+		if process {
+			edges = p.ProcessEdges()
+		}
+		if realtime {
+			edges = append(edges, p.RealtimeEdges()...)
+		}
+		order, ok := schedule(h, in, commit, edges)
+		if !ok {
+			return false
+		}
+		if err := verifySerial(h, in, order, process, realtime); err != nil {
+			// The replay's bookkeeping disagrees with the plain re-execution: a bug, but
+			// the solver still decides soundly.
+			c.res.Stats.ReplayRejected++
+			return false
+		}
+		return true
+	}
+	prove := func(process, realtime bool) {
+		for _, m := range names {
+			if (process || !models[m].process) && (realtime || !models[m].realtime) && !c.proven[m] {
+				c.proven[m] = true
+				c.res.Stats.Witnessed++
+				c.res.Stats.Replayed++
+			}
+		}
+	}
+	if (process || realtime) && attempt(process, realtime) {
+		prove(process, realtime)
+		return
+	}
+	if attempt(false, false) {
+		prove(false, false)
+		return
+	}
+	// Nothing to lose by trying the strict order as a guide for the weaker models.
+	if !process && !realtime && attempt(true, true) {
+		prove(false, false)
+	}
+}
+
+// verifySerial re-executes order serially and reports the first way it fails to
+// explain the history: every :ok transaction runs exactly once, no :fail one runs,
+// each :ok read returns exactly the list installed before it (with the transaction's
+// own earlier appends), and, when asked, each process's transactions run in their
+// order and a transaction completed before another was invoked runs first. It uses
+// each key's trace only as a reference list (reads are compared with it value by
+// value), so it does not trust the inference.
+func verifySerial(h *history.History, in *encode.Inference, order []int32, process, realtime bool) error {
+	at := make([]int32, len(h.Txns)) // position in order + 1, 0 = did not run
+	for i, t := range order {
+		if t < 0 || int(t) >= len(h.Txns) || at[t] != 0 {
+			return fmt.Errorf("transaction %d appears twice or is out of range", t)
+		}
+		if h.Txns[t].Status == history.Fail {
+			return fmt.Errorf("failed transaction %d runs", t)
+		}
+		at[t] = int32(i) + 1
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.OK && at[t] == 0 {
+			return fmt.Errorf("committed transaction %d does not run", t)
+		}
+	}
+	pos := make([]int32, len(in.Keys))
+	for _, t := range order {
+		reads := h.Txns[t].Status == history.OK
+		for i := range h.TxnOps(int(t)) {
+			op := &h.TxnOps(int(t))[i]
+			L := in.Keys[op.Key].Trace
+			if op.Kind == history.Append {
+				if p := pos[op.Key]; p < int32(len(L)) && L[p] != op.Value {
+					return fmt.Errorf("transaction %d appends at position %d a value other than the trace's", t, p)
+				}
+				pos[op.Key]++
+				continue
+			}
+			if !reads || !op.Known {
+				continue
+			}
+			vals := h.ReadList(op)
+			if int32(len(vals)) != pos[op.Key] || len(vals) > len(L) {
+				return fmt.Errorf("transaction %d reads %d values where %d are installed", t, len(vals), pos[op.Key])
+			}
+			for j, v := range vals {
+				if L[j] != v {
+					return fmt.Errorf("transaction %d reads a value not installed", t)
+				}
+			}
+		}
+	}
+	if process {
+		var ids []int32
+		for t := range h.Txns {
+			if at[t] != 0 && h.Txns[t].Process >= 0 {
+				ids = append(ids, int32(t))
+			}
+		}
+		// The process order of encode.ProcessEdges.
+		sort.SliceStable(ids, func(a, b int) bool {
+			ta, tb := &h.Txns[ids[a]], &h.Txns[ids[b]]
+			if ta.Process != tb.Process {
+				return ta.Process < tb.Process
+			}
+			if ta.Invoke >= 0 && tb.Invoke >= 0 {
+				return ta.Invoke < tb.Invoke
+			}
+			return ids[a] < ids[b]
+		})
+		for i := 1; i < len(ids); i++ {
+			a, b := ids[i-1], ids[i]
+			if h.Txns[a].Process == h.Txns[b].Process && at[a] > at[b] {
+				return fmt.Errorf("transactions %d and %d run against their process order", a, b)
+			}
+		}
+	}
+	if realtime {
+		// Sweep the history's events: at each invoke, every transaction completed before
+		// must already have run.
+		maxPos := int32(-1)
+		for t := range h.Txns {
+			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
+		}
+		ev := make([]int32, maxPos+1) // +t+1 invoke, -(t+1) completion
+		for t := range h.Txns {
+			tx := &h.Txns[t]
+			if at[t] == 0 {
+				continue
+			}
+			if tx.Invoke >= 0 {
+				ev[tx.Invoke] = int32(t) + 1
+			}
+			if tx.Complete >= 0 && tx.Status == history.OK {
+				ev[tx.Complete] = -(int32(t) + 1)
+			}
+		}
+		latest := int32(0) // the latest position in order of a completed transaction
+		for _, e := range ev {
+			switch {
+			case e > 0:
+				if at[e-1] <= latest {
+					return fmt.Errorf("transaction %d runs before a transaction that completed before it was invoked", e-1)
+				}
+			case e < 0:
+				latest = max(latest, at[-e-1])
+			}
+		}
+	}
+	return nil
+}
