@@ -133,25 +133,25 @@ type Step struct {
 
 // Stats describe the work done.
 type Stats struct {
-	Transactions int   `json:"transactions"`
-	Operations   int   `json:"operations"`
-	Keys         int   `json:"keys"`
-	KeysFixed    int   `json:"keys_fixed"` // keys with exactly one segmentation
-	KeysOpen     int   `json:"keys_open"`  // keys left to the solver
-	Pruned       int   `json:"pruned"`     // choices removed before solving
-	Witnessed    int   `json:"witnessed"`  // models decided by a witness, without search
-	Replayed     int   `json:"replayed"`   // ... of them by a verified serial replay, before any encoding
+	Transactions int `json:"transactions"`
+	Operations   int `json:"operations"`
+	Keys         int `json:"keys"`
+	KeysFixed    int `json:"keys_fixed"` // keys with exactly one segmentation
+	KeysOpen     int `json:"keys_open"`  // keys left to the solver
+	Pruned       int `json:"pruned"`     // choices removed before solving
+	Witnessed    int `json:"witnessed"`  // models decided by a witness, without search
+	Replayed     int `json:"replayed"`   // ... of them by a verified serial replay, before any encoding
 	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
-	ReplayRejected int `json:"replay_rejected,omitempty"`
-	Edges        int   `json:"edges"`
-	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
-	Variables    int   `json:"variables"`
-	Clauses      int   `json:"clauses"`
-	Decisions    int64 `json:"decisions"`
-	Conflicts    int64 `json:"conflicts"`
-	Propagations int64 `json:"propagations"`
-	TheoryProps  int64 `json:"theory_propagations"`
-	Learned      int64 `json:"learned_clauses"`
+	ReplayRejected int   `json:"replay_rejected,omitempty"`
+	Edges          int   `json:"edges"`
+	GuardedEdges   int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables      int   `json:"variables"`
+	Clauses        int   `json:"clauses"`
+	Decisions      int64 `json:"decisions"`
+	Conflicts      int64 `json:"conflicts"`
+	Propagations   int64 `json:"propagations"`
+	TheoryProps    int64 `json:"theory_propagations"`
+	Learned        int64 `json:"learned_clauses"`
 	// Time per phase in seconds.
 	ParseSeconds   float64 `json:"parse_seconds"`
 	InferSeconds   float64 `json:"infer_seconds"`
