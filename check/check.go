@@ -97,15 +97,16 @@ func (c *checker) run(names []string) Result {
 	c.res.Stats.ExplainSeconds = time.Since(t1).Seconds()
 
 	open := p.NumVars > 0 || c.hasGuards()
-	for _, m := range names {
+	results := map[string]*ModelResult{}
+	for _, m := range decideOrder(names) {
 		v := si
 		if m != "snapshot-isolation" {
 			v = c.serialView(m)
 		}
-		mr := ModelResult{Model: m, Valid: Valid}
-		mr.AnomalyTypes = c.forbiddenFound(m)
+		mr := &ModelResult{Model: m, Valid: Valid}
+		results[m] = mr
 		switch {
-		case len(mr.AnomalyTypes) > 0:
+		case len(c.forbiddenFound(m)) > 0:
 			mr.Valid = Invalid
 		case c.proven[m]:
 			// A verified serial replay. (A forbidden anomaly above would contradict it.)
@@ -113,12 +114,16 @@ func (c *checker) run(names []string) Result {
 			// Exactness first: a key without segmentation is a violation even if the
 			// diagnosis found no named anomaly.
 			mr.Valid = Invalid
+		case impliedValid(m, results):
 		case open || v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
-			mr.AnomalyTypes = c.forbiddenFound(m)
 		}
-		c.res.Models = append(c.res.Models, mr)
+	}
+	for _, m := range names {
+		mr := results[m]
+		mr.AnomalyTypes = c.forbiddenFound(m)
+		c.res.Models = append(c.res.Models, *mr)
 	}
 	return c.finish()
 }

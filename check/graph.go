@@ -177,3 +177,37 @@ func (s *bfsScratch) reset(n int) {
 
 func (s *bfsScratch) mark(v, via int32) { s.stamp[v], s.via[v] = s.epoch, via }
 func (s *bfsScratch) seen(v int32) bool { return s.stamp[v] == s.epoch }
+
+// reversePostorder returns the nodes in reverse DFS postorder over the edges where ok
+// holds: a topological order when those edges are acyclic, and a good approximation
+// of one otherwise.
+func (g *graph) reversePostorder(ok func(e *encode.Edge) bool) []int32 {
+	order := make([]int32, g.n)
+	at := int32(g.n)
+	visited := make([]bool, g.n)
+	next := append([]int32(nil), g.start[:g.n]...)
+	var stack []int32
+	for root := int32(0); root < int32(g.n); root++ {
+		if visited[root] {
+			continue
+		}
+		visited[root] = true
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			if next[x] < g.start[x+1] {
+				e := &g.edges[g.ids[next[x]]]
+				next[x]++
+				if ok(e) && !visited[e.To] {
+					visited[e.To] = true
+					stack = append(stack, e.To)
+				}
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			at--
+			order[at] = x
+		}
+	}
+	return order
+}

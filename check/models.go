@@ -87,3 +87,39 @@ func graphWithin(a, b string) bool {
 	}
 	return (mb.process || !ma.process) && (mb.realtime || !ma.realtime)
 }
+
+// decideOrder orders model names for deciding: the serializable family weakest first
+// (an anomaly found under a weaker model settles the stronger ones), then snapshot
+// isolation (valid under any serializable-family model implies it).
+func decideOrder(names []string) []string {
+	rank := func(m string) int {
+		spec := models[m]
+		switch {
+		case spec.snapshot:
+			return 3
+		case spec.realtime:
+			return 2
+		case spec.process:
+			return 1
+		}
+		return 0
+	}
+	out := append([]string(nil), names...)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	return out
+}
+
+// impliedValid reports whether a model already found valid implies m: every
+// serializable-family model implies the ones whose graph is within its own, and
+// snapshot isolation.
+func impliedValid(m string, decided map[string]*ModelResult) bool {
+	for d, r := range decided {
+		if d == m || r.Valid != Valid || models[d].snapshot {
+			continue
+		}
+		if models[m].snapshot || graphWithin(m, d) {
+			return true
+		}
+	}
+	return false
+}

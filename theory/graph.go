@@ -105,6 +105,7 @@ type Graph struct {
 	initPending  bool
 	numLits      int
 	clauseBuffer []sat.Lit
+	startOrder   []int32 // SetInitialOrder's, if any
 }
 
 type reason struct {
@@ -240,7 +241,14 @@ func (g *Graph) Init() (cycle []int) {
 		}
 	}
 
-	g.initialOrder()
+	if g.startOrder != nil {
+		for pos, x := range g.startOrder {
+			g.ord[x] = int32(pos)
+			g.nodeAt[pos] = x
+		}
+	} else {
+		g.initialOrder()
+	}
 	for e := range m {
 		n := g.guardStart[e+1] - g.guardStart[e]
 		g.remaining[e] = n
@@ -255,6 +263,24 @@ func (g *Graph) Init() (cycle []int) {
 	}
 	g.initPending = true
 	return nil
+}
+
+// SetInitialOrder gives the order of nodes Pearce–Kelly starts from (a permutation
+// of 0..Nodes()-1), instead of one derived from all edges. A caller that knows which
+// edges the search will probably enable (its phases) passes a topological order of
+// those, so that enabling them rarely has to reorder. Call before Init.
+func (g *Graph) SetInitialOrder(order []int32) {
+	if len(order) != g.nodes {
+		panic("theory: SetInitialOrder needs a permutation of all nodes")
+	}
+	seen := make([]bool, g.nodes)
+	for _, x := range order {
+		if x < 0 || int(x) >= g.nodes || seen[x] {
+			panic("theory: SetInitialOrder needs a permutation of all nodes")
+		}
+		seen[x] = true
+	}
+	g.startOrder = order
 }
 
 // initialOrder starts the topological order as a reverse DFS postorder of all
