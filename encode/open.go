@@ -70,8 +70,10 @@ func (p *Problem) openKey(k int32) {
 	for i, c := range plan.Cands {
 		byWriter[c.Writer] = append(byWriter[c.Writer], int32(i))
 	}
-	for _, cs := range byWriter {
-		p.atMostOne(seg, cs)
+	for _, w := range key.Writers { // in writer order: map order would make the clauses differ run to run
+		if cs := byWriter[w]; len(cs) > 1 {
+			p.atMostOne(seg, cs)
+		}
 	}
 
 	// Writers that may end up unobserved: u(w) <-> committed(w) and no block of w.
