@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -20,13 +21,11 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// scalar is a key, value or process as the parsers see it: an integer, or any other
-// atom by its printed form (text points into the parser's scratch space and is only
-// valid during one Builder.add call).
+// scalar is a key, value or process as the parsers see it: an integer n (te == 0), or
+// any other atom by its printed form opRecord.text[ts:te] (never empty).
 type scalar struct {
-	isInt bool
-	n     int64
-	text  []byte
+	n      int64
+	ts, te int32
 }
 
 // rawMicro is one micro-op of an opRecord.
@@ -49,6 +48,9 @@ type opRecord struct {
 	hasValue   bool  // :value is present and not nil
 	mops       []rawMicro
 	reads      []scalar
+	// The printed forms of the scalars that are not integers. It points into the
+	// parser's scratch space or input buffer: valid during one Builder.add call only.
+	text []byte
 }
 
 func (r *opRecord) reset() {
@@ -58,12 +60,17 @@ func (r *opRecord) reset() {
 	r.hasValue = false
 	r.mops = r.mops[:0]
 	r.reads = r.reads[:0]
+	r.text = nil
 }
 
-// interner maps scalars to dense ids, integers through a map of int64 (the common,
-// fast case) and other atoms through their printed form.
+// interner maps scalars to dense ids. Non-negative integers below a bound that grows
+// with the number of ids go through a slice indexed by the integer itself (Jepsen keys
+// and values are small integers, and this avoids hashing); other integers through a
+// map of int64, and other atoms through their printed form.
 type interner struct {
-	small   []int32 // small[n] = id+1 of integer n, 0 if not seen
+	// dense[n] = id+1 of integer n, 0 if not seen. Every interned integer in
+	// [0, len(dense)) is here, never in ints.
+	dense   []int32
 	ints    map[int64]int32
 	strs    map[string]int32
 	printed *[]string
@@ -74,41 +81,103 @@ func newInterner(printed *[]string) interner {
 	return interner{ints: map[int64]int32{}, strs: map[string]int32{}, printed: printed}
 }
 
-// smallInts bounds the integers interned through interner.small, a slice indexed by
-// the integer itself: Jepsen keys and values are small, and this avoids hashing.
-const smallInts = 1 << 20
+// add appends p to the printed forms, returning its id.
+func (in *interner) add(p string) int32 {
+	pr := *in.printed
+	if len(pr) == cap(pr) {
+		// Doubling: the count of distinct atoms does not grow linearly with the input.
+		pr = resize(pr, max(2*len(pr), 64))
+	}
+	*in.printed = append(pr, p)
+	return int32(len(pr))
+}
 
-func (in *interner) id(s *scalar) int32 {
-	if s.isInt {
-		small := s.n >= 0 && s.n < smallInts
-		if small && s.n < int64(len(in.small)) {
-			if id := in.small[s.n]; id > 0 {
-				return id - 1
-			}
-		} else if id, ok := in.ints[s.n]; ok {
+// An integer n >= 0 is interned through interner.dense if n < max(minDense,
+// denseFactor*(ids+1)). The slice, which at most doubles each time it grows, then
+// costs at most 8*denseFactor bytes an id, about what a map entry costs.
+const (
+	minDense    = 1 << 16
+	denseFactor = 4
+)
+
+// id interns s, whose printed form, if it is not an integer, is in text.
+func (in *interner) id(s *scalar, text []byte) int32 {
+	if s.te == 0 {
+		return in.intID(s.n)
+	}
+	return in.strID(text[s.ts:s.te])
+}
+
+// strID interns the atom printed p.
+func (in *interner) strID(p []byte) int32 {
+	if id, ok := in.strs[string(p)]; ok {
+		return id
+	}
+	s := string(p)
+	id := in.add(s)
+	in.strs[s] = id
+	return id
+}
+
+// known sets out[j] to the id of ss[j] if it is an integer already interned through
+// dense, else to -1. The accesses to dense, often cache misses, are independent, so
+// the processor overlaps them.
+func (in *interner) known(ss []scalar, out []int32) {
+	d := in.dense
+	for j := range ss {
+		s := &ss[j]
+		id := int32(-1)
+		if s.te == 0 && uint64(s.n) < uint64(len(d)) {
+			id = d[s.n] - 1
+		}
+		out[j] = id
+	}
+}
+
+// intID interns integer n.
+func (in *interner) intID(n int64) int32 {
+	if uint64(n) < uint64(len(in.dense)) {
+		if id := in.dense[n]; id > 0 {
+			return id - 1
+		}
+	} else if len(in.ints) > 0 {
+		if id, ok := in.ints[n]; ok {
 			return id
 		}
-		id := int32(len(*in.printed))
-		if small {
-			if s.n >= int64(len(in.small)) {
-				in.small = append(in.small, make([]int32, max(int(s.n)+1, 2*len(in.small))-len(in.small))...)
-			}
-			in.small[s.n] = id + 1
-		} else {
-			in.ints[s.n] = id
-		}
-		in.scratch = strconv.AppendInt(in.scratch[:0], s.n, 10)
-		*in.printed = append(*in.printed, string(in.scratch))
-		return id
 	}
-	if id, ok := in.strs[string(s.text)]; ok {
-		return id
-	}
+	return in.newInt(n)
+}
+
+// newInt gives integer n, not seen before, the next id.
+func (in *interner) newInt(n int64) int32 {
 	id := int32(len(*in.printed))
-	p := string(s.text)
-	in.strs[p] = id
-	*in.printed = append(*in.printed, p)
+	if n >= 0 && (n < int64(len(in.dense)) || n < max(minDense, denseFactor*(int64(id)+1))) {
+		if n >= int64(len(in.dense)) {
+			in.growDense(int(n) + 1)
+		}
+		in.dense[n] = id + 1
+	} else {
+		in.ints[n] = id
+	}
+	in.scratch = strconv.AppendInt(in.scratch[:0], n, 10)
+	in.add(string(in.scratch))
 	return id
+}
+
+// growDense extends dense to at least n entries, moving the integers it now covers
+// out of the map.
+func (in *interner) growDense(n int) {
+	old := len(in.dense)
+	n = max(n, 2*old)
+	d := make([]int32, n)
+	copy(d, in.dense)
+	in.dense = d
+	for k, id := range in.ints {
+		if k >= int64(old) && k < int64(n) {
+			d[k] = id + 1
+			delete(in.ints, k)
+		}
+	}
 }
 
 // pendingInvoke is an invoke waiting for its completion.
@@ -118,25 +187,37 @@ type pendingInvoke struct {
 	index   int64
 	process int32
 	ops     []MicroOp // keys interned, reads unknown; Value: index into vals (appends)
+	// The integer keys of ops as written (intKey false for other keys), so that a
+	// completion repeating them reuses their ids without interning them again.
+	keys []intKey
 	// The appended values, interned only if the invoke's ops are used (a completion
 	// normally repeats them), so that Values holds no value no transaction uses.
 	vals []pendingValue
 	live bool
 }
 
+type intKey struct {
+	n     int64
+	isInt bool
+}
+
 type pendingValue struct {
 	isInt bool
 	n     int64
-	text  string
+	text  string // not an integer: the printed form
 }
 
 // appendInvokeOps appends p's micro-ops to h.Ops, interning their values.
 func (b *Builder) appendInvokeOps(p *pendingInvoke) {
+	b.room(len(p.ops), 0)
 	for _, op := range p.ops {
 		if op.Kind == Append {
 			v := &p.vals[op.Value]
-			sc := scalar{isInt: v.isInt, n: v.n, text: []byte(v.text)}
-			op.Value = b.values.id(&sc)
+			if v.isInt {
+				op.Value = b.values.intID(v.n)
+			} else {
+				op.Value = b.values.strID([]byte(v.text))
+			}
 		}
 		b.h.Ops = append(b.h.Ops, op)
 	}
@@ -163,6 +244,49 @@ type Builder struct {
 	rec      opRecord // scratch for Add
 	nextLine int32    // line numbers for Add: 1, 2, ...
 	err      error
+
+	prog progress
+}
+
+// progress is how far the parser is in its input, for sizing the history's slices
+// (see Builder.room).
+type progress struct {
+	size      int64 // the input's size in bytes, 0 if unknown
+	done      int64 // bytes read so far, set before each Builder.add
+	nextCheck int64 // done at the next check
+	lastCheck int64 // done at the last check
+	// The lengths of Ops, ReadValues and Txns at the last check.
+	lastOps, lastReads, lastTxns int
+}
+
+// estimate extrapolates n, the length of a slice after done bytes of input (last at
+// the last check), to the whole input, plus 5%. It takes the rate of growth since the
+// last check if higher than the mean (read lists, say, grow longer as a history goes
+// on), at most twice the mean. It returns 0 before 1/64 of the input.
+func (p *progress) estimate(n, last int) int {
+	if p.size <= 0 || p.done >= p.size || p.done < p.size/64 {
+		return 0
+	}
+	rate := float64(n) / float64(p.done)
+	if d := p.done - p.lastCheck; d > 0 && p.lastCheck > 0 {
+		rate = max(rate, min(float64(n-last)/float64(d), 2*rate))
+	}
+	return int(min((float64(n)+float64(p.size-p.done)*rate)*1.05, 1<<31))
+}
+
+// growSlice returns s with room for more elements: grown by half at least, and to
+// the size the whole input will likely need (see progress.estimate), so that it is
+// copied only a few times.
+func growSlice[T any](s []T, more int, p *progress, last int) []T {
+	need := len(s) + more
+	return resize(s, max(need, cap(s)+cap(s)/2, 256, p.estimate(need, last)))
+}
+
+// resize returns s with capacity c.
+func resize[T any](s []T, c int) []T {
+	n := make([]T, len(s), c)
+	copy(n, s)
+	return n
 }
 
 // NewBuilder starts an empty history; source names it in messages.
@@ -181,9 +305,38 @@ func (b *Builder) reserve(size int64) {
 	if size <= 0 || size > 1<<40 {
 		return
 	}
+	b.prog.size = size
+	b.prog.nextCheck = max(size/64, 1)
 	b.h.Txns = make([]Txn, 0, size/512)
 	b.h.Ops = make([]MicroOp, 0, size/48) // generated and Jepsen histories: 50–70 bytes per micro-op
 	b.h.ReadValues = make([]int32, 0, size/32)
+}
+
+// room makes sure that ops more micro-ops and reads more read values fit in the
+// history's slices. When the input's size is known, it also checks, after 1/64 of the
+// input, 1/32, ..., 1/2, 3/4, 7/8, ..., that ReadValues will hold what the whole input
+// likely needs, and grows it now if not: the earlier, the less there is to copy. (Read
+// lists grow longer as a history goes on, so the initial reservation often falls
+// short; micro-ops and transactions come at a steadier rate.)
+func (b *Builder) room(ops, reads int) {
+	h := &b.h
+	p := &b.prog
+	if p.size > 0 && p.done >= p.nextCheck {
+		if e := p.estimate(len(h.ReadValues), p.lastReads); e > cap(h.ReadValues) {
+			h.ReadValues = resize(h.ReadValues, max(e, cap(h.ReadValues)+cap(h.ReadValues)/2))
+		}
+		p.lastCheck, p.lastOps, p.lastReads, p.lastTxns = p.done, len(h.Ops), len(h.ReadValues), len(h.Txns)
+		p.nextCheck = min(2*p.done, p.done+(p.size-p.done)/2)
+		if p.size-p.nextCheck < p.size/64 {
+			p.nextCheck = p.size + 1 // close enough to the end
+		}
+	}
+	if len(h.Ops)+ops > cap(h.Ops) {
+		h.Ops = growSlice(h.Ops, ops, p, p.lastOps)
+	}
+	if len(h.ReadValues)+reads > cap(h.ReadValues) {
+		h.ReadValues = growSlice(h.ReadValues, reads, p, p.lastReads)
+	}
 }
 
 // FromEvents builds a History from in-memory events with exactly the parsers' pairing
@@ -213,19 +366,19 @@ func (b *Builder) Add(e *Event) error {
 	}
 	r.typ = e.Type
 	r.hasProcess = true
-	r.process = scalar{isInt: true, n: e.Process}
+	r.process = scalar{n: e.Process}
 	r.index = e.Index
 	r.hasValue = e.Value != nil
 	for i := range e.Value {
 		op := &e.Value[i]
-		m := rawMicro{append: op.Append, key: scalar{isInt: true, n: op.Key}, line: r.line}
+		m := rawMicro{append: op.Append, key: scalar{n: op.Key}, line: r.line}
 		if op.Append {
-			m.value = scalar{isInt: true, n: op.Value}
+			m.value = scalar{n: op.Value}
 		} else if op.Read != nil {
 			m.known = true
 			m.rs = int32(len(r.reads))
 			for _, v := range op.Read {
-				r.reads = append(r.reads, scalar{isInt: true, n: v})
+				r.reads = append(r.reads, scalar{n: v})
 			}
 			m.re = int32(len(r.reads))
 		}
@@ -263,7 +416,7 @@ func (b *Builder) add(r *opRecord) error {
 	b.pos++
 	process := int32(-1)
 	if r.hasProcess {
-		process = b.proc.id(&r.process)
+		process = b.proc.id(&r.process, r.text)
 		for int(process) >= len(b.procOpen) {
 			b.procOpen = append(b.procOpen, nil)
 		}
@@ -303,25 +456,48 @@ func (b *Builder) add(r *opRecord) error {
 	}
 	tx.OpStart = int32(len(h.Ops))
 	if r.hasValue {
+		// Known reads are kept only in :ok completions. Their values, r.reads, go to
+		// h.ReadValues[rbase:], in order.
+		nreads := 0
+		if tx.Status == OK {
+			nreads = len(r.reads)
+		}
+		b.room(len(r.mops), nreads)
+		rbase := len(h.ReadValues)
+		rv := h.ReadValues[rbase : rbase+nreads]
+		// First the values interned before, in one pass; then the others, in order.
+		b.values.known(r.reads[:nreads], rv)
+		var invKeys []intKey
+		if inv != nil {
+			invKeys = inv.keys
+		}
 		for i := range r.mops {
 			m := &r.mops[i]
-			op := MicroOp{Key: b.keys.id(&m.key)}
+			var op MicroOp
+			if i < len(invKeys) && m.key.te == 0 && invKeys[i].isInt && invKeys[i].n == m.key.n {
+				// The invoke's key, already interned.
+				op.Key = inv.ops[i].Key
+			} else {
+				op.Key = b.keys.id(&m.key, r.text)
+			}
 			if m.append {
 				op.Kind = Append
-				op.Value = b.values.id(&m.value)
+				op.Value = b.values.id(&m.value, r.text)
 			} else {
 				op.Kind = Read
 				if tx.Status == OK && m.known {
 					op.Known = true
-					op.Start = int32(len(h.ReadValues))
+					op.Start, op.End = int32(rbase)+m.rs, int32(rbase)+m.re
 					for j := m.rs; j < m.re; j++ {
-						h.ReadValues = append(h.ReadValues, b.values.id(&r.reads[j]))
+						if rv[j] < 0 {
+							rv[j] = b.values.id(&r.reads[j], r.text)
+						}
 					}
-					op.End = int32(len(h.ReadValues))
 				}
 			}
 			h.Ops = append(h.Ops, op)
 		}
+		h.ReadValues = h.ReadValues[:rbase+nreads]
 		if inv != nil {
 			if err := b.sameShape(r, inv, h.Ops[tx.OpStart:]); err != nil {
 				return err
@@ -334,6 +510,9 @@ func (b *Builder) add(r *opRecord) error {
 	tx.OpEnd = int32(len(h.Ops))
 	if len(h.Ops) > 1<<31-1 || len(h.ReadValues) > 1<<31-1 {
 		return b.errAt(r.line, r.col, "history too large (more than 2^31 micro-ops or read values)")
+	}
+	if len(h.Txns) == cap(h.Txns) {
+		h.Txns = growSlice(h.Txns, 1, &b.prog, b.prog.lastTxns)
 	}
 	h.Txns = append(h.Txns, tx)
 	if inv != nil {
@@ -354,20 +533,35 @@ func (b *Builder) invoke(r *opRecord, pos, process int32) error {
 	}
 	p := &b.pend[slot]
 	p.pos, p.line, p.index, p.process, p.live = pos, r.line, r.index, process, true
-	p.ops, p.vals = p.ops[:0], p.vals[:0]
+	n := len(r.mops)
+	p.ops, p.keys, p.vals = slices.Grow(p.ops[:0], n)[:n], slices.Grow(p.keys[:0], n)[:n], p.vals[:0]
+	// First the keys interned before, in one pass (see interner.known); then the
+	// others, in order.
+	d := b.keys.dense
 	for i := range r.mops {
 		m := &r.mops[i]
-		op := MicroOp{Key: b.keys.id(&m.key), Kind: Read}
+		id := int32(-1)
+		if m.key.te == 0 && uint64(m.key.n) < uint64(len(d)) {
+			id = d[m.key.n] - 1
+		}
+		p.ops[i] = MicroOp{Key: id, Kind: Read}
+		p.keys[i] = intKey{n: m.key.n, isInt: m.key.te == 0}
+	}
+	for i := range r.mops {
+		m := &r.mops[i]
+		op := &p.ops[i]
+		if op.Key < 0 {
+			op.Key = b.keys.id(&m.key, r.text)
+		}
 		if m.append {
 			op.Kind = Append
 			op.Value = int32(len(p.vals))
-			v := pendingValue{isInt: m.value.isInt, n: m.value.n}
+			v := pendingValue{isInt: m.value.te == 0, n: m.value.n}
 			if !v.isInt {
-				v.text = string(m.value.text)
+				v.text = string(r.text[m.value.ts:m.value.te])
 			}
 			p.vals = append(p.vals, v)
 		}
-		p.ops = append(p.ops, op)
 	}
 	if process >= 0 {
 		b.procOpen[process] = append(b.procOpen[process], slot)

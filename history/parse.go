@@ -102,6 +102,9 @@ func parse(s *scanner, json bool, size int64) (*History, error) {
 	return b.Finish()
 }
 
+// noFastPath turns the fast path off (fast.go), for tests comparing the two paths.
+var noFastPath = false
+
 type parser struct {
 	s   *scanner
 	b   *Builder
@@ -147,6 +150,15 @@ func (p *parser) run() error {
 		}
 		if c != '{' && (s.json || c != '#') {
 			return s.errHere("expected an operation map like {%s}, found %s", p.example(), s.found())
+		}
+		if c == '{' && !s.json && !noFastPath {
+			ok, err := p.fastOp()
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
 		}
 		s.t.reset()
 		s.depth = 0
@@ -214,9 +226,9 @@ func (p *parser) name(n *node) []byte {
 
 func (p *parser) scalarOf(n *node) scalar {
 	if n.kind == nInt {
-		return scalar{isInt: true, n: n.n}
+		return scalar{n: n.n}
 	}
-	return scalar{text: p.s.t.textOf(n)}
+	return scalar{ts: n.ts, te: n.te}
 }
 
 func isAtom(n *node) bool {
@@ -298,6 +310,8 @@ func (p *parser) op(root int32) error {
 			}
 		}
 	}
+	r.text = t.text
+	p.b.prog.done = p.s.base + int64(p.s.pos)
 	return p.b.add(r)
 }
 
