@@ -33,6 +33,7 @@ const (
 	rQueued               // in the ready heap
 	rDone                 // ran
 	rDead                 // an optional transaction that will not run
+	rStarted              // snapshot isolation: took its snapshot, not committed
 )
 
 type replay struct {
@@ -55,13 +56,20 @@ type replay struct {
 	waitHead []int32 // per slot, the first waiting transaction (-1 none)
 	waitNext []int32 // per transaction, the next one waiting on the same slot
 
-	// pending counts the reads still to run per slot (key, length read): appending to a
-	// key that a pending reader needs at its current length would strand that reader.
-	pending []int32
+	// pending counts the reads still to run per slot (key, base: the length read minus
+	// the reader's own earlier appends to the key): moving a key that a pending reader
+	// needs at its current length would strand that reader. pendingRW counts those of
+	// readers that also append to the key (snapshot isolation only).
+	pending, pendingRW []int32
 
 	// check's per-key view of a transaction: localAt[k] valid when stamp[k] == epoch.
 	stamp, localAt []int32
 	epoch          int32
+
+	// Snapshot isolation: holds[k] is the started transaction appending to key k (-1
+	// none); others wait for its commit on keyWait[k]. nil for serial replays.
+	holds   []int32
+	keyWait []int32
 
 	ready    txnHeap
 	deferred []int32
@@ -110,18 +118,41 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 	}
 	r.pending = make([]int32, slots)
 	for t := int32(0); t < n; t++ {
-		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
-			continue
-		}
-		for _, op := range h.TxnOps(int(t)) {
-			if op.Kind == history.Read && op.Known {
-				if s := r.slot(op.Key, op.End-op.Start); s >= 0 {
-					r.pending[s]++
-				}
-			}
-		}
+		r.readBases(t, func(s int32, _ bool) { r.pending[s]++ })
 	}
 	return r
+}
+
+// readBases calls f with the slot of each read of t that a replay must place (t must
+// run, and its reads count), and whether t also appends to that key.
+func (r *replay) readBases(t int32, f func(slot int32, writes bool)) {
+	if r.commit[t] != encode.Committed || r.h.Txns[t].Status != history.OK {
+		return
+	}
+	r.epoch++
+	ops := r.h.TxnOps(int(t))
+	for _, op := range ops {
+		if r.stamp[op.Key] != r.epoch {
+			r.stamp[op.Key] = r.epoch
+			r.localAt[op.Key] = 0 // own appends so far
+		}
+		if op.Kind == history.Append {
+			r.localAt[op.Key]++
+			continue
+		}
+		if !op.Known {
+			continue
+		}
+		if s := r.slot(op.Key, op.End-op.Start-r.localAt[op.Key]); s >= 0 && op.End-op.Start >= r.localAt[op.Key] {
+			writes := false
+			if r.pendingRW != nil {
+				for _, o := range ops {
+					writes = writes || o.Kind == history.Append && o.Key == op.Key
+				}
+			}
+			f(s, writes)
+		}
+	}
 }
 
 // slot returns the slot of key k at position p, or -1 past the trace (no read waits
@@ -137,6 +168,8 @@ func (r *replay) slot(k, p int32) int32 {
 const (
 	waitNever = -1 // cannot run now or later
 	waitPreds = -2 // predecessors in order have not run
+	// waitKey - k: key k is held by a started transaction (snapshot isolation).
+	waitKey = -3
 )
 
 // check reports whether t can run now; if not, the slot to wait on, or waitNever /
@@ -157,6 +190,9 @@ func (r *replay) check(t int32) (bool, int32) {
 		}
 		at := r.localAt[k]
 		if op.Kind == history.Append {
+			if r.holds != nil && r.holds[k] >= 0 && r.holds[k] != t {
+				return false, waitKey - k
+			}
 			L := in.Keys[k].Trace
 			if at < int32(len(L)) {
 				if L[at] != op.Value {
@@ -202,6 +238,10 @@ func (r *replay) try(t int32) {
 	case s >= 0:
 		r.waitNext[t] = r.waitHead[s]
 		r.waitHead[s] = t
+	case s <= waitKey:
+		k := waitKey - s
+		r.waitNext[t] = r.keyWait[k]
+		r.keyWait[k] = t
 	case s == waitNever:
 		if r.commit[t] == encode.Committed {
 			r.failed = true
@@ -268,13 +308,11 @@ func (r *replay) strands(t int32) bool {
 		}
 		// Does anyone but t itself still need this length?
 		own := int32(0)
-		if r.h.Txns[t].Status == history.OK {
-			for _, o := range ops {
-				if o.Kind == history.Read && o.Known && o.Key == op.Key && o.End-o.Start == r.pos[op.Key] {
-					own++
-				}
+		r.readBases(t, func(rs int32, _ bool) {
+			if rs == s {
+				own++
 			}
-		}
+		})
 		if r.pending[s] > own {
 			return true
 		}
@@ -325,28 +363,33 @@ func (r *replay) run() ([]int32, bool) {
 	return nil, false
 }
 
-// runTxn runs t: installs its appends, wakes the transactions waiting on the positions
-// it passes, and releases its successors.
+// runTxn runs t: its reads are done, then its appends installed.
 func (r *replay) runTxn(t int32) {
-	h := r.h
-	r.state[t] = rDone
-	r.order = append(r.order, t)
-	ops := h.TxnOps(int(t))
-	if h.Txns[t].Status == history.OK && r.commit[t] == encode.Committed {
-		for _, op := range ops {
-			if op.Kind == history.Read && op.Known {
-				if s := r.slot(op.Key, op.End-op.Start); s >= 0 {
-					r.pending[s]--
-				}
-			}
-		}
-	}
+	r.consumeReads(t)
 	for _, d := range r.deferred {
 		r.try(d)
 	}
 	r.deferred = r.deferred[:0]
+	r.install(t)
+}
+
+// consumeReads records that t's reads no longer wait for their lengths.
+func (r *replay) consumeReads(t int32) {
+	r.readBases(t, func(s int32, writes bool) {
+		r.pending[s]--
+		if writes && r.pendingRW != nil {
+			r.pendingRW[s]--
+		}
+	})
+}
+
+// install applies t's appends, wakes the transactions waiting on the positions they
+// pass, and releases t's successors.
+func (r *replay) install(t int32) {
+	r.state[t] = rDone
+	r.order = append(r.order, t)
 	r.fired = r.fired[:0]
-	for _, op := range ops {
+	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind == history.Append {
 			r.pos[op.Key]++
 			if s := r.slot(op.Key, r.pos[op.Key]); s >= 0 {
@@ -357,13 +400,18 @@ func (r *replay) runTxn(t int32) {
 	for _, s := range r.fired {
 		w := r.waitHead[s]
 		r.waitHead[s] = -1
-		for w >= 0 {
-			next := r.waitNext[w]
-			r.try(w)
-			w = next
-		}
+		r.wake(w)
 	}
 	r.resolve(t)
+}
+
+// wake retries a list of waiting transactions.
+func (r *replay) wake(w int32) {
+	for w >= 0 {
+		next := r.waitNext[w]
+		r.try(w)
+		w = next
+	}
 }
 
 // dropBlockers drops the optional transactions that still hold back successors, when

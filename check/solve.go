@@ -12,6 +12,9 @@ import (
 	"doppel/theory"
 )
 
+// explainConflicts bounds the search for each case of an UNSAT explanation.
+const explainConflicts = 20000
+
 // maxShownAttributions bounds how many attributions an UNSAT explanation walks through.
 const maxShownAttributions = 8
 
@@ -94,7 +97,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	case sat.Sat:
 		return Valid, ""
 	case sat.Unsat:
-		c.explainUnsat(m, v)
+		c.explainUnsat(m, v, guess)
 		return Invalid, ""
 	}
 	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, spent)
@@ -182,8 +185,17 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 // values (a solution of the Boolean part alone), shows the cycle it closes, rules out
 // every attribution with the same choices on that cycle, and repeats. When the
 // Boolean part runs out of solutions, the cycles shown cover every attribution.
-func (c *checker) explainUnsat(m string, v *view) {
+func (c *checker) explainUnsat(m string, v *view, guess []bool) {
+	// The Boolean part alone is easy, but VSIDS from scratch wanders on millions of
+	// variables: follow the guess in variable order, and bound each case's search.
 	s := c.newSolver(v)
+	for i, val := range guess {
+		s.SetPhase(sat.Var(i), val)
+	}
+	so := sat.DefaultOptions()
+	so.Heuristic = "static"
+	s.SetOptions(so)
+	s.SetConflictLimit(explainConflicts)
 	var parts []string
 	var first []int32
 	typ := ""
@@ -192,7 +204,17 @@ func (c *checker) explainUnsat(m string, v *view) {
 	txns := map[int32]bool{}
 	a := Anomaly{}
 	for n := 0; n < maxShownAttributions; n++ {
-		if s.Solve() != sat.Sat {
+		status := s.Solve()
+		if status == sat.Unknown && first == nil {
+			// The verdict needs at least one case: search without a bound.
+			s.SetConflictLimit(0)
+			status = s.Solve()
+			s.SetConflictLimit(explainConflicts)
+		}
+		if status == sat.Unknown {
+			break
+		}
+		if status != sat.Sat {
 			complete = true
 			break
 		}

@@ -1,0 +1,356 @@
+package check
+
+import (
+	"fmt"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// siEvent is one step of a snapshot-isolated execution: transaction Txn takes its
+// snapshot (Commit false) or installs its appends (Commit true).
+type siEvent struct {
+	Txn    int32
+	Commit bool
+}
+
+// siSchedule tries to replay the history as a snapshot-isolated execution, for
+// histories that are snapshot isolated but not serializable (write skew), which the
+// serial replay cannot explain. A transaction starts when each of its reads sees the
+// committed list (plus its own appends) and each of its appends is next in the trace;
+// from its start to its commit it holds the keys it appends to, since
+// first-committer-wins lets no other writer of them commit in between. Started
+// transactions commit earliest first, except that a commit waits while a reader that
+// has not started still needs to see a key before it (write skew needs exactly that).
+// As with schedule, a stuck greedy choice returns false and the solver decides; the
+// events are checked by verifySI before they count.
+func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit) ([]siEvent, bool) {
+	return newSIReplay(h, in, commit).run()
+}
+
+func newSIReplay(h *history.History, in *encode.Inference, commit []encode.Commit) *siReplay {
+	r := newReplay(h, in, commit, nil)
+	s := &siReplay{replay: r, holder: make([]int32, len(in.Keys))}
+	for k := range s.holder {
+		s.holder[k] = -1
+	}
+	r.holds = s.holder
+	r.keyWait = make([]int32, len(in.Keys))
+	for k := range r.keyWait {
+		r.keyWait[k] = -1
+	}
+	r.pendingRW = make([]int32, len(r.pending))
+	for t := int32(0); t < r.n; t++ {
+		r.readBases(t, func(sl int32, writes bool) {
+			if writes {
+				r.pendingRW[sl]++
+			}
+		})
+	}
+	return s
+}
+
+type siReplay struct {
+	*replay
+	holder  []int32 // per key: the started, uncommitted transaction appending to it, or -1
+	started txnHeap // started transactions, by priority, to commit
+	waiting []int32 // started transactions whose commit would strand a reader
+	events  []siEvent
+}
+
+func (s *siReplay) run() ([]siEvent, bool) {
+	r := s.replay
+	for t := int32(0); t < r.n; t++ {
+		r.try(t)
+	}
+	// Start as late and commit as early as possible: holding keys longer than needed
+	// would order writers (even of appends no read observed) arbitrarily.
+	for !r.failed {
+		switch {
+		case s.started.Len() > 0:
+			t := s.started.pop().t
+			if s.strandsCommit(t) {
+				s.waiting = append(s.waiting, t)
+				continue
+			}
+			s.commit(t)
+		case s.startNeeded():
+		case r.ready.Len() > 0:
+			t := r.ready.pop().t
+			if r.state[t] != rQueued {
+				continue // started out of turn by startNeeded
+			}
+			r.state[t] = rPending
+			if ok, _ := r.check(t); !ok {
+				r.try(t)
+				continue
+			}
+			if s.startStrands(t) {
+				r.deferred = append(r.deferred, t)
+				continue
+			}
+			s.start(t)
+		case len(r.deferred) > 0:
+			// Only starts that take a position another writer is pinned to are left
+			// (besides commits that strand readers): start the earliest.
+			t := s.earliest(&r.deferred)
+			if ok, _ := r.check(t); !ok {
+				r.try(t)
+				continue
+			}
+			s.start(t)
+		case len(s.waiting) > 0:
+			// Every commit left strands a reader that cannot start: the greedy choice
+			// failed somewhere; commit the earliest and let the end check decide.
+			s.commit(s.earliest(&s.waiting))
+		default:
+			if _, ok := r.finish(); !ok {
+				return nil, false
+			}
+			return s.events, true
+		}
+	}
+	return nil, false
+}
+
+// earliest removes and returns the transaction of list with the earliest priority.
+func (s *siReplay) earliest(list *[]int32) int32 {
+	l := *list
+	best := 0
+	for i := range l {
+		if s.prio(l[i]) < s.prio(l[best]) {
+			best = i
+		}
+	}
+	t := l[best]
+	*list = append(l[:best], l[best+1:]...)
+	return t
+}
+
+// startNeeded starts the earliest ready transaction that a waiting commit would strand
+// (it reads a key the commit moves, at its current length), so that the commit can
+// go ahead; it reports whether it started one.
+func (s *siReplay) startNeeded() bool {
+	r, in := s.replay, s.in
+	best := int32(-1)
+	for _, w := range s.waiting {
+		for _, op := range r.h.TxnOps(int(w)) {
+			if op.Kind != history.Append {
+				continue
+			}
+			k := op.Key
+			for _, ri := range in.Keys[k].Reads {
+				rd := &in.Reads[ri]
+				if rd.Len-rd.Own == r.pos[k] && r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
+					best = rd.Txn
+				}
+			}
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	if ok, _ := r.check(best); !ok {
+		r.state[best] = rPending
+		r.try(best)
+		return true
+	}
+	s.start(best)
+	return true
+}
+
+// start takes t's snapshot: its reads are done, its appended keys are held.
+func (s *siReplay) start(t int32) {
+	r := s.replay
+	r.state[t] = rStarted
+	s.events = append(s.events, siEvent{t, false})
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind == history.Append {
+			s.holder[op.Key] = t
+		}
+	}
+	r.consumeReads(t)
+	s.retryDeferred()
+	s.started.push(txnPrio{t, r.prio(t)})
+	for _, w := range s.waiting {
+		s.started.push(txnPrio{w, r.prio(w)})
+	}
+	s.waiting = s.waiting[:0]
+}
+
+// startStrands reports whether starting t now would take a key position that another
+// transaction that has not started is pinned to: it reads the key at that length and
+// appends to it, so it must be the one appending there.
+func (s *siReplay) startStrands(t int32) bool {
+	r := s.replay
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind != history.Append {
+			continue
+		}
+		sl := r.slot(op.Key, r.pos[op.Key])
+		if sl < 0 || r.pendingRW[sl] == 0 {
+			continue
+		}
+		own := int32(0)
+		r.readBases(t, func(rs int32, writes bool) {
+			if rs == sl && writes {
+				own++
+			}
+		})
+		if r.pendingRW[sl] > own {
+			return true
+		}
+	}
+	return false
+}
+
+// retryDeferred gives the deferred starts another chance after the state changed.
+func (s *siReplay) retryDeferred() {
+	r := s.replay
+	d := r.deferred
+	r.deferred = nil
+	for _, t := range d {
+		r.try(t)
+	}
+	r.deferred = d[:0]
+}
+
+// strandsCommit reports whether committing t now would move a key that a reader that
+// has not started still needs to see at its current length.
+func (s *siReplay) strandsCommit(t int32) bool {
+	r := s.replay
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind != history.Append {
+			continue
+		}
+		if sl := r.slot(op.Key, r.pos[op.Key]); sl >= 0 && r.pending[sl] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commit installs t's appends, releases its keys and wakes what waits on them.
+func (s *siReplay) commit(t int32) {
+	r := s.replay
+	s.events = append(s.events, siEvent{t, true})
+	for _, w := range s.waiting {
+		s.started.push(txnPrio{w, r.prio(w)})
+	}
+	s.waiting = s.waiting[:0]
+	s.retryDeferred()
+	r.install(t) // marks t done, installs, wakes the slots passed
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && s.holder[op.Key] == t {
+			s.holder[op.Key] = -1
+			w := r.keyWait[op.Key]
+			r.keyWait[op.Key] = -1
+			r.wake(w)
+		}
+	}
+}
+
+// verifySI re-executes events and reports the first way they fail to be a
+// snapshot-isolated execution of the history: every :ok transaction starts and then
+// commits exactly once, no :fail one does (an :info one may), each :ok read returns
+// the lists committed before its transaction started plus its own earlier appends,
+// and no transaction commits an append to a key that another transaction committed to
+// after it started (first-committer-wins). Like verifySerial it uses the traces only as
+// reference lists.
+func verifySI(h *history.History, in *encode.Inference, events []siEvent) error {
+	const (
+		notStarted = iota
+		started
+		committed
+	)
+	state := make([]uint8, len(h.Txns))
+	pos := make([]int32, len(in.Keys))
+	// Per key, how many commits appended to it: a writer's start count must still hold
+	// at its commit (first-committer-wins).
+	commits := make([]int32, len(in.Keys))
+	type held struct{ key, commitsAtStart int32 }
+	snap := map[int32][]held{}
+	var own []int32
+	for _, ev := range events {
+		t := ev.Txn
+		if t < 0 || int(t) >= len(h.Txns) {
+			return fmt.Errorf("transaction %d out of range", t)
+		}
+		if h.Txns[t].Status == history.Fail {
+			return fmt.Errorf("failed transaction %d runs", t)
+		}
+		ops := h.TxnOps(int(t))
+		if !ev.Commit {
+			if state[t] != notStarted {
+				return fmt.Errorf("transaction %d starts twice", t)
+			}
+			state[t] = started
+			var hs []held
+			for i := range ops {
+				op := &ops[i]
+				if op.Kind == history.Append {
+					hs = append(hs, held{op.Key, commits[op.Key]})
+					continue
+				}
+				if h.Txns[t].Status != history.OK || !op.Known {
+					continue
+				}
+				// The snapshot's list, then t's own appends to the key so far.
+				own = own[:0]
+				for j := range ops[:i] {
+					if ops[j].Kind == history.Append && ops[j].Key == op.Key {
+						own = append(own, ops[j].Value)
+					}
+				}
+				L := in.Keys[op.Key].Trace
+				vals := h.ReadList(op)
+				base := pos[op.Key]
+				if int32(len(vals)) != base+int32(len(own)) || base > int32(len(L)) {
+					return fmt.Errorf("transaction %d reads %d values where its snapshot has %d and it appended %d", t, len(vals), base, len(own))
+				}
+				for j, v := range vals {
+					if int32(j) < base && L[j] != v || int32(j) >= base && own[int32(j)-base] != v {
+						return fmt.Errorf("transaction %d reads a value its snapshot does not have", t)
+					}
+				}
+			}
+			snap[t] = hs
+			continue
+		}
+		if state[t] != started {
+			return fmt.Errorf("transaction %d commits without starting, or twice", t)
+		}
+		state[t] = committed
+		for _, x := range snap[t] {
+			if commits[x.key] != x.commitsAtStart {
+				return fmt.Errorf("transaction %d commits to a key another transaction committed to after it started", t)
+			}
+		}
+		delete(snap, t)
+		bumped := own[:0]
+		for i := range ops {
+			op := &ops[i]
+			if op.Kind != history.Append {
+				continue
+			}
+			L := in.Keys[op.Key].Trace
+			if p := pos[op.Key]; p < int32(len(L)) && L[p] != op.Value {
+				return fmt.Errorf("transaction %d appends at position %d a value other than the trace's", t, p)
+			}
+			pos[op.Key]++
+			bumped = append(bumped, op.Key)
+		}
+		for _, k := range bumped {
+			commits[k]++ // once per append is enough: any change is detected
+		}
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.OK && state[t] != committed {
+			return fmt.Errorf("committed transaction %d does not commit", t)
+		}
+		if state[t] == started {
+			return fmt.Errorf("transaction %d starts but does not commit", t)
+		}
+	}
+	return nil
+}
