@@ -107,7 +107,17 @@ func Scenarios() []Scenario {
 			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.01},
 			Models: []string{"serializable", "snapshot-isolation"}},
 		Scenario{Name: "scale-100k", Spec: scale(100_000), Sim: serializable},
+		// The scaling series: doubling the history should about double the time.
+		Scenario{Name: "scale-250k", Spec: scale(250_000), Sim: serializable, Heavy: true},
+		Scenario{Name: "scale-500k", Spec: scale(500_000), Sim: serializable, Heavy: true},
 		Scenario{Name: "scale-1m", Spec: scale(1_000_000), Sim: serializable, Heavy: true},
+		// Snapshot isolation at scale: valid under SI, not serializable (write skew).
+		Scenario{Name: "snapshot-100k", Spec: scale(100_000),
+			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
+			Models: []string{"snapshot-isolation"}},
+		Scenario{Name: "snapshot-1m", Spec: scale(1_000_000),
+			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
+			Models: []string{"snapshot-isolation"}, Heavy: true},
 	)
 	return out
 }
