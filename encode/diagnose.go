@@ -87,9 +87,9 @@ func (p *Problem) diagnose(k int32) {
 	// Name what cannot be satisfied.
 	var typ, why string
 	switch {
-	case in.segment(k, false, true).State != KeyUnsat:
+	case p.sc.segment(k, false, true).State != KeyUnsat:
 		typ, why = "G1b", "every way to attribute its values to appends makes some read end in the middle of one transaction's appends (an intermediate read)"
-	case in.segment(k, true, false).State != KeyUnsat:
+	case p.sc.segment(k, true, false).State != KeyUnsat:
 		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values puts that append right after what the transaction read (a lost update)"
 	default:
 		typ, why = "incomplete-append", "its values cannot be split into whole appends of distinct transactions, each transaction's appends together"

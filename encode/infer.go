@@ -176,21 +176,24 @@ func Infer(h *history.History) *Inference {
 	}
 	ws := make([]int32, len(in.Writers))
 	rs := make([]int32, len(in.Reads))
-	for k := range in.Keys {
-		in.Keys[k].Writers = ws[nw[k]:nw[k]:nw[k+1]]
-		in.Keys[k].Reads = rs[nr[k]:nr[k]:nr[k+1]]
-	}
+	next := make([]int32, len(in.Keys))
+	copy(next, nw)
 	for i := range in.Writers {
 		k := in.Writers[i].Key
-		in.Keys[k].Writers = append(in.Keys[k].Writers, int32(i))
+		ws[next[k]] = int32(i)
+		next[k]++
 	}
+	copy(next, nr)
 	for i := range in.Reads {
 		k := in.Reads[i].Key
-		in.Keys[k].Reads = append(in.Keys[k].Reads, int32(i))
+		rs[next[k]] = int32(i)
+		next[k]++
 	}
 	for k := range in.Keys {
-		in.trace(int32(k))
+		in.Keys[k].Writers = ws[nw[k]:nw[k+1]:nw[k+1]]
+		in.Keys[k].Reads = rs[nr[k]:nr[k+1]:nr[k+1]]
 	}
+	in.traces()
 	return in
 }
 
@@ -230,35 +233,63 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 	return true
 }
 
-// trace finds the longest read of key k and checks every other read is a prefix of it.
-func (in *Inference) trace(k int32) {
-	key := &in.Keys[k]
+// traces finds the longest read of each key (its trace) and checks every other read
+// of the key is a prefix of it. It goes through the reads in their order rather than
+// key by key, since a key's reads are scattered over the history.
+func (in *Inference) traces() {
 	h := in.H
-	longest := int32(-1)
-	for _, ri := range key.Reads {
-		r := &in.Reads[ri]
-		if longest < 0 || r.Len > in.Reads[longest].Len {
-			longest = ri
+	nk := len(in.Keys)
+	longest := make([]int32, nk) // the first of the longest reads of each key, -1 if none
+	maxLen := make([]int32, nk)
+	for k := range longest {
+		longest[k] = -1
+	}
+	for i := range in.Reads {
+		r := &in.Reads[i]
+		if longest[r.Key] < 0 || r.Len > maxLen[r.Key] {
+			longest[r.Key], maxLen[r.Key] = int32(i), r.Len
 		}
 	}
-	if longest < 0 {
-		return
+	start := maxLen // now where each key's longest list starts in ReadValues
+	for k, ri := range longest {
+		if ri >= 0 {
+			start[k] = h.Ops[in.Reads[ri].Op].Start
+		}
 	}
-	trace := h.ReadList(&h.Ops[in.Reads[longest].Op])
-	for _, ri := range key.Reads {
-		vals := h.ReadList(&h.Ops[in.Reads[ri].Op])
-		if !equal(vals, trace[:len(vals)]) {
-			in.Findings = append(in.Findings, Finding{Type: "incompatible-order", Key: k,
-				Txns: []int32{in.Reads[ri].Txn, in.Reads[longest].Txn}, Ops: []int32{in.Reads[ri].Op, in.Reads[longest].Op},
-				Text: in.txnName(in.Reads[ri].Txn) + " read " + in.keyName(k) + " = " + in.listString(vals) + " and " +
-					in.txnName(in.Reads[longest].Txn) + " read " + in.listString(trace) +
+	bad := make([]int32, nk) // the first read of each key that is not a prefix, -1 if none
+	for k := range bad {
+		bad[k] = -1
+	}
+	for i := range in.Reads {
+		r := &in.Reads[i]
+		if bad[r.Key] >= 0 {
+			continue
+		}
+		vals := h.ReadList(&h.Ops[r.Op])
+		if s := start[r.Key]; !equal(vals, h.ReadValues[s:s+int32(len(vals))]) {
+			bad[r.Key] = int32(i)
+		}
+	}
+	for k := range in.Keys {
+		key := &in.Keys[k]
+		lr := longest[k]
+		if lr < 0 {
+			continue
+		}
+		trace := h.ReadList(&h.Ops[in.Reads[lr].Op])
+		if ri := bad[k]; ri >= 0 {
+			vals := h.ReadList(&h.Ops[in.Reads[ri].Op])
+			in.Findings = append(in.Findings, Finding{Type: "incompatible-order", Key: int32(k),
+				Txns: []int32{in.Reads[ri].Txn, in.Reads[lr].Txn}, Ops: []int32{in.Reads[ri].Op, in.Reads[lr].Op},
+				Text: in.txnName(in.Reads[ri].Txn) + " read " + in.keyName(int32(k)) + " = " + in.listString(vals) + " and " +
+					in.txnName(in.Reads[lr].Txn) + " read " + in.listString(trace) +
 					": the first is not a prefix of the second, so no single order of appends explains both"})
 			key.Bad = true
-			return
+			continue
 		}
+		key.Trace = trace
+		key.TraceBy = lr
 	}
-	key.Trace = trace
-	key.TraceBy = longest
 }
 
 func equal(a, b []int32) bool {

@@ -7,126 +7,191 @@ import "doppel/history"
 // unobserved", and every edge guarded by the choices it needs.
 func (p *Problem) openKey(k int32) {
 	in := p.In
+	sc := p.sc
 	key := &in.Keys[k]
 	plan := &p.Plans[k]
+	cands := plan.Cands
+	nc := int32(len(cands))
 	n := int32(len(key.Trace))
 	hub := p.HubBase + k
+	txnOf := func(i int32) int32 { return in.Writers[cands[i].Writer].Txn }
 
-	seg := make([]int32, len(plan.Cands))
-	for i := range seg {
-		seg[i] = p.newVar()
+	// seg(Cands[i]) is variable s0+i, b(pos) is b0+pos.
+	s0 := p.NumVars
+	p.NumVars += nc
+	if !p.counting {
+		seg := sc.segVars[:nc:nc]
+		sc.segVars = sc.segVars[nc:]
+		for i := range seg {
+			seg[i] = s0 + int32(i)
+		}
+		p.SegVar[k] = seg
 	}
-	p.SegVar[k] = seg
-	b := make([]int32, n+1)
-	for i := range b {
-		b[i] = p.newVar()
-	}
-	p.clause(Pos(b[0]))
+	b0 := p.NumVars
+	p.NumVars += n + 1
+	p.clause1(Pos(b0))
 	for l := int32(1); l <= n; l++ {
 		if plan.Cut[l] {
-			p.clause(Pos(b[l]))
+			p.clause1(Pos(b0 + l))
 		}
 	}
-	startsAt := make([][]int32, n+1) // candidate indices starting at each position
-	endsAt := make([][]int32, n+1)   // ... ending exactly at each position (<= n)
-	overrun := []int32{}             // ... ending past n
-	for i, c := range plan.Cands {
-		startsAt[c.Pos] = append(startsAt[c.Pos], int32(i))
+	// Candidates are sorted by position: those starting at pos are
+	// Cands[starts[pos]:starts[pos+1]]. Those ending exactly at e <= n are
+	// endIdx[endOff[e]:endOff[e+1]], in index order; overrun: those ending past n.
+	iota := sc.iotaTo(nc)
+	starts := grow(&sc.starts, int(n)+1)
+	for pos, i := int32(0), int32(0); pos <= n; pos++ {
+		for i < nc && cands[i].Pos < pos {
+			i++
+		}
+		starts[pos] = i
+	}
+	endOff := grow(&sc.endOff, int(n)+3)
+	clear(endOff)
+	overrun := sc.overrun[:0]
+	for i, c := range cands {
 		e := p.blockEnd(c)
 		if e <= n {
-			endsAt[e] = append(endsAt[e], int32(i))
+			endOff[e+2]++
 		} else {
 			overrun = append(overrun, int32(i))
 		}
-		s := seg[i]
-		p.clause(Neg(s), Pos(b[c.Pos]))
+		s := s0 + int32(i)
+		p.clause2(Neg(s), Pos(b0+c.Pos))
 		if e <= n {
-			p.clause(Neg(s), Pos(b[e]))
+			p.clause2(Neg(s), Pos(b0+e))
 		}
 		for j := c.Pos + 1; j < e && j <= n; j++ {
-			p.clause(Neg(s), Neg(b[j]))
+			p.clause2(Neg(s), Neg(b0+j))
 		}
-		if t := in.Writers[c.Writer].Txn; p.Commit[t] == MayCommit {
-			p.clause(Neg(s), Pos(p.CommitVar[t]))
+		if in.Writers[c.Writer].Status == history.Info {
+			if t := in.Writers[c.Writer].Txn; p.Commit[t] == MayCommit {
+				p.clause2(Neg(s), Pos(p.CommitVar[t]))
+			}
 		}
 	}
+	sc.overrun = overrun
+	for e := int32(2); e < n+3; e++ {
+		endOff[e] += endOff[e-1]
+	}
+	endIdx := grow(&sc.endIdx, int(nc))
+	for i, c := range cands {
+		if e := p.blockEnd(c); e <= n {
+			endIdx[endOff[e+1]] = int32(i)
+			endOff[e+1]++
+		}
+	}
+	endsAt := func(e int32) []int32 { return endIdx[endOff[e]:endOff[e+1]] }
+
 	for pos := int32(0); pos < n; pos++ {
-		cl := []Lit{Neg(b[pos])}
-		for _, i := range startsAt[pos] {
-			cl = append(cl, Pos(seg[i]))
+		p.lit(Neg(b0 + pos))
+		for i := starts[pos]; i < starts[pos+1]; i++ {
+			p.lit(Pos(s0 + i))
 		}
-		p.clause(cl...)
-		p.atMostOne(seg, startsAt[pos]) // one block starts at each boundary
+		p.endClause()
+		p.atMostOne(s0, iota[starts[pos]:starts[pos+1]]) // one block starts at each boundary
 	}
-	cl := []Lit{Neg(b[n])}
-	for _, i := range endsAt[n] {
-		cl = append(cl, Pos(seg[i]))
+	p.lit(Neg(b0 + n))
+	for _, i := range endsAt(n) {
+		p.lit(Pos(s0 + i))
 	}
-	p.clause(cl...)
+	p.endClause()
 
 	// Each writer has at most one block; a pinned writer has exactly its pinned one
-	// (its pin is a cut, and only it may start there).
-	byWriter := map[int32][]int32{}
-	for i, c := range plan.Cands {
-		byWriter[c.Writer] = append(byWriter[c.Writer], int32(i))
+	// (its pin is a cut, and only it may start there). wIdx[i]: the index in Writers of
+	// candidate i's writer; the candidates of the writer at index wi are
+	// wCand[wOff[wi]:wOff[wi+1]].
+	nw := len(key.Writers)
+	wOff := grow(&sc.wOff, nw+2)
+	clear(wOff)
+	wIdx := grow(&sc.wIdx, int(nc))
+	for i, c := range cands {
+		wi := int32(writerIndex(key.Writers, c.Writer))
+		wIdx[i] = wi
+		wOff[wi+2]++
 	}
-	for _, w := range key.Writers { // in writer order: map order would make the clauses differ run to run
-		if cs := byWriter[w]; len(cs) > 1 {
-			p.atMostOne(seg, cs)
+	for j := 2; j < nw+2; j++ {
+		wOff[j] += wOff[j-1]
+	}
+	wCand := grow(&sc.wCand, int(nc))
+	for i := range cands {
+		j := wIdx[i] + 1
+		wCand[wOff[j]] = int32(i)
+		wOff[j]++
+	}
+	for wi := range key.Writers {
+		if cs := wCand[wOff[wi]:wOff[wi+1]]; len(cs) > 1 {
+			p.atMostOne(s0, cs)
 		}
 	}
 
 	// Writers that may end up unobserved: u(w) <-> committed(w) and no block of w.
-	var unobserved []int32
-	for _, w := range key.Writers {
-		t := in.Writers[w].Txn
-		if in.Writers[w].Status == history.Fail {
-			continue
-		}
-		cg, ok := p.commitGuard(t)
+	unobserved, lits := sc.unobs[:0], sc.unobsLit[:0]
+	for wi, w := range key.Writers {
+		cg, ok := p.writerCommit(w)
 		if !ok {
 			continue
 		}
-		cs := byWriter[w]
+		unobserved = append(unobserved, w)
+		cs := wCand[wOff[wi]:wOff[wi+1]]
 		if len(cs) == 0 {
-			unobserved = append(unobserved, w)
+			lits = append(lits, cg)
 			continue
 		}
 		u := p.newVar()
-		p.unobsVar[unobsKey{k, w}] = u
-		unobserved = append(unobserved, w)
-		back := []Lit{Pos(u)}
+		p.unobsVar[int(p.keyBase[k])+wi] = u
+		lits = append(lits, Pos(u))
 		for _, i := range cs {
-			p.clause(Neg(u), Neg(seg[i]))
-			back = append(back, Pos(seg[i]))
+			p.clause2(Neg(u), Neg(s0+i))
 		}
-		for _, g := range cg {
-			p.clause(Neg(u), g)
-			back = append(back, g^1)
+		if cg >= 0 {
+			p.clause2(Neg(u), cg)
 		}
-		p.clause(back...)
+		p.lit(Pos(u))
+		for _, i := range cs {
+			p.lit(Pos(s0 + i))
+		}
+		if cg >= 0 {
+			p.lit(cg ^ 1)
+		}
+		p.endClause()
 	}
+	sc.unobs, sc.unobsLit = unobserved, lits
 
-	// Readers by the length they read (external reads only).
-	readersAt := make([][]int32, n+1)
+	// Readers by the length they read (external reads only), in read order:
+	// rIdx[rOff[l]:rOff[l+1]].
+	rOff := grow(&sc.rOff, int(n)+3)
+	clear(rOff)
+	nr := 0
+	for _, ri := range key.Reads {
+		if r := &in.Reads[ri]; r.Own == 0 && r.Len < n {
+			rOff[r.Len+2]++
+			nr++
+		}
+	}
+	for l := int32(2); l < n+3; l++ {
+		rOff[l] += rOff[l-1]
+	}
+	rIdx := grow(&sc.rIdx, nr)
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
 		if r.Own != 0 {
 			continue
 		}
 		if r.Len == n {
-			p.fullReader(k, ri, unobserved)
+			p.fullReader(k, ri, unobserved, lits)
 		} else {
-			readersAt[r.Len] = append(readersAt[r.Len], ri)
+			rIdx[rOff[r.Len+1]] = ri
+			rOff[r.Len+1]++
 		}
-		for _, i := range endsAt[r.Len] {
-			if in.Writers[plan.Cands[i].Writer].Txn == r.Txn {
-				p.clause(Neg(seg[i])) // a transaction cannot read its own later append
+		for _, i := range endsAt(r.Len) {
+			if txnOf(i) == r.Txn {
+				p.clause1(Neg(s0 + i)) // a transaction cannot read its own later append
 			}
 		}
 	}
 	for pos := int32(0); pos < n; pos++ {
-		p.boundary(k, pos, seg, endsAt[pos], startsAt[pos], readersAt[pos])
+		p.boundary(k, pos, s0, endsAt(pos), iota[starts[pos]:starts[pos+1]], rIdx[rOff[pos]:rOff[pos+1]])
 	}
 	// Reads of the whole trace see the last block.
 	for _, ri := range key.Reads {
@@ -134,28 +199,39 @@ func (p *Problem) openKey(k int32) {
 		if r.Own != 0 || r.Len != n || n == 0 {
 			continue
 		}
-		for _, i := range endsAt[n] {
-			if t := in.Writers[plan.Cands[i].Writer].Txn; t != r.Txn {
-				p.edge(t, r.Txn, WR, k, ri, plan.Cands[i].Pos, Pos(seg[i]))
+		for _, i := range endsAt(n) {
+			if t := txnOf(i); t != r.Txn {
+				p.edge1(t, r.Txn, WR, k, ri, cands[i].Pos, Pos(s0+i))
 			}
 		}
 	}
 	// The last block precedes every unobserved writer (through the hub).
 	if len(unobserved) > 0 {
-		for _, i := range append(append([]int32{}, endsAt[n]...), overrun...) {
-			p.edge(in.Writers[plan.Cands[i].Writer].Txn, hub, WW, k, key.TraceBy, n, Pos(seg[i]))
+		for _, i := range endsAt(n) {
+			p.edge1(txnOf(i), hub, WW, k, key.TraceBy, n, Pos(s0+i))
+		}
+		for _, i := range overrun {
+			p.edge1(txnOf(i), hub, WW, k, key.TraceBy, n, Pos(s0+i))
 		}
 	}
-	p.hubOut(k, unobserved)
+	p.hubOut(k, unobserved, lits)
 }
 
-// atMostOne says at most one of the variables vars[i], i in idx, is true: pairwise for
+// iotaTo returns [0, 1, ..., n-1].
+func (sc *scratch) iotaTo(n int32) []int32 {
+	for i := int32(len(sc.iota)); i < n; i++ {
+		sc.iota = append(sc.iota, i)
+	}
+	return sc.iota[:n]
+}
+
+// atMostOne says at most one of the variables base+i, i in idx, is true: pairwise for
 // few, a sequential counter (linear) for many.
-func (p *Problem) atMostOne(vars []int32, idx []int32) {
+func (p *Problem) atMostOne(base int32, idx []int32) {
 	if len(idx) <= 6 {
 		for x := 0; x < len(idx); x++ {
 			for y := x + 1; y < len(idx); y++ {
-				p.clause(Neg(vars[idx[x]]), Neg(vars[idx[y]]))
+				p.clause2(Neg(base+idx[x]), Neg(base+idx[y]))
 			}
 		}
 		return
@@ -163,16 +239,16 @@ func (p *Problem) atMostOne(vars []int32, idx []int32) {
 	// s_i: some of the first i+1 is true.
 	prev := int32(-1)
 	for i, j := range idx {
-		x := vars[j]
+		x := base + j
 		if i == len(idx)-1 {
-			p.clause(Neg(x), Neg(prev))
+			p.clause2(Neg(x), Neg(prev))
 			break
 		}
 		s := p.newVar()
-		p.clause(Neg(x), Pos(s))
+		p.clause2(Neg(x), Pos(s))
 		if prev >= 0 {
-			p.clause(Neg(prev), Pos(s))
-			p.clause(Neg(x), Neg(prev))
+			p.clause2(Neg(prev), Pos(s))
+			p.clause2(Neg(x), Neg(prev))
 		}
 		prev = s
 	}
@@ -182,23 +258,24 @@ func (p *Problem) atMostOne(vars []int32, idx []int32) {
 // would outnumber PairwiseFactor per candidate. Tests set it to 0 to force hubs.
 var PairwiseFactor = 4
 
-// boundary emits the edges about trace position pos of an open key: ww from each block
-// that may end there to each block that may start there, wr from the ending block to
-// the readers of length pos, rw from those readers to the starting block. Pairwise
-// that is quadratic when many duplicates compete for a position, so past a few
-// candidates it goes through two hub nodes instead — ending blocks -> after(pos) ->
-// before(pos) -> starting blocks, after(pos) -> readers -> before(pos) — which gives
-// exactly the same reachability with linearly many edges.
-func (p *Problem) boundary(k, pos int32, seg []int32, ends, starts, readers []int32) {
+// boundary emits the edges about trace position pos of an open key (whose candidate i
+// has variable s0+i): ww from each block that may end there to each block that may
+// start there, wr from the ending block to the readers of length pos, rw from those
+// readers to the starting block. Pairwise that is quadratic when many duplicates compete
+// for a position, so past a few candidates it goes through two hub nodes instead —
+// ending blocks -> after(pos) -> before(pos) -> starting blocks, after(pos) -> readers ->
+// before(pos) — which gives exactly the same reachability with linearly many edges.
+func (p *Problem) boundary(k, pos, s0 int32, ends, starts, readers []int32) {
 	in := p.In
-	plan := &p.Plans[k]
-	txnOf := func(i int32) int32 { return in.Writers[plan.Cands[i].Writer].Txn }
+	cands := p.Plans[k].Cands
+	traceBy := in.Keys[k].TraceBy
+	txnOf := func(i int32) int32 { return in.Writers[cands[i].Writer].Txn }
 	e, s, r := len(ends), len(starts), len(readers)
 	if e*s+r*(e+s) <= PairwiseFactor*(e+s+r+1) {
 		for _, i := range ends {
 			for _, j := range starts {
-				if plan.Cands[i].Writer != plan.Cands[j].Writer {
-					p.edge(txnOf(i), txnOf(j), WW, k, in.Keys[k].TraceBy, pos, Pos(seg[i]), Pos(seg[j]))
+				if cands[i].Writer != cands[j].Writer {
+					p.edge2(txnOf(i), txnOf(j), WW, k, traceBy, pos, Pos(s0+i), Pos(s0+j))
 				}
 			}
 		}
@@ -206,12 +283,12 @@ func (p *Problem) boundary(k, pos int32, seg []int32, ends, starts, readers []in
 			rt := in.Reads[ri].Txn
 			for _, i := range ends {
 				if txnOf(i) != rt {
-					p.edge(txnOf(i), rt, WR, k, ri, plan.Cands[i].Pos, Pos(seg[i]))
+					p.edge1(txnOf(i), rt, WR, k, ri, cands[i].Pos, Pos(s0+i))
 				}
 			}
 			for _, j := range starts {
 				if txnOf(j) != rt {
-					p.edge(rt, txnOf(j), RW, k, ri, pos, Pos(seg[j]))
+					p.edge1(rt, txnOf(j), RW, k, ri, pos, Pos(s0+j))
 				}
 			}
 		}
@@ -220,11 +297,11 @@ func (p *Problem) boundary(k, pos int32, seg []int32, ends, starts, readers []in
 	after, before := int32(p.Nodes), int32(p.Nodes+1)
 	p.Nodes += 2
 	for _, i := range ends {
-		p.edge(txnOf(i), after, WW, k, in.Keys[k].TraceBy, pos, Pos(seg[i]))
+		p.edge1(txnOf(i), after, WW, k, traceBy, pos, Pos(s0+i))
 	}
 	p.edge(after, before, Hub, k, -1, pos)
 	for _, j := range starts {
-		p.edge(before, txnOf(j), Hub, k, -1, pos, Pos(seg[j]))
+		p.edge1(before, txnOf(j), Hub, k, -1, pos, Pos(s0+j))
 	}
 	for _, ri := range readers {
 		rt := in.Reads[ri].Txn
@@ -241,7 +318,7 @@ func (p *Problem) boundary(k, pos int32, seg []int32, ends, starts, readers []in
 		}
 		for _, j := range starts {
 			if txnOf(j) != rt {
-				p.edge(rt, txnOf(j), RW, k, ri, pos, Pos(seg[j]))
+				p.edge1(rt, txnOf(j), RW, k, ri, pos, Pos(s0+j))
 			}
 		}
 	}

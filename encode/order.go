@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"slices"
 	"sort"
 
 	"doppel/history"
@@ -42,6 +43,16 @@ func (p *Problem) ProcessEdges() []Edge {
 // transactions not already implied by a later completion. :info transactions never
 // complete. Transactions without an invoke position are taken to start at the beginning.
 func (p *Problem) RealtimeEdges() []Edge {
+	edges := make([]Edge, 0, 4*len(p.In.H.Txns))
+	p.realtime(func(from, to int32) {
+		edges = append(edges, Edge{From: from, To: to, Kind: Realtime, Key: -1, Read: -1})
+	})
+	return edges
+}
+
+// realtime calls add for each edge of RealtimeEdges, in order (if add is not nil), and
+// returns how many there are.
+func (p *Problem) realtime(add func(from, to int32)) int {
 	h := p.In.H
 	maxPos := int32(-1)
 	for t := range h.Txns {
@@ -61,10 +72,10 @@ func (p *Problem) RealtimeEdges() []Edge {
 			ev[tx.Complete] = -(int32(t) + 1)
 		}
 	}
-	edges := make([]Edge, 0, 4*len(h.Txns))
+	var from []int32     // the sources of the edges so far
 	var frontier []int32 // completed transactions not yet followed by a completed successor
-	// A transaction's real-time predecessors are the edges appended at its invoke:
-	// edges[predStart[t]:predEnd[t]].
+	// A transaction's real-time predecessors are the edges added at its invoke:
+	// from[predStart[t]:predEnd[t]].
 	predStart := make([]int32, len(h.Txns))
 	predEnd := make([]int32, len(h.Txns))
 	dominated := make([]bool, len(h.Txns))
@@ -72,16 +83,19 @@ func (p *Problem) RealtimeEdges() []Edge {
 		switch {
 		case e > 0:
 			t := e - 1
-			predStart[t] = int32(len(edges))
+			predStart[t] = int32(len(from))
 			for _, f := range frontier {
-				edges = append(edges, Edge{From: f, To: t, Kind: Realtime, Key: -1, Read: -1})
+				from = append(from, f)
+				if add != nil {
+					add(f, t)
+				}
 			}
-			predEnd[t] = int32(len(edges))
+			predEnd[t] = int32(len(from))
 		case e < 0:
 			t := -e - 1
 			// Everything t's invoke saw completed now reaches later invokes through t.
-			for _, pe := range edges[predStart[t]:predEnd[t]] {
-				dominated[pe.From] = true
+			for _, f := range from[predStart[t]:predEnd[t]] {
+				dominated[f] = true
 			}
 			live := frontier[:0]
 			for _, f := range frontier {
@@ -92,5 +106,27 @@ func (p *Problem) RealtimeEdges() []Edge {
 			frontier = append(live, t)
 		}
 	}
-	return edges
+	return len(from)
+}
+
+// orderEdgeCount is how many edges ProcessEdges and RealtimeEdges return.
+func (p *Problem) orderEdgeCount() int {
+	h := p.In.H
+	// Process edges join consecutive transactions of a process: one fewer than the
+	// transactions of each process.
+	var procs []int32
+	n := 0
+	for t := range h.Txns {
+		if h.Txns[t].Process >= 0 && p.Commit[t] != NotCommitted {
+			procs = append(procs, h.Txns[t].Process)
+			n++
+		}
+	}
+	slices.Sort(procs)
+	for i := range procs {
+		if i == 0 || procs[i] != procs[i-1] {
+			n--
+		}
+	}
+	return n + p.realtime(nil)
 }

@@ -72,7 +72,15 @@ type Problem struct {
 	// Unsat keys: no segmentation exists; the history is not valid.
 	UnsatKeys []int32
 
-	unobsVar map[unobsKey]int32
+	// unobsVar[keyBase[k]+i] is the variable "writer Keys[k].Writers[i] committed but
+	// unobserved on key k" for writers of open keys that may or may not be observed,
+	// else -1 (both nil: no open key). Indexed by key, so that a key's writers are
+	// together.
+	unobsVar, keyBase []int32
+	// While BuildFrom runs: scratch buffers, and whether this is the pass that only
+	// measures how much the keys emit (the emitted lists are emptied after each key).
+	sc       *scratch
+	counting bool
 }
 
 // IsHub reports whether node is a key's hub.
@@ -86,10 +94,19 @@ func (p *Problem) newVar() int32 {
 	return p.NumVars - 1
 }
 
-func (p *Problem) clause(lits ...Lit) {
-	p.Clauses = append(p.Clauses, lits...)
+func (p *Problem) clause1(a Lit) {
+	p.Clauses = append(p.Clauses, a)
 	p.ClauseEnd = append(p.ClauseEnd, int32(len(p.Clauses)))
 }
+
+func (p *Problem) clause2(a, b Lit) {
+	p.Clauses = append(p.Clauses, a, b)
+	p.ClauseEnd = append(p.ClauseEnd, int32(len(p.Clauses)))
+}
+
+// lit adds a literal to the clause under construction; endClause closes it.
+func (p *Problem) lit(a Lit)  { p.Clauses = append(p.Clauses, a) }
+func (p *Problem) endClause() { p.ClauseEnd = append(p.ClauseEnd, int32(len(p.Clauses))) }
 
 // Clause returns clause i.
 func (p *Problem) Clause(i int) []Lit {
@@ -100,10 +117,26 @@ func (p *Problem) Clause(i int) []Lit {
 	return p.Clauses[start:p.ClauseEnd[i]]
 }
 
-func (p *Problem) edge(from, to int32, kind EdgeKind, key, read, pos int32, guard ...Lit) {
+// edge adds an unguarded edge.
+func (p *Problem) edge(from, to int32, kind EdgeKind, key, read, pos int32) {
+	g := int32(len(p.Guards))
+	p.Edges = append(p.Edges, Edge{From: from, To: to, Kind: kind, Key: key, Read: read, Pos: pos, G0: g, G1: g})
+}
+
+// edge1 adds an edge guarded by literal g, or unguarded if g < 0.
+func (p *Problem) edge1(from, to int32, kind EdgeKind, key, read, pos int32, g Lit) {
 	g0 := int32(len(p.Guards))
-	p.Guards = append(p.Guards, guard...)
+	if g >= 0 {
+		p.Guards = append(p.Guards, g)
+	}
 	p.Edges = append(p.Edges, Edge{From: from, To: to, Kind: kind, Key: key, Read: read, Pos: pos, G0: g0, G1: int32(len(p.Guards))})
+}
+
+// edge2 adds an edge guarded by literals g and h.
+func (p *Problem) edge2(from, to int32, kind EdgeKind, key, read, pos int32, g, h Lit) {
+	g0 := int32(len(p.Guards))
+	p.Guards = append(p.Guards, g, h)
+	p.Edges = append(p.Edges, Edge{From: from, To: to, Kind: kind, Key: key, Read: read, Pos: pos, G0: g0, G1: g0 + 2})
 }
 
 // Build infers, segments every key and produces the data-dependency problem.
@@ -113,23 +146,18 @@ func Build(h *history.History) *Problem {
 }
 
 // BuildFrom is Build for an existing inference.
+//
+// Each key's edges and clauses are emitted twice: first only to measure them (into
+// small buffers emptied after every key), right after segmenting the key while its
+// reads and writers are in cache, then for good into lists of exactly the right size.
+// Growing those lists instead (the biggest structures of a check) would copy them
+// several times over and leave as much garbage.
 func BuildFrom(in *Inference) *Problem {
 	h := in.H
-	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), unobsVar: map[unobsKey]int32{}}
+	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns))}
 	p.Nodes = len(h.Txns) + len(in.Keys)
-	p.Edges = make([]Edge, 0, 2*len(in.Reads)+len(in.Writers)+len(in.Writers)/2)
-	p.Clauses = make([]Lit, 0, 2*len(in.WriterVals))
-	p.ClauseEnd = make([]int32, 0, len(in.WriterVals))
-	for k := range in.Keys {
-		if in.Keys[k].Bad {
-			p.Plans[k] = Plan{State: KeyUnsat}
-			continue
-		}
-		p.Plans[k] = in.Segment(int32(k))
-		if p.Plans[k].State == KeyUnsat {
-			p.UnsatKeys = append(p.UnsatKeys, int32(k))
-		}
-	}
+	sc := newScratch(in, true)
+	p.sc = sc
 
 	// Which transactions are in the graph: ok ones; :info ones observed in a fixed
 	// segmentation; :info ones that some open key may use get a variable; other :info
@@ -142,11 +170,46 @@ func BuildFrom(in *Inference) *Problem {
 			p.Commit[t] = Committed
 		}
 	}
+
+	// Segment every key, and measure what it will emit while its data is at hand; except
+	// keys with :info writers, whose emission depends on the other keys' plans.
+	var deferred []int32
+	var size emitSize
+	for k := range in.Keys {
+		if in.Keys[k].Bad {
+			p.Plans[k] = Plan{State: KeyUnsat} // emits nothing
+			continue
+		}
+		p.Plans[k] = sc.segment(int32(k), true, true)
+		switch p.Plans[k].State {
+		case KeyUnsat:
+			p.UnsatKeys = append(p.UnsatKeys, int32(k))
+		case KeyOpen:
+			if p.unobsVar == nil {
+				p.unobsVar = make([]int32, len(in.Writers))
+				for i := range p.unobsVar {
+					p.unobsVar[i] = -1
+				}
+				p.keyBase = make([]int32, len(in.Keys))
+				for k, base := 0, 0; k < len(in.Keys); k++ {
+					p.keyBase[k] = int32(base)
+					base += len(in.Keys[k].Writers)
+				}
+			}
+		}
+		if p.infoWriter(int32(k)) {
+			deferred = append(deferred, int32(k))
+		} else {
+			p.measureKey(int32(k), &size)
+		}
+	}
+
 	for k := range p.Plans {
 		for _, c := range p.Plans[k].Blocks {
 			p.Commit[in.Writers[c.Writer].Txn] = Committed
 		}
 	}
+	nSeg := 0
 	for k := range p.Plans {
 		for _, c := range p.Plans[k].Cands {
 			t := in.Writers[c.Writer].Txn
@@ -155,22 +218,81 @@ func BuildFrom(in *Inference) *Problem {
 				p.CommitVar[t] = p.newVar()
 			}
 		}
+		if p.Plans[k].State == KeyOpen {
+			nSeg += len(p.Plans[k].Cands)
+		}
+	}
+	for _, k := range deferred {
+		p.measureKey(k, &size)
 	}
 
 	p.SegVar = make([][]int32, len(in.Keys))
+	sc.segVars = make([]int32, nSeg)
+	// The checker appends the process and real-time edges to Edges in place: leave room.
+	p.Edges = make([]Edge, 0, size.edges+p.orderEdgeCount())
+	p.Guards = make([]Lit, 0, size.guards)
+	p.Clauses = make([]Lit, 0, size.lits)
+	p.ClauseEnd = make([]int32, 0, size.clauses)
 	for k := range p.Plans {
-		switch p.Plans[k].State {
-		case KeyFixed:
-			p.fixedKey(int32(k))
-		case KeyOpen:
-			p.openKey(int32(k))
-		case KeyUnsat:
-			p.diagnose(int32(k))
-		case KeyUnread:
-			p.unreadKey(int32(k))
+		p.emitKey(int32(k))
+	}
+	p.sc = nil
+	return p
+}
+
+// emitSize is how much the keys emit.
+type emitSize struct{ edges, guards, lits, clauses int }
+
+// measureKey adds to size what key k emits, emitting it into the lists (which it
+// leaves empty) without changing anything else.
+func (p *Problem) measureKey(k int32, size *emitSize) {
+	vars, nodes := p.NumVars, p.Nodes
+	p.counting = true
+	p.emitKey(k)
+	p.counting = false
+	p.NumVars, p.Nodes = vars, nodes
+	size.edges += len(p.Edges)
+	size.guards += len(p.Guards)
+	size.lits += len(p.Clauses)
+	size.clauses += len(p.ClauseEnd)
+	p.Edges, p.Guards, p.Clauses, p.ClauseEnd = p.Edges[:0], p.Guards[:0], p.Clauses[:0], p.ClauseEnd[:0]
+}
+
+// infoWriter reports whether an :info transaction appends to key k.
+func (p *Problem) infoWriter(k int32) bool {
+	for _, w := range p.In.Keys[k].Writers {
+		if p.In.Writers[w].Status == history.Info {
+			return true
 		}
 	}
-	return p
+	return false
+}
+
+// emitKey emits key k's edges and clauses.
+func (p *Problem) emitKey(k int32) {
+	if !p.counting { // when measuring, the key was just segmented
+		p.sc.touch(k, false)
+	}
+	switch p.Plans[k].State {
+	case KeyFixed:
+		p.fixedKey(k)
+	case KeyOpen:
+		p.openKey(k)
+	case KeyUnsat:
+		if p.counting {
+			// Findings are recorded once, when emitting.
+			n := len(p.In.Findings)
+			p.diagnose(k)
+			clear(p.In.Findings[n:])
+			p.In.Findings = p.In.Findings[:n]
+			return
+		}
+		p.diagnose(k)
+	case KeyUnread:
+		if !p.counting {
+			p.unreadKey(k)
+		}
+	}
 }
 
 // commitGuard returns the guard for "transaction t committed" and whether t can commit.
@@ -184,9 +306,46 @@ func (p *Problem) commitGuard(t int32) ([]Lit, bool) {
 	return nil, false
 }
 
+// writerCommit is commitLit for writer w's transaction.
+func (p *Problem) writerCommit(w int32) (Lit, bool) {
+	switch wr := &p.In.Writers[w]; wr.Status {
+	case history.OK:
+		return -1, true
+	case history.Fail:
+		return -1, false
+	default:
+		return p.commitLit(wr.Txn)
+	}
+}
+
+// commitLit is commitGuard as one literal, -1 for none (t surely committed).
+func (p *Problem) commitLit(t int32) (Lit, bool) {
+	switch p.Commit[t] {
+	case Committed:
+		return -1, true
+	case MayCommit:
+		return Pos(p.CommitVar[t]), true
+	}
+	return -1, false
+}
+
 func (p *Problem) blockEnd(c Cand) int32 {
 	w := &p.In.Writers[c.Writer]
 	return c.Pos + w.End - w.Start
+}
+
+// blockAt finds the block covering trace position pos.
+func blockAt(blocks []Cand, pos int32) int {
+	lo, hi := 0, len(blocks)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if blocks[mid].Pos <= pos {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // fixedKey emits the known edges of a key with exactly one segmentation.
@@ -200,28 +359,17 @@ func (p *Problem) fixedKey(k int32) {
 	for j := 1; j < len(blocks); j++ {
 		p.edge(in.Writers[blocks[j-1].Writer].Txn, in.Writers[blocks[j].Writer].Txn, WW, k, key.TraceBy, blocks[j].Pos)
 	}
-	// blockAt finds the block covering position pos.
-	blockAt := func(pos int32) int {
-		lo, hi := 0, len(blocks)
-		for lo+1 < hi {
-			mid := (lo + hi) / 2
-			if blocks[mid].Pos <= pos {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		return lo
-	}
-	inSeg := make(map[int32]bool, len(blocks))
+	inSeg := grow(&p.sc.inSeg, len(key.Writers)) // by index in key.Writers
+	clear(inSeg)
 	for _, b := range blocks {
-		inSeg[b.Writer] = true
+		inSeg[writerIndex(key.Writers, b.Writer)] = true
 	}
-	var unobserved []int32
-	for _, w := range key.Writers {
-		if in.Writers[w].Status != history.Fail && !inSeg[w] {
-			if _, ok := p.commitGuard(in.Writers[w].Txn); ok {
+	unobserved, lits := p.sc.unobs[:0], p.sc.unobsLit[:0]
+	for wi, w := range key.Writers {
+		if !inSeg[wi] {
+			if c, ok := p.writerCommit(w); ok {
 				unobserved = append(unobserved, w)
+				lits = append(lits, c)
 			}
 		}
 	}
@@ -231,31 +379,33 @@ func (p *Problem) fixedKey(k int32) {
 			continue
 		}
 		if r.Len > 0 {
-			b := blocks[blockAt(r.Len-1)]
+			b := blocks[blockAt(blocks, r.Len-1)]
 			if t := in.Writers[b.Writer].Txn; t != r.Txn {
 				p.edge(t, r.Txn, WR, k, ri, b.Pos)
 			}
 		}
 		if r.Len < n {
-			b := blocks[blockAt(r.Len)]
+			b := blocks[blockAt(blocks, r.Len)]
 			if t := in.Writers[b.Writer].Txn; t != r.Txn {
 				p.edge(r.Txn, t, RW, k, ri, b.Pos)
 			}
 		} else {
-			p.fullReader(k, ri, unobserved)
+			p.fullReader(k, ri, unobserved, lits)
 		}
 	}
 	if len(unobserved) > 0 && len(blocks) > 0 {
 		last := blocks[len(blocks)-1]
 		p.edge(in.Writers[last.Writer].Txn, hub, WW, k, key.TraceBy, n)
 	}
-	p.hubOut(k, unobserved)
+	p.hubOut(k, unobserved, lits)
+	p.sc.unobs, p.sc.unobsLit = unobserved, lits
 }
 
 // fullReader emits the anti-dependencies of a read of the whole trace: the reader
 // precedes every writer never observed. A reader that is itself such a writer gets
-// direct edges, since going through the hub would make it precede itself.
-func (p *Problem) fullReader(k, ri int32, unobserved []int32) {
+// direct edges, since going through the hub would make it precede itself. lits[i] is
+// the condition for unobserved[i] to be unobserved (-1: none).
+func (p *Problem) fullReader(k, ri int32, unobserved []int32, lits []Lit) {
 	in := p.In
 	r := &in.Reads[ri]
 	n := int32(len(in.Keys[k].Trace))
@@ -265,48 +415,48 @@ func (p *Problem) fullReader(k, ri int32, unobserved []int32) {
 		}
 		return
 	}
-	for _, w := range unobserved {
+	for i, w := range unobserved {
 		t := in.Writers[w].Txn
 		if t == r.Txn {
 			continue
 		}
-		g, _ := p.commitGuard(t)
-		p.edge(r.Txn, t, RW, k, ri, n, p.unobservedGuard(k, w, g)...)
+		p.edge1(r.Txn, t, RW, k, ri, n, lits[i])
 	}
 }
 
 // UnobservedVar returns the variable "writer w is committed but unobserved on key k",
 // for writers of open keys that may or may not be observed.
 func (p *Problem) UnobservedVar(k, w int32) (int32, bool) {
-	v, ok := p.unobsVar[unobsKey{k, w}]
-	return v, ok
+	if p.unobsVar == nil || k < 0 || int(k) >= len(p.In.Keys) {
+		return 0, false
+	}
+	ws := p.In.Keys[k].Writers
+	i := writerIndex(ws, w)
+	if i == len(ws) || ws[i] != w || p.unobsVar[int(p.keyBase[k])+i] < 0 {
+		return 0, false
+	}
+	return p.unobsVar[int(p.keyBase[k])+i], true
 }
 
 // UnobservedGuard is the condition for writer w (one of Plans[k].Unobserved) to be a
 // committed writer of key k that no read observed.
 func (p *Problem) UnobservedGuard(k, w int32) []Lit {
-	g, _ := p.commitGuard(p.In.Writers[w].Txn)
-	return p.unobservedGuard(k, w, g)
-}
-
-// unobservedGuard maps (key, writer) to the variable "writer is unobserved on key" for
-// open keys (set by openKey), else to the writer's commit condition.
-func (p *Problem) unobservedGuard(k, w int32, commit []Lit) []Lit {
-	if v, ok := p.unobsVar[unobsKey{k, w}]; ok {
+	if v, ok := p.UnobservedVar(k, w); ok {
 		return []Lit{Pos(v)}
 	}
-	return commit
+	g, _ := p.commitGuard(p.In.Writers[w].Txn)
+	return g
 }
 
-type unobsKey struct{ key, writer int32 }
-
-// hubOut emits hub -> writer for every possibly-unobserved writer, and records them.
-func (p *Problem) hubOut(k int32, unobserved []int32) {
-	p.Plans[k].Unobserved = unobserved
-	for _, w := range unobserved {
-		t := p.In.Writers[w].Txn
-		g, _ := p.commitGuard(t)
-		p.edge(p.HubBase+k, t, Hub, k, -1, int32(len(p.In.Keys[k].Trace)), p.unobservedGuard(k, w, g)...)
+// hubOut emits hub -> writer for every possibly-unobserved writer (guarded by lits, as
+// in fullReader), and records them.
+func (p *Problem) hubOut(k int32, unobserved []int32, lits []Lit) {
+	if !p.counting {
+		p.Plans[k].Unobserved = p.sc.keepInt32s(unobserved)
+	}
+	n := int32(len(p.In.Keys[k].Trace))
+	for i, w := range unobserved {
+		p.edge1(p.HubBase+k, p.In.Writers[w].Txn, Hub, k, -1, n, lits[i])
 	}
 }
 
@@ -314,12 +464,117 @@ func (p *Problem) hubOut(k int32, unobserved []int32) {
 // precedes them through the key, so no edge is needed (snapshot isolation still orders
 // them among themselves, from Plans[k].Unobserved).
 func (p *Problem) unreadKey(k int32) {
+	unobserved := p.sc.unobs[:0]
 	for _, w := range p.In.Keys[k].Writers {
-		if p.In.Writers[w].Status == history.Fail {
-			continue
-		}
-		if _, ok := p.commitGuard(p.In.Writers[w].Txn); ok {
-			p.Plans[k].Unobserved = append(p.Plans[k].Unobserved, w)
+		if _, ok := p.writerCommit(w); ok {
+			unobserved = append(unobserved, w)
 		}
 	}
+	p.Plans[k].Unobserved = p.sc.keepInt32s(unobserved)
+	p.sc.unobs = unobserved
+}
+
+// scratch holds the buffers BuildFrom reuses from key to key, and the slabs the plans'
+// small lists are cut from (one allocation for many keys instead of several per key).
+type scratch struct {
+	in *Inference
+	// Slabs for the plans' lists; without them (slabbed false) each list is allocated.
+	slabbed bool
+	bools   slab[bool]
+	ints    slab[int32]
+	cands   slab[Cand]
+	// segVars: the flat SegVar lists of open keys, handed out in key order.
+	segVars []int32
+
+	// segment
+	pinAt, cutBefore, blockWriters []int32
+	byVal                          []uint64
+	cs, blocks                     []Cand
+	f, g                           []int8
+	// keys
+	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32
+	wCand                                                                []int32
+	unobsLit                                                             []Lit
+	inSeg                                                                []bool
+	sink                                                                 int32 // see touch
+}
+
+func newScratch(in *Inference, forBuild bool) *scratch {
+	return &scratch{in: in, slabbed: forBuild}
+}
+
+// writerIndex returns the index of writer w in ws (a key's Writers, in increasing
+// order), which must hold it.
+func writerIndex(ws []int32, w int32) int {
+	lo, hi := 0, len(ws)
+	for lo < hi {
+		mid := int(uint(lo+hi) / 2)
+		if ws[mid] < w {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// slab hands out small slices cut from big chunks.
+type slab[T any] struct{ free []T }
+
+const slabLen = 1 << 14
+
+func (s *slab[T]) take(n int) []T {
+	if n > len(s.free) {
+		if n >= slabLen/8 {
+			return make([]T, n)
+		}
+		s.free = make([]T, slabLen)
+	}
+	r := s.free[:n:n]
+	s.free = s.free[n:]
+	return r
+}
+
+func (sc *scratch) newBools(n int) []bool {
+	if sc.slabbed {
+		return sc.bools.take(n)
+	}
+	return make([]bool, n)
+}
+
+func (sc *scratch) newInt32s(n int) []int32 {
+	if sc.slabbed {
+		return sc.ints.take(n)
+	}
+	return make([]int32, n)
+}
+
+// keepInt32s returns a copy of xs for a plan (nil if empty).
+func (sc *scratch) keepInt32s(xs []int32) []int32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	r := sc.newInt32s(len(xs))
+	copy(r, xs)
+	return r
+}
+
+// keepCands returns a copy of cs for a plan.
+func (sc *scratch) keepCands(cs []Cand) []Cand {
+	var r []Cand
+	if sc.slabbed {
+		r = sc.cands.take(len(cs))
+	} else {
+		r = make([]Cand, len(cs))
+	}
+	copy(r, cs)
+	return r
+}
+
+// grow returns (*buf)[:n], reallocating when too short; the contents are not cleared.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n, n+n/4)
+	}
+	return (*buf)[:n]
 }

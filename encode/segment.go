@@ -1,7 +1,8 @@
 package encode
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"doppel/history"
 )
@@ -52,15 +53,16 @@ const (
 // Segment analyses key k: its read cuts, pins, candidate blocks, and how many
 // segmentations exist (counting up to 2, ignoring that writers must be distinct; a
 // unique segmentation that repeats a writer is handed to the solver as Open).
-func (in *Inference) Segment(k int32) Plan { return in.segment(k, true, true) }
+func (in *Inference) Segment(k int32) Plan { return newScratch(in, false).segment(k, true, true) }
 
 // segment is Segment with the read cuts or the pins optionally ignored, which tells
 // which observations make a key unsatisfiable.
-func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
+func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
+	in := sc.in
 	key := &in.Keys[k]
 	L := key.Trace
 	n := int32(len(L))
-	p := Plan{Cut: make([]bool, n+1), Pin: make([]int32, len(key.Writers))}
+	p := Plan{Cut: sc.newBools(int(n) + 1), Pin: sc.newInt32s(len(key.Writers))}
 	for i := range p.Pin {
 		p.Pin[i] = pinFree
 	}
@@ -68,6 +70,7 @@ func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
 		p.State = KeyUnread
 		return p
 	}
+	sc.touch(k, true)
 	// Cuts and pins from the reads.
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
@@ -77,7 +80,7 @@ func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
 		if !r.Writes || !usePins {
 			continue
 		}
-		wi := in.keyWriterIndex(k, r.Txn)
+		wi := sc.keyWriterIndex(k, r.Txn)
 		q := r.Len - r.Own
 		if q >= n {
 			q = pinNone
@@ -96,63 +99,55 @@ func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
 		return p
 	}
 	// A pinned block must start exactly at its pin: the pin is a boundary, and only the
-	// pinned writer may start there.
-	pinnedAt := make(map[int32]int32) // position -> writer index pinned there
+	// pinned writer may start there. pinnedAt[pos]: the index of the writer pinned at
+	// pos, or -1.
+	pinnedAt := grow(&sc.pinAt, int(n))
+	for i := range pinnedAt {
+		pinnedAt[i] = -1
+	}
 	for wi, q := range p.Pin {
 		if q >= 0 {
 			p.Cut[q] = true
-			if other, ok := pinnedAt[q]; ok && other != int32(wi) {
+			if other := pinnedAt[q]; other >= 0 && other != int32(wi) {
 				p.State = KeyUnsat
 				return p
 			}
 			pinnedAt[q] = int32(wi)
 		}
 	}
-	cutBefore := make([]int32, n+2) // cutBefore[i] = cuts at positions < i
+	cutBefore := grow(&sc.cutBefore, int(n)+2) // cutBefore[i] = cuts at positions < i
+	cutBefore[0] = 0
 	for i := int32(0); i <= n; i++ {
 		cutBefore[i+1] = cutBefore[i]
 		if p.Cut[i] {
 			cutBefore[i+1]++
 		}
 	}
-	// cutsInside reports whether a block [i, e) has a cut strictly inside it, counting the
-	// end of the trace as inside when the block runs past it.
-	cutsInside := func(i, e int32) bool {
-		hi := e
-		if e > n {
-			hi = n + 1
-		}
-		return cutBefore[hi]-cutBefore[i+1] > 0
-	}
 
-	// Positions of the trace sorted by value, to find where a writer's first value occurs.
-	byVal := make([]int32, n)
-	for i := range byVal {
-		byVal[i] = int32(i)
+	// Positions of the trace sorted by value, to find where a writer's first value
+	// occurs: value (order-preserving as unsigned) in the high half, position in the low.
+	byVal := grow(&sc.byVal, int(n))
+	for i, v := range L {
+		byVal[i] = valKey(v) | uint64(i)
 	}
-	sort.Slice(byVal, func(a, b int) bool {
-		if L[byVal[a]] != L[byVal[b]] {
-			return L[byVal[a]] < L[byVal[b]]
-		}
-		return byVal[a] < byVal[b]
-	})
-	var cands []Cand
+	slices.Sort(byVal)
+	cands := sc.cs[:0]
 	for wi, w := range key.Writers {
 		wr := &in.Writers[w]
 		if wr.Status == history.Fail || p.Pin[wi] == pinNone {
 			continue
 		}
-		seq := in.Vals(w)
+		seq := in.WriterVals[wr.Start:wr.End]
+		// try adds the block of w at i if it matches the trace, has no cut strictly
+		// inside (the end of the trace counts as inside when the block runs past it),
+		// and no other writer is pinned at i.
 		try := func(i int32) {
 			e := i + int32(len(seq))
-			m := e
-			if m > n {
-				m = n
-			}
-			if !equal(L[i:m], seq[:m-i]) || cutsInside(i, e) {
+			m := min(e, n)
+			if !equal(L[i:m], seq[:m-i]) || cutBefore[min(e, n+1)]-cutBefore[i+1] > 0 {
 				return
 			}
-			if at, ok := pinnedAt[i]; ok && at != int32(wi) {
+			if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
 				return
 			}
 			cands = append(cands, Cand{Pos: i, Writer: w})
@@ -161,17 +156,23 @@ func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
 			try(q)
 			continue
 		}
-		lo := sort.Search(int(n), func(j int) bool { return L[byVal[j]] >= seq[0] })
-		for j := lo; j < int(n) && L[byVal[j]] == seq[0]; j++ {
-			try(byVal[j])
+		v := valKey(seq[0])
+		j, _ := slices.BinarySearch(byVal, v)
+		for ; j < int(n) && byVal[j]&^0xffffffff == v; j++ {
+			try(int32(uint32(byVal[j])))
 		}
 	}
-	sort.Slice(cands, func(a, b int) bool { return cands[a].Pos < cands[b].Pos })
+	// The same (unstable) order as sort.Slice by position: the variables and clauses
+	// follow it.
+	slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
+	sc.cs = cands
 
 	// Count segmentations forwards (f) and completions backwards (g), capped at 2.
 	end := func(c Cand) int32 { return c.Pos + in.Writers[c.Writer].End - in.Writers[c.Writer].Start }
-	f := make([]int8, n+1)
-	g := make([]int8, n+1)
+	f := grow(&sc.f, int(n)+1)
+	g := grow(&sc.g, int(n)+1)
+	clear(f)
+	clear(g)
 	f[0] = 1
 	add := func(a, b int8) int8 {
 		if a+b > 2 {
@@ -205,39 +206,67 @@ func (in *Inference) segment(k int32, useCuts, usePins bool) Plan {
 	case 1:
 		// Walk the unique segmentation; a writer used twice means the relaxation
 		// overcounted possibilities, so leave the exact answer to the solver.
-		seen := make(map[int32]bool)
-		ok := true
+		blocks := sc.blocks[:0]
 		for i, pos := 0, int32(0); pos < n; {
 			for i < len(viable) && viable[i].Pos < pos {
 				i++
 			}
 			c := viable[i]
-			if seen[c.Writer] {
-				ok = false
-				break
-			}
-			seen[c.Writer] = true
-			p.Blocks = append(p.Blocks, c)
+			blocks = append(blocks, c)
 			pos = end(c)
 		}
-		if ok {
+		sc.blocks = blocks
+		ws := grow(&sc.blockWriters, len(blocks))
+		for i, c := range blocks {
+			ws[i] = c.Writer
+		}
+		slices.Sort(ws)
+		repeated := false
+		for i := 1; i < len(ws); i++ {
+			repeated = repeated || ws[i] == ws[i-1]
+		}
+		if !repeated {
 			p.State = KeyFixed
+			p.Blocks = sc.keepCands(blocks)
 			return p
 		}
-		p.Blocks = nil
 	}
 	p.State = KeyOpen
-	p.Cands = viable
+	p.Cands = sc.keepCands(viable)
 	return p
 }
 
+// touch loads key k's reads and writers, which are scattered over the history, in
+// loops of independent loads that the processor overlaps, so that the loops that use
+// them do not wait for each cache miss in turn.
+// With vals, it loads the first value of each writer too.
+func (sc *scratch) touch(k int32, vals bool) {
+	in := sc.in
+	key := &in.Keys[k]
+	x := int32(0)
+	for _, ri := range key.Reads {
+		x += in.Reads[ri].Len
+	}
+	for _, w := range key.Writers {
+		x += in.Writers[w].Start
+	}
+	if vals {
+		for _, w := range key.Writers {
+			x += in.WriterVals[in.Writers[w].Start]
+		}
+	}
+	sc.sink += x
+}
+
+// valKey puts value v in the high half of a uint64, ordered as v.
+func valKey(v int32) uint64 { return uint64(uint32(v)^0x80000000) << 32 }
+
 // keyWriterIndex returns the index in Keys[k].Writers of transaction t's writer.
-func (in *Inference) keyWriterIndex(k, t int32) int {
+func (sc *scratch) keyWriterIndex(k, t int32) int {
+	in := sc.in
 	for _, w := range in.TxnWriters(t) {
 		if in.Writers[w].Key == k {
-			// Writers of a key are stored in writer-id order; find its index.
-			ws := in.Keys[k].Writers
-			return sort.Search(len(ws), func(i int) bool { return ws[i] >= w })
+			return writerIndex(in.Keys[k].Writers, w)
 		}
 	}
 	return -1
