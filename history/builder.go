@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // ParseError is a malformed or inconsistent input, located in its file.
@@ -67,29 +68,102 @@ func (r *opRecord) reset() {
 // with the number of ids go through a slice indexed by the integer itself (Jepsen keys
 // and values are small integers, and this avoids hashing); other integers through a
 // map of int64, and other atoms through their printed form.
+//
+// The printed forms of integers are made only by finish, all in one string: until
+// then the interner keeps the integers themselves, in chunks that are never copied.
 type interner struct {
 	// dense[n] = id+1 of integer n, 0 if not seen. Every interned integer in
 	// [0, len(dense)) is here, never in ints.
-	dense   []int32
-	ints    map[int64]int32
-	strs    map[string]int32
-	printed *[]string
-	scratch []byte
+	dense []int32
+	ints  map[int64]int32
+	strs  map[string]int32
+	count int32 // ids given
+	// The integer of each id (0 for other atoms): nums[id/numChunk][id%numChunk].
+	nums  [][]int64
+	texts map[int32]string // the printed form of each id that is not an integer
 }
 
-func newInterner(printed *[]string) interner {
-	return interner{ints: map[int64]int32{}, strs: map[string]int32{}, printed: printed}
+// numChunk is the size of interner.nums's chunks (but for the first, which grows to
+// it, so that small interners stay small).
+const numChunk = 1 << 16
+
+func newInterner() interner {
+	return interner{ints: map[int64]int32{}, strs: map[string]int32{}, texts: map[int32]string{}}
 }
 
-// add appends p to the printed forms, returning its id.
-func (in *interner) add(p string) int32 {
-	pr := *in.printed
-	if len(pr) == cap(pr) {
-		// Doubling: the count of distinct atoms does not grow linearly with the input.
-		pr = resize(pr, max(2*len(pr), 64))
+// add gives the next id to integer n (to another atom if text).
+func (in *interner) add(n int64) int32 {
+	id := in.count
+	if id%numChunk == 0 && id > 0 {
+		in.nums = append(in.nums, make([]int64, 0, numChunk))
+	} else if id == 0 {
+		in.nums = append(in.nums, nil)
 	}
-	*in.printed = append(pr, p)
-	return int32(len(pr))
+	c := &in.nums[len(in.nums)-1]
+	*c = append(*c, n)
+	in.count++
+	return id
+}
+
+// name returns the printed form of id.
+func (in *interner) name(id int32) string {
+	if s, ok := in.texts[id]; ok {
+		return s
+	}
+	return strconv.FormatInt(in.nums[id/numChunk][id%numChunk], 10)
+}
+
+// finish returns the printed forms of all ids, in order (nil if none).
+func (in *interner) finish() []string {
+	if in.count == 0 {
+		return nil
+	}
+	out := make([]string, in.count)
+	// All integers printed in one string, which out's strings share.
+	size := 0
+	for _, c := range in.nums {
+		for _, n := range c {
+			size += decimalLen(n)
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	var scratch [24]byte
+	ends := make([]int32, 0, min(int(in.count), numChunk)) // a chunk's ends in sb
+	id := 0
+	for _, c := range in.nums {
+		start := sb.Len()
+		ends = ends[:0]
+		for _, n := range c {
+			sb.Write(strconv.AppendInt(scratch[:0], n, 10))
+			ends = append(ends, int32(sb.Len()-start))
+		}
+		s := sb.String()[start:]
+		from := 0
+		for _, e := range ends {
+			out[id] = s[from:e]
+			from = int(e)
+			id++
+		}
+	}
+	for id, s := range in.texts {
+		out[id] = s
+	}
+	in.nums = nil
+	return out
+}
+
+// decimalLen returns the length of n in decimal.
+func decimalLen(n int64) int {
+	l := 1
+	u := uint64(n)
+	if n < 0 {
+		l, u = 2, -u
+	}
+	for ; u >= 10; u /= 10 {
+		l++
+	}
+	return l
 }
 
 // An integer n >= 0 is interned through interner.dense if n < max(minDense,
@@ -114,8 +188,9 @@ func (in *interner) strID(p []byte) int32 {
 		return id
 	}
 	s := string(p)
-	id := in.add(s)
+	id := in.add(0)
 	in.strs[s] = id
+	in.texts[id] = s
 	return id
 }
 
@@ -150,7 +225,7 @@ func (in *interner) intID(n int64) int32 {
 
 // newInt gives integer n, not seen before, the next id.
 func (in *interner) newInt(n int64) int32 {
-	id := int32(len(*in.printed))
+	id := in.count
 	if n >= 0 && (n < int64(len(in.dense)) || n < max(minDense, denseFactor*(int64(id)+1))) {
 		if n >= int64(len(in.dense)) {
 			in.growDense(int(n) + 1)
@@ -159,9 +234,7 @@ func (in *interner) newInt(n int64) int32 {
 	} else {
 		in.ints[n] = id
 	}
-	in.scratch = strconv.AppendInt(in.scratch[:0], n, 10)
-	in.add(string(in.scratch))
-	return id
+	return in.add(n)
 }
 
 // growDense extends dense to at least n entries, moving the integers it now covers
@@ -293,9 +366,9 @@ func resize[T any](s []T, c int) []T {
 func NewBuilder(source string) *Builder {
 	b := &Builder{}
 	b.h.Source = source
-	b.keys = newInterner(&b.h.Keys)
-	b.values = newInterner(&b.h.Values)
-	b.proc = newInterner(&b.h.Processes)
+	b.keys = newInterner()
+	b.values = newInterner()
+	b.proc = newInterner()
 	return b
 }
 
@@ -584,7 +657,7 @@ func (b *Builder) sameShape(r *opRecord, inv *pendingInvoke, got []MicroOp) erro
 			return b.errAt(m.line, m.col, "micro-op %d is %s here but %s in its invoke at line %d", i+1, kindName(g.Kind), kindName(w.Kind), inv.line)
 		}
 		if g.Key != w.Key {
-			return b.errAt(m.line, m.col, "micro-op %d has key %s here but key %s in its invoke at line %d", i+1, b.h.Keys[g.Key], b.h.Keys[w.Key], inv.line)
+			return b.errAt(m.line, m.col, "micro-op %d has key %s here but key %s in its invoke at line %d", i+1, b.keys.name(g.Key), b.keys.name(w.Key), inv.line)
 		}
 	}
 	return nil
@@ -620,6 +693,7 @@ func (b *Builder) Finish() (*History, error) {
 		h.Txns = append(h.Txns, tx)
 		p.live = false
 	}
+	h.Keys, h.Values, h.Processes = b.keys.finish(), b.values.finish(), b.proc.finish()
 	b.err = fmt.Errorf("history: Builder used after Finish")
 	out := b.h
 	b.h = History{}

@@ -150,9 +150,18 @@ func fastSpace(b []byte, i int) int {
 	return i
 }
 
-// fastOp reads the operation map at the scanner's position (a '{') into p.rec and
-// hands it to the Builder. It returns false, having consumed nothing, if the
-// operation does not have the shape it handles.
+// The keys of an operation that the fast paths have seen.
+const (
+	seenType = 1 << iota
+	seenF
+	seenProcess
+	seenIndex
+	seenValue
+)
+
+// fastOp reads the operation map at the scanner's position (a '{') and hands it to
+// the Builder. It returns false, having consumed nothing, if the operation does not
+// have the shape it handles.
 func (p *parser) fastOp() (bool, error) {
 	s := p.s
 	if s.end-s.pos < fastAhead {
@@ -165,15 +174,11 @@ func (p *parser) fastOp() (bool, error) {
 	r := &p.rec
 	r.reset()
 	r.line, r.col = line, int32(base-lineStart+1)
-	r.text = b
-	mops, reads := r.mops, r.reads
-	const (
-		seenType = 1 << iota
-		seenF
-		seenProcess
-		seenIndex
-		seenValue
-	)
+	// Micro-ops and reads go straight to the batch for the Builder (see push).
+	bt := p.pipe.cur
+	ms, rs := len(bt.mops), len(bt.reads)
+	mops, reads := bt.mops, bt.reads
+	hasText := false // some scalar is not an integer
 	var seen uint8
 	i := 1 // after '{'
 	for {
@@ -300,7 +305,7 @@ func (p *parser) fastOp() (bool, error) {
 					}
 				} else if b[i] == '[' {
 					m.known = true
-					m.rs = int32(len(reads))
+					m.rs = int32(len(reads) - rs)
 					i++
 					// The values read, up to the closing ']'.
 					for {
@@ -324,10 +329,11 @@ func (p *parser) fastOp() (bool, error) {
 						if j < 0 || isNil {
 							return false, nil
 						}
+						hasText = hasText || sc.te != 0
 						reads = append(reads, sc)
 						i = j
 					}
-					m.re = int32(len(reads))
+					m.re = int32(len(reads) - rs)
 				} else if _, isNil, i = fastAtom(b, i); i < 0 || !isNil {
 					return false, nil
 				}
@@ -335,6 +341,7 @@ func (p *parser) fastOp() (bool, error) {
 					return false, nil
 				}
 				i++
+				hasText = hasText || m.key.te|m.value.te != 0
 				mops = append(mops, m)
 			}
 		default:
@@ -353,9 +360,279 @@ func (p *parser) fastOp() (bool, error) {
 	if seen&seenType == 0 {
 		return false, nil
 	}
-	r.mops, r.reads = mops, reads
+	bt.mops, bt.reads = mops, reads
 	s.pos += i
 	s.line, s.lineStart = line, lineStart
-	p.b.prog.done = base + int64(i)
-	return true, p.b.add(r)
+	hasText = hasText || r.hasProcess && r.process.te != 0
+	return true, p.push(r, ms, rs, b, hasText, base+int64(i))
+}
+
+// The same for a JSON operation,
+//
+//	{"index":3,"time":159,"type":"ok","process":3,"f":"txn","value":[["append",1,2],["r",3,[1,2]],["r",4,null]]}
+//
+// with names written as strings or as keywords (":ok"); it gives up on a string with
+// escapes, a number that is not a plain integer of at most 18 digits, true and false,
+// a nested object, and all that fastOp gives up on.
+
+// fastString reads the string at b[i:] (a '"') if it has no escapes or control
+// characters, and returns the bounds of its contents and the index after it; j < 0 if
+// there is none.
+func fastString(b []byte, i int) (s, e, j int) {
+	for j = i + 1; j < len(b); j++ {
+		d := b[j]
+		if d == '"' {
+			return i + 1, j, j + 1
+		}
+		if d == '\\' || d < 0x20 {
+			break
+		}
+	}
+	return 0, 0, -1
+}
+
+// jsonName returns the name written in the string at b[i:] (without the leading
+// colon of a keyword, as parser.name), and the index after it; j < 0 if there is none.
+func jsonName(b []byte, i int) (name []byte, j int) {
+	if b[i] != '"' {
+		return nil, -1
+	}
+	s, e, j := fastString(b, i)
+	if j < 0 {
+		return nil, -1
+	}
+	if e-s > 1 && b[s] == ':' {
+		s++
+	}
+	return b[s:e], j
+}
+
+// jsonAtom reads at b[i:] an integer, a string without escapes or control characters
+// (a keyword if it reads ":name", as scanner.jsonValue), or null, and returns it and
+// the index after it; j < 0 if there is something else.
+func jsonAtom(b []byte, i int) (sc scalar, isNil bool, j int) {
+	switch c := b[i]; {
+	case c >= '0' && c <= '9' || c == '-':
+		v, j := fastInt(b, i)
+		return scalar{n: v}, false, j
+	case c == '"':
+		s, e, j := fastString(b, i)
+		if j < 0 {
+			return scalar{}, false, -1
+		}
+		if e-s > 1 && b[s] == ':' && tokenEnd(b[:e], s+1) < 0 {
+			return scalar{ts: int32(s), te: int32(e)}, false, j // a keyword: ":name"
+		}
+		return scalar{ts: int32(i), te: int32(j)}, false, j
+	case c == 'n':
+		if j = tokenEnd(b, i); j-i == 4 && string(b[i:j]) == "null" {
+			return scalar{}, true, j
+		}
+	}
+	return scalar{}, false, -1
+}
+
+// jsonColon skips whitespace and commas from b[i:], then expects a colon and skips
+// the whitespace after it; it returns -1 if there is no colon (or a newline).
+func jsonColon(b []byte, i int) int {
+	if i = fastSpace(b, i); i == len(b) || b[i] != ':' {
+		return -1
+	}
+	return fastSpace(b, i+1)
+}
+
+// fastJSONOp is fastOp for JSON.
+func (p *parser) fastJSONOp() (bool, error) {
+	s := p.s
+	if s.end-s.pos < fastAhead {
+		s.fill()
+	}
+	b := s.buf[s.pos:min(s.end, s.pos+fastWindow)]
+	base := s.base + int64(s.pos)
+	line, lineStart := s.line, s.lineStart
+	r := &p.rec
+	r.reset()
+	r.line, r.col = line, int32(base-lineStart+1)
+	// Micro-ops and reads go straight to the batch for the Builder (see push).
+	bt := p.pipe.cur
+	ms, rs := len(bt.mops), len(bt.reads)
+	mops, reads := bt.mops, bt.reads
+	hasText := false // some scalar is not an integer
+	var seen uint8
+	i := 1 // after '{'
+	for {
+		for i = fastSpace(b, i); i < len(b) && b[i] == '\n'; i = fastSpace(b, i+1) {
+			line, lineStart = line+1, base+int64(i)+1
+		}
+		if i == len(b) {
+			return false, nil
+		}
+		if b[i] == '}' {
+			i++
+			break
+		}
+		key, j := jsonName(b, i)
+		if j < 0 {
+			return false, nil
+		}
+		if i = jsonColon(b, j); i < 0 || i == len(b) {
+			return false, nil
+		}
+		var bit uint8
+		switch string(key) {
+		case "type":
+			bit = seenType
+			name, j := jsonName(b, i)
+			switch string(name) {
+			case "invoke":
+				r.typ = TypeInvoke
+			case "ok":
+				r.typ = TypeOK
+			case "fail":
+				r.typ = TypeFail
+			case "info":
+				r.typ = TypeInfo
+			default:
+				return false, nil
+			}
+			i = j
+		case "f":
+			bit = seenF
+			name, j := jsonName(b, i)
+			if string(name) != "txn" {
+				return false, nil
+			}
+			i = j
+		case "process":
+			bit = seenProcess
+			sc, isNil, j := jsonAtom(b, i)
+			if j < 0 {
+				return false, nil
+			}
+			if !isNil {
+				r.hasProcess, r.process = true, sc
+			}
+			i = j
+		case "index":
+			bit = seenIndex
+			sc, isNil, j := jsonAtom(b, i)
+			if j < 0 || !isNil && sc.te != 0 {
+				return false, nil
+			}
+			if !isNil {
+				r.index = sc.n
+			}
+			i = j
+		case "value":
+			bit = seenValue
+			if b[i] != '[' {
+				_, isNil, j := jsonAtom(b, i)
+				if j < 0 || !isNil {
+					return false, nil
+				}
+				i = j
+				break
+			}
+			r.hasValue = true
+			i++
+			for {
+				for i = fastSpace(b, i); i < len(b) && b[i] == '\n'; i = fastSpace(b, i+1) {
+					line, lineStart = line+1, base+int64(i)+1
+				}
+				if i == len(b) {
+					return false, nil
+				}
+				if b[i] == ']' {
+					i++
+					break
+				}
+				if b[i] != '[' {
+					return false, nil
+				}
+				m := rawMicro{line: line, col: int32(base + int64(i) - lineStart + 1)}
+				if i = fastSpace(b, i+1); i == len(b) {
+					return false, nil
+				}
+				name, j := jsonName(b, i)
+				switch string(name) {
+				case "append":
+					m.append = true
+				case "r":
+				default:
+					return false, nil
+				}
+				if i = fastSpace(b, j); i == len(b) {
+					return false, nil
+				}
+				var isNil bool
+				if m.key, isNil, i = jsonAtom(b, i); i < 0 || isNil {
+					return false, nil
+				}
+				if i = fastSpace(b, i); i == len(b) {
+					return false, nil
+				}
+				if m.append {
+					if m.value, isNil, i = jsonAtom(b, i); i < 0 || isNil {
+						return false, nil
+					}
+				} else if b[i] == '[' {
+					m.known = true
+					m.rs = int32(len(reads) - rs)
+					i++
+					for {
+						if i = fastSpace(b, i); i == len(b) {
+							return false, nil
+						}
+						c := b[i]
+						if c == ']' {
+							i++
+							break
+						}
+						if c-'0' <= 9 {
+							if v, j := fastUint(b, i); j >= 0 {
+								reads = append(reads, scalar{n: v})
+								i = j
+								continue
+							}
+						}
+						sc, isNil, j := jsonAtom(b, i)
+						if j < 0 || isNil {
+							return false, nil
+						}
+						hasText = hasText || sc.te != 0
+						reads = append(reads, sc)
+						i = j
+					}
+					m.re = int32(len(reads) - rs)
+				} else if _, isNil, i = jsonAtom(b, i); i < 0 || !isNil {
+					return false, nil
+				}
+				if i = fastSpace(b, i); i == len(b) || b[i] != ']' {
+					return false, nil
+				}
+				i++
+				hasText = hasText || m.key.te|m.value.te != 0
+				mops = append(mops, m)
+			}
+		default:
+			// Another key ("time", say): its value must be an atom.
+			_, _, j := jsonAtom(b, i)
+			if j < 0 {
+				return false, nil
+			}
+			i = j
+		}
+		if seen&bit != 0 {
+			return false, nil
+		}
+		seen |= bit
+	}
+	if seen&seenType == 0 {
+		return false, nil
+	}
+	bt.mops, bt.reads = mops, reads
+	s.pos += i
+	s.line, s.lineStart = line, lineStart
+	hasText = hasText || r.hasProcess && r.process.te != 0
+	return true, p.push(r, ms, rs, b, hasText, base+int64(i))
 }

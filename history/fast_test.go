@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"reflect"
@@ -17,13 +18,16 @@ import (
 func TestInternerIDs(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for round := 0; round < 50; round++ {
-		var printed []string
-		in := newInterner(&printed)
+		in := newInterner()
 		want := map[string]int32{}
 		var wantPrinted []string
 		text := []byte{}
 		next := int64(0)
-		for i := 0; i < 20000; i++ {
+		steps := 20000
+		if round == 0 {
+			steps = 3 * numChunk // several chunks of nums
+		}
+		for i := 0; i < steps; i++ {
 			var s scalar
 			var p string
 			switch rng.Intn(9) {
@@ -77,13 +81,19 @@ func TestInternerIDs(t *testing.T) {
 				t.Fatalf("round %d, step %d: %s got id %d, want %d", round, i, p, got, w)
 			}
 		}
-		if !reflect.DeepEqual(printed, wantPrinted) {
-			t.Fatalf("round %d: printed forms differ", round)
-		}
 		for n, id := range in.ints {
 			if uint64(n) < uint64(len(in.dense)) {
 				t.Fatalf("round %d: %d (id %d) is in the map, but dense covers it", round, n, id)
 			}
+		}
+		for k := 0; k < 100; k++ {
+			id := int32(rng.Intn(len(wantPrinted)))
+			if got := in.name(id); got != wantPrinted[id] {
+				t.Fatalf("round %d: name(%d) = %q, want %q", round, id, got, wantPrinted[id])
+			}
+		}
+		if printed := in.finish(); !reflect.DeepEqual(printed, wantPrinted) {
+			t.Fatalf("round %d: printed forms differ", round)
 		}
 	}
 }
@@ -146,26 +156,28 @@ func checkFastInt(t *testing.T, b []byte) {
 	}
 }
 
-// parseBoth parses data with and without the fast path and fails if the results or
-// errors differ.
+// parseBoth parses data (as EDN, as JSON, and telling them apart) with and without
+// the fast paths, and fails if the results or errors differ.
 func parseBoth(t *testing.T, data []byte) {
 	t.Helper()
-	dump := func(h *History, err error) string {
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return fmt.Sprintf("%+v", *h)
-	}
 	defer func() { noFastPath = false }()
-	noFastPath = true
-	slow := dump(ParseEDN(bytes.NewReader(data), "h.edn"))
-	slowAuto := dump(Parse(bytes.NewReader(data), "h.edn"))
-	noFastPath = false
-	fast := dump(ParseEDN(bytes.NewReader(data), "h.edn"))
-	fastAuto := dump(Parse(bytes.NewReader(data), "h.edn"))
-	if slow != fast || slowAuto != fastAuto {
-		t.Fatalf("input %q:\ngeneral path: %s\n   fast path: %s", data, slow, fast)
+	for _, parse := range []func(io.Reader, string) (*History, error){ParseEDN, ParseJSON, Parse} {
+		noFastPath = true
+		h, err := parse(bytes.NewReader(data), "h")
+		slow := dumpHistory(h, err)
+		noFastPath = false
+		h, err = parse(bytes.NewReader(data), "h")
+		if fast := dumpHistory(h, err); fast != slow {
+			t.Fatalf("input %q:\ngeneral path: %s\n   fast path: %s", data, slow, fast)
+		}
 	}
+}
+
+func dumpHistory(h *History, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("%+v", *h)
 }
 
 // randomEDN writes n random operations, mostly well-formed and in the shape the fast
@@ -246,10 +258,87 @@ func randomEDN(rng *rand.Rand, n int) []byte {
 	return buf.Bytes()
 }
 
+// randomJSON is randomEDN in JSON.
+func randomJSON(rng *rand.Rand, n int) []byte {
+	odd := 1 + rng.Intn(200)
+	pick := func(common, unusual []string) string {
+		if rng.Intn(odd) == 0 {
+			return unusual[rng.Intn(len(unusual))]
+		}
+		return common[rng.Intn(len(common))]
+	}
+	atom := func() string {
+		if rng.Intn(3) == 0 {
+			return strconv.Itoa(rng.Intn(300000))
+		}
+		return pick([]string{"0", "1", "7", "-1", "-5", "65536", "262144", "12345678", "123456789",
+			"999999999999", "-999999999999999999", "123456789012345678", `":x"`, `":y/z"`, `"s"`, `"é"`, `":"`, `":a b"`, `"::"`, "007"},
+			[]string{"1234567890123456789", "+5", "1.5", "1e3", "-0", "null", "true", "x", `"a\nb"`, `"\u0041"`, "{}", "[]", "-"})
+	}
+	sep := func() string {
+		return pick([]string{"", "", ",", " "}, []string{"\n", " \n ", "\t", "\r\n", ";", "#_ 1 ", ",,"})
+	}
+	key := func(k string) string {
+		return pick([]string{`"` + k + `"`}, []string{`":` + k + `"`, k, `"` + k + ` "`}) + sep() + pick([]string{":"}, []string{"", "::", " : "}) + sep()
+	}
+	var buf bytes.Buffer
+	for i := 0; i < n; i++ {
+		fields := []string{
+			key("type") + pick([]string{`"invoke"`, `"ok"`, `":invoke"`, `":ok"`, `"fail"`, `"info"`}, []string{`"bogus"`, `":"`, "1", "null"}),
+			key("process") + pick([]string{"0", "1", "2", "3"}, []string{`":p"`, "null", `"q"`, "-3", "70000", "[1]", "1.5", "true"}),
+			key("index") + pick([]string{strconv.Itoa(i)}, []string{"null", `"i"`, "-1"}),
+			key("time") + strconv.Itoa(rng.Intn(1e9)),
+		}
+		if rng.Intn(10) != 0 {
+			fields = append(fields, key("f")+pick([]string{`"txn"`, `":txn"`}, []string{`"kill"`, "null", "txn"}))
+		}
+		switch rng.Intn(12) {
+		case 0:
+			fields = append(fields, key("value")+"null")
+		case 1:
+		default:
+			var v strings.Builder
+			v.WriteString("[")
+			for k := rng.Intn(6); k > 0; k-- {
+				v.WriteString(sep())
+				fn := func(f string) string {
+					return pick([]string{`"` + f + `"`, `":` + f + `"`}, []string{f, `"` + f + `x"`})
+				}
+				switch rng.Intn(3) {
+				case 0:
+					v.WriteString("[" + fn("append") + sep() + "," + atom() + "," + sep() + atom() + "]")
+				case 1:
+					v.WriteString("[" + fn("r") + "," + atom() + "," + pick([]string{"null"}, []string{"[]", "1", "{}"}) + "]")
+				default:
+					v.WriteString("[" + fn("r") + "," + atom() + ",[")
+					for m := rng.Intn(8); m > 0; m-- {
+						v.WriteString(atom() + pick([]string{","}, []string{" ", "", "\n"}))
+					}
+					v.WriteString("]]")
+				}
+				v.WriteString(pick([]string{","}, []string{"", " "}))
+				if rng.Intn(odd) == 0 {
+					v.WriteString([]string{`["r",1]`, `["append",1]`, `["x",1,2]`, "[]", `{"a":1}`, `["r",1,2,3]`, `["r",1,[[1]]]`}[rng.Intn(7)])
+				}
+			}
+			v.WriteString("]")
+			fields = append(fields, key("value")+v.String())
+		}
+		if rng.Intn(odd) == 0 {
+			fields = append(fields, fields[rng.Intn(len(fields))])
+		}
+		rng.Shuffle(len(fields), func(a, b int) { fields[a], fields[b] = fields[b], fields[a] })
+		buf.WriteString(pick([]string{"{"}, []string{"[{", "{{", "#{"}))
+		buf.WriteString(strings.Join(fields, pick([]string{","}, []string{"", " ", ",\n"})))
+		buf.WriteString("}" + sep() + "\n")
+	}
+	return buf.Bytes()
+}
+
 // TestFastPathMatchesGeneral checks that the fast path reads what the general path
 // reads, to the same History or the same error.
 func TestFastPathMatchesGeneral(t *testing.T) {
-	for _, s := range fuzzSeedsEDN {
+	for _, s := range append(fuzzSeedsEDN, fuzzSeedsJSON...) {
 		parseBoth(t, []byte(s))
 	}
 	if data, err := os.ReadFile(siNotSerial); err == nil {
@@ -262,6 +351,9 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		data := randomEDN(rng, 1+rng.Intn(30))
+		if i%2 == 1 {
+			data = randomJSON(rng, 1+rng.Intn(30))
+		}
 		parseBoth(t, data)
 		parseBoth(t, data[:rng.Intn(len(data))])
 		m := append([]byte(nil), data...)
@@ -272,10 +364,11 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 }
 
 func FuzzFastPath(f *testing.F) {
-	addSeeds(f, fuzzSeedsEDN)
+	addSeeds(f, append(fuzzSeedsEDN, fuzzSeedsJSON...))
 	rng := rand.New(rand.NewSource(4))
 	for i := 0; i < 20; i++ {
 		f.Add(randomEDN(rng, 1+rng.Intn(5)))
+		f.Add(randomJSON(rng, 1+rng.Intn(5)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { parseBoth(t, data) })
 }

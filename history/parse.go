@@ -93,7 +93,12 @@ func parse(s *scanner, json bool, size int64) (*History, error) {
 	b := NewBuilder(s.file)
 	b.reserve(size)
 	p := parser{s: s, b: b}
-	if err := p.run(); err != nil {
+	p.startPipe()
+	err := p.run()
+	if berr := p.closePipe(); berr != nil {
+		return nil, berr
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s.rerr != nil {
@@ -106,9 +111,10 @@ func parse(s *scanner, json bool, size int64) (*History, error) {
 var noFastPath = false
 
 type parser struct {
-	s   *scanner
-	b   *Builder
-	rec opRecord
+	s    *scanner
+	b    *Builder
+	rec  opRecord // scratch
+	pipe pipe     // to the Builder
 }
 
 func (p *parser) run() error {
@@ -151,8 +157,12 @@ func (p *parser) run() error {
 		if c != '{' && (s.json || c != '#') {
 			return s.errHere("expected an operation map like {%s}, found %s", p.example(), s.found())
 		}
-		if c == '{' && !s.json && !noFastPath {
-			ok, err := p.fastOp()
+		if c == '{' && !noFastPath {
+			fast := p.fastOp
+			if s.json {
+				fast = p.fastJSONOp
+			}
+			ok, err := fast()
 			if err != nil {
 				return err
 			}
@@ -280,8 +290,7 @@ func (p *parser) op(root int32) error {
 		}
 	}
 	if f != nil && string(p.name(f)) != "txn" {
-		p.b.Skip()
-		return nil
+		return p.skip()
 	}
 	if typ == nil {
 		return p.errAt(n, "operation has no :type (expected :invoke, :ok, :fail or :info)")
@@ -311,8 +320,7 @@ func (p *parser) op(root int32) error {
 		}
 	}
 	r.text = t.text
-	p.b.prog.done = p.s.base + int64(p.s.pos)
-	return p.b.add(r)
+	return p.emit(r, p.s.base+int64(p.s.pos))
 }
 
 func (p *parser) microOp(m *node) error {
