@@ -106,7 +106,7 @@ func (p *Problem) openKey(k int32) {
 	clear(wOff)
 	wIdx := grow(&sc.wIdx, int(nc))
 	for i, c := range cands {
-		wi := int32(writerIndex(key.Writers, c.Writer))
+		wi := int32(sc.writerIndex(k, c.Writer))
 		wIdx[i] = wi
 		wOff[wi+2]++
 	}

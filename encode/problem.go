@@ -362,7 +362,7 @@ func (p *Problem) fixedKey(k int32) {
 	inSeg := grow(&p.sc.inSeg, len(key.Writers)) // by index in key.Writers
 	clear(inSeg)
 	for _, b := range blocks {
-		inSeg[writerIndex(key.Writers, b.Writer)] = true
+		inSeg[p.sc.writerIndex(k, b.Writer)] = true
 	}
 	unobserved, lits := p.sc.unobs[:0], p.sc.unobsLit[:0]
 	for wi, w := range key.Writers {
@@ -478,11 +478,12 @@ func (p *Problem) unreadKey(k int32) {
 // small lists are cut from (one allocation for many keys instead of several per key).
 type scratch struct {
 	in *Inference
-	// Slabs for the plans' lists; without them (slabbed false) each list is allocated.
-	slabbed bool
-	bools   slab[bool]
-	ints    slab[int32]
-	cands   slab[Cand]
+	// build: this is BuildFrom's scratch, which cuts the plans' lists from slabs and
+	// may keep a table of writer indexes; else (a lone Segment) it does neither.
+	build bool
+	bools slab[bool]
+	ints  slab[int32]
+	cands slab[Cand]
 	// segVars: the flat SegVar lists of open keys, handed out in key order.
 	segVars []int32
 
@@ -496,11 +497,34 @@ type scratch struct {
 	wCand                                                                []int32
 	unobsLit                                                             []Lit
 	inSeg                                                                []bool
-	sink                                                                 int32 // see touch
+	// index[w]: writer w's index in Keys[indexed].Writers (see writerIndex).
+	index   []int32
+	indexed int32
+	sink    int32 // see touch
 }
 
 func newScratch(in *Inference, forBuild bool) *scratch {
-	return &scratch{in: in, slabbed: forBuild}
+	return &scratch{in: in, build: forBuild, indexed: -1}
+}
+
+// writerIndex returns the index of writer w in Keys[k].Writers, which must hold it:
+// by binary search for few writers, else from a table by writer id, filled for the key
+// at the first call (a writer belongs to one key, so entries stay valid).
+func (sc *scratch) writerIndex(k, w int32) int {
+	ws := sc.in.Keys[k].Writers
+	if len(ws) <= 32 || !sc.build {
+		return writerIndex(ws, w)
+	}
+	if sc.indexed != k {
+		if sc.index == nil {
+			sc.index = make([]int32, len(sc.in.Writers))
+		}
+		for i, w := range ws {
+			sc.index[w] = int32(i)
+		}
+		sc.indexed = k
+	}
+	return int(sc.index[w])
 }
 
 // writerIndex returns the index of writer w in ws (a key's Writers, in increasing
@@ -536,14 +560,14 @@ func (s *slab[T]) take(n int) []T {
 }
 
 func (sc *scratch) newBools(n int) []bool {
-	if sc.slabbed {
+	if sc.build {
 		return sc.bools.take(n)
 	}
 	return make([]bool, n)
 }
 
 func (sc *scratch) newInt32s(n int) []int32 {
-	if sc.slabbed {
+	if sc.build {
 		return sc.ints.take(n)
 	}
 	return make([]int32, n)
@@ -562,7 +586,7 @@ func (sc *scratch) keepInt32s(xs []int32) []int32 {
 // keepCands returns a copy of cs for a plan.
 func (sc *scratch) keepCands(cs []Cand) []Cand {
 	var r []Cand
-	if sc.slabbed {
+	if sc.build {
 		r = sc.cands.take(len(cs))
 	} else {
 		r = make([]Cand, len(cs))

@@ -266,7 +266,7 @@ func (sc *scratch) keyWriterIndex(k, t int32) int {
 	in := sc.in
 	for _, w := range in.TxnWriters(t) {
 		if in.Writers[w].Key == k {
-			return writerIndex(in.Keys[k].Writers, w)
+			return sc.writerIndex(k, w)
 		}
 	}
 	return -1
