@@ -175,6 +175,7 @@ func BuildFrom(in *Inference) *Problem {
 	// keys with :info writers, whose emission depends on the other keys' plans.
 	var deferred []int32
 	var size emitSize
+	nSeg := 0
 	for k := range in.Keys {
 		if in.Keys[k].Bad {
 			p.Plans[k] = Plan{State: KeyUnsat} // emits nothing
@@ -185,6 +186,7 @@ func BuildFrom(in *Inference) *Problem {
 		case KeyUnsat:
 			p.UnsatKeys = append(p.UnsatKeys, int32(k))
 		case KeyOpen:
+			nSeg += len(p.Plans[k].Cands)
 			if p.unobsVar == nil {
 				p.unobsVar = make([]int32, len(in.Writers))
 				for i := range p.unobsVar {
@@ -197,29 +199,22 @@ func BuildFrom(in *Inference) *Problem {
 				}
 			}
 		}
-		if p.infoWriter(int32(k)) {
-			deferred = append(deferred, int32(k))
-		} else {
+		if !p.infoWriter(int32(k)) {
 			p.measureKey(int32(k), &size)
+			continue
 		}
-	}
-
-	for k := range p.Plans {
+		deferred = append(deferred, int32(k))
 		for _, c := range p.Plans[k].Blocks {
 			p.Commit[in.Writers[c.Writer].Txn] = Committed
 		}
 	}
-	nSeg := 0
-	for k := range p.Plans {
+	// (Only keys with :info writers have :info blocks and candidates.)
+	for _, k := range deferred {
 		for _, c := range p.Plans[k].Cands {
-			t := in.Writers[c.Writer].Txn
-			if p.Commit[t] == NotCommitted && h.Txns[t].Status == history.Info {
-				p.Commit[t] = MayCommit
-				p.CommitVar[t] = p.newVar()
+			if w := &in.Writers[c.Writer]; w.Status == history.Info && p.Commit[w.Txn] == NotCommitted {
+				p.Commit[w.Txn] = MayCommit
+				p.CommitVar[w.Txn] = p.newVar()
 			}
-		}
-		if p.Plans[k].State == KeyOpen {
-			nSeg += len(p.Plans[k].Cands)
 		}
 	}
 	for _, k := range deferred {

@@ -239,7 +239,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 // touch loads key k's reads and writers, which are scattered over the history, in
 // loops of independent loads that the processor overlaps, so that the loops that use
 // them do not wait for each cache miss in turn.
-// With vals, it loads the first value of each writer too.
+// With vals, it loads the trace and the first value of each writer too.
 func (sc *scratch) touch(k int32, vals bool) {
 	in := sc.in
 	key := &in.Keys[k]
@@ -253,6 +253,9 @@ func (sc *scratch) touch(k int32, vals bool) {
 	if vals {
 		for _, w := range key.Writers {
 			x += in.WriterVals[in.Writers[w].Start]
+		}
+		for i := 0; i < len(key.Trace); i += 16 {
+			x += key.Trace[i]
 		}
 	}
 	sc.sink += x
