@@ -1,0 +1,58 @@
+package encode
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"doppel/history"
+	"doppel/internal/brute"
+)
+
+// TestBuildSizesAndDeterminism checks that BuildFrom's measuring pass agrees with what
+// it emits (the lists are built at exactly their size, with room for the process and
+// real-time edges only), and that building twice gives the same problem.
+func TestBuildSizesAndDeterminism(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 600; i++ {
+		cfg := brute.Config{MinTxns: 2, MaxTxns: 8 + rng.IntN(60), MaxKeys: 1 + rng.IntN(6), Values: 1 + rng.IntN(4),
+			MaxOps: 2 + rng.IntN(6), MaxProcesses: 1 + rng.IntN(5)}
+		h := brute.Random(rng, cfg)
+		p, q := Build(h), Build(h)
+		if len(p.Guards) != cap(p.Guards) || len(p.Clauses) != cap(p.Clauses) || len(p.ClauseEnd) != cap(p.ClauseEnd) {
+			t.Fatalf("history %d: guards %d/%d, literals %d/%d, clauses %d/%d (length/capacity)\n%s", i,
+				len(p.Guards), cap(p.Guards), len(p.Clauses), cap(p.Clauses), len(p.ClauseEnd), cap(p.ClauseEnd), brute.Format(h))
+		}
+		if want := len(p.Edges) + len(p.ProcessEdges()) + len(p.RealtimeEdges()); cap(p.Edges) != want {
+			t.Fatalf("history %d: edge capacity %d, want %d\n%s", i, cap(p.Edges), want, brute.Format(h))
+		}
+		if !slices.Equal(p.Edges, q.Edges) || !slices.Equal(p.Guards, q.Guards) || !slices.Equal(p.Clauses, q.Clauses) ||
+			!slices.Equal(p.ClauseEnd, q.ClauseEnd) || p.NumVars != q.NumVars {
+			t.Fatalf("history %d: two builds differ\n%s", i, brute.Format(h))
+		}
+	}
+}
+
+// benchHistory is a random history of n transactions with duplicated values over many
+// keys, so that both fixed and open keys are common.
+func benchHistory(n int) *history.History {
+	rng := rand.New(rand.NewPCG(1, 2))
+	return brute.Random(rng, brute.Config{MinTxns: n, MaxTxns: n, MaxKeys: n / 4, Values: 3, MaxOps: 8, MaxProcesses: 8,
+		Strategy: brute.Serial})
+}
+
+func BenchmarkInfer(b *testing.B) {
+	h := benchHistory(20000)
+	b.ResetTimer()
+	for b.Loop() {
+		Infer(h)
+	}
+}
+
+func BenchmarkBuildFrom(b *testing.B) {
+	in := Infer(benchHistory(20000))
+	b.ResetTimer()
+	for b.Loop() {
+		BuildFrom(in)
+	}
+}
