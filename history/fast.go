@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/binary"
+	"io"
 	"math/bits"
 )
 
@@ -25,6 +26,30 @@ const fastAhead = 1 << 16
 // fastWindow bounds how far the fast path reads ahead, so that its operations stay far
 // below the general path's size limits (maxOpBytes), however large the buffer grew.
 const fastWindow = 1 << 22
+
+// readAhead reads until fastAhead bytes are buffered or the input ends. It moves the
+// buffered bytes to the front of the buffer only when there is no room after them, so
+// rarely, however little each read returns.
+func (s *scanner) readAhead() {
+	for !s.eof && s.end-s.pos < fastAhead {
+		if len(s.buf)-s.end < fastAhead {
+			if !s.fill() { // moves fewer than fastAhead bytes, or grows the buffer
+				return
+			}
+			continue
+		}
+		n, err := s.rd.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			if err != io.EOF {
+				s.rerr = err
+			}
+			s.eof = true
+		} else if n == 0 {
+			return // no progress: the general path will try again
+		}
+	}
+}
 
 // delimTable[c] reports whether c ends a token (isDelim).
 var delimTable = func() (t [256]bool) {
@@ -164,9 +189,7 @@ const (
 // have the shape it handles.
 func (p *parser) fastOp() (bool, error) {
 	s := p.s
-	if s.end-s.pos < fastAhead {
-		s.fill()
-	}
+	s.readAhead()
 	// Indexes in b are below fastWindow, so they fit scalar.ts and te.
 	b := s.buf[s.pos:min(s.end, s.pos+fastWindow)]
 	base := s.base + int64(s.pos) // file offset of b[0]
@@ -444,9 +467,7 @@ func jsonColon(b []byte, i int) int {
 // fastJSONOp is fastOp for JSON.
 func (p *parser) fastJSONOp() (bool, error) {
 	s := p.s
-	if s.end-s.pos < fastAhead {
-		s.fill()
-	}
+	s.readAhead()
 	b := s.buf[s.pos:min(s.end, s.pos+fastWindow)]
 	base := s.base + int64(s.pos)
 	line, lineStart := s.line, s.lineStart
