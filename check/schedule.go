@@ -36,13 +36,19 @@ const (
 	rStarted              // snapshot isolation: took its snapshot, not committed
 )
 
+// replayKey is a replay's state of one key.
+type replayKey struct {
+	pos          int32 // installed length of the list
+	base, n      int32 // slot of position 0, trace length
+	stamp, local int32 // check's view of one transaction: local valid when stamp == epoch
+}
+
 type replay struct {
 	h      *history.History
 	in     *encode.Inference
 	commit []encode.Commit
 	n      int32
 
-	pos   []int32 // installed length of each key's list
 	state []uint8
 	order []int32
 
@@ -51,8 +57,11 @@ type replay struct {
 	succStart, succ []int32
 	preds           []int32
 
-	// Slots (key, position): key k's positions 0..len(trace) at slotBase[k]+position.
-	slotBase []int32
+	// Per key, together so that one cache line serves an operation.
+	keys []replayKey
+	// Slots (key, position): key k's positions 0..len(trace) are slots
+	// keys[k].base+position; traceAt[slot] is the trace's value there.
+	traceAt  []int32
 	waitHead []int32 // per slot, the first waiting transaction (-1 none)
 	waitNext []int32 // per transaction, the next one waiting on the same slot
 
@@ -61,10 +70,10 @@ type replay struct {
 	// needs at its current length would strand that reader. pendingRW counts those of
 	// readers that also append to the key (snapshot isolation only).
 	pending, pendingRW []int32
+	readSlot           []int32 // per micro-op: its read's slot, -1 if none
+	readWrites         []bool  // per micro-op: its read's transaction appends to the key (SI)
 
-	// check's per-key view of a transaction: localAt[k] valid when stamp[k] == epoch.
-	stamp, localAt []int32
-	epoch          int32
+	epoch int32 // see replayKey.stamp
 
 	// Snapshot isolation: holds[k] is the started transaction appending to key k (-1
 	// none); others wait for its commit on keyWait[k]. nil for serial replays.
@@ -81,9 +90,9 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 	n := int32(len(h.Txns))
 	nk := len(in.Keys)
 	r := &replay{h: h, in: in, commit: commit, n: n,
-		pos: make([]int32, nk), state: make([]uint8, n), order: make([]int32, 0, n),
+		keys: make([]replayKey, nk), state: make([]uint8, n), order: make([]int32, 0, n),
 		preds: make([]int32, n), waitNext: make([]int32, n),
-		stamp: make([]int32, nk), localAt: make([]int32, nk)}
+	}
 	// Order edges between transactions that may run, in CSR form.
 	r.succStart = make([]int32, n+1)
 	usable := func(e *encode.Edge) bool {
@@ -107,50 +116,61 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 			fill[e.From]++
 		}
 	}
-	r.slotBase = make([]int32, nk+1)
+	slots := int32(0)
 	for k := range in.Keys {
-		r.slotBase[k+1] = r.slotBase[k] + int32(len(in.Keys[k].Trace)) + 1
+		r.keys[k].base, r.keys[k].n = slots, int32(len(in.Keys[k].Trace))
+		slots += r.keys[k].n + 1
 	}
-	slots := r.slotBase[nk]
+	r.traceAt = make([]int32, slots)
+	for k := range in.Keys {
+		copy(r.traceAt[r.keys[k].base:], in.Keys[k].Trace)
+	}
 	r.waitHead = make([]int32, slots)
 	for i := range r.waitHead {
 		r.waitHead[i] = -1
 	}
 	r.pending = make([]int32, slots)
+	// Each read's slot, computed once: readSlot[op] for the history's micro-ops (-1 for
+	// appends and for reads no replay places).
+	r.readSlot = make([]int32, len(h.Ops))
+	for i := range r.readSlot {
+		r.readSlot[i] = -1
+	}
 	for t := int32(0); t < n; t++ {
-		r.readBases(t, func(s int32, _ bool) { r.pending[s]++ })
+		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
+			continue
+		}
+		r.epoch++
+		tx := &h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			if r.keys[op.Key].stamp != r.epoch {
+				r.keys[op.Key].stamp = r.epoch
+				r.keys[op.Key].local = 0 // own appends so far
+			}
+			if op.Kind == history.Append {
+				r.keys[op.Key].local++
+				continue
+			}
+			if l := op.End - op.Start; op.Known && l >= r.keys[op.Key].local {
+				if s := r.slot(op.Key, l-r.keys[op.Key].local); s >= 0 {
+					r.readSlot[i] = s
+					r.pending[s]++
+				}
+			}
+		}
 	}
 	return r
 }
 
 // readBases calls f with the slot of each read of t that a replay must place (t must
-// run, and its reads count), and whether t also appends to that key.
+// run, and its reads count), and, for snapshot isolation, whether t also appends to
+// that key.
 func (r *replay) readBases(t int32, f func(slot int32, writes bool)) {
-	if r.commit[t] != encode.Committed || r.h.Txns[t].Status != history.OK {
-		return
-	}
-	r.epoch++
-	ops := r.h.TxnOps(int(t))
-	for _, op := range ops {
-		if r.stamp[op.Key] != r.epoch {
-			r.stamp[op.Key] = r.epoch
-			r.localAt[op.Key] = 0 // own appends so far
-		}
-		if op.Kind == history.Append {
-			r.localAt[op.Key]++
-			continue
-		}
-		if !op.Known {
-			continue
-		}
-		if s := r.slot(op.Key, op.End-op.Start-r.localAt[op.Key]); s >= 0 && op.End-op.Start >= r.localAt[op.Key] {
-			writes := false
-			if r.pendingRW != nil {
-				for _, o := range ops {
-					writes = writes || o.Kind == history.Append && o.Key == op.Key
-				}
-			}
-			f(s, writes)
+	tx := &r.h.Txns[t]
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		if s := r.readSlot[i]; s >= 0 {
+			f(s, r.readWrites != nil && r.readWrites[i])
 		}
 	}
 }
@@ -158,10 +178,10 @@ func (r *replay) readBases(t int32, f func(slot int32, writes bool)) {
 // slot returns the slot of key k at position p, or -1 past the trace (no read waits
 // there: every read is a prefix of the trace).
 func (r *replay) slot(k, p int32) int32 {
-	if p > int32(len(r.in.Keys[k].Trace)) {
-		return -1
+	if ks := &r.keys[k]; p <= ks.n {
+		return ks.base + p
 	}
-	return r.slotBase[k] + p
+	return -1
 }
 
 // Results of check besides a slot to wait on.
@@ -178,35 +198,34 @@ func (r *replay) check(t int32) (bool, int32) {
 	if r.preds[t] > 0 {
 		return false, waitPreds
 	}
-	h, in := r.h, r.in
+	h := r.h
 	r.epoch++
 	useful := r.commit[t] == encode.Committed // an optional one runs only to fill a trace
 	readsCount := h.Txns[t].Status == history.OK
 	for _, op := range h.TxnOps(int(t)) {
 		k := op.Key
-		if r.stamp[k] != r.epoch {
-			r.stamp[k] = r.epoch
-			r.localAt[k] = r.pos[k]
+		if r.keys[k].stamp != r.epoch {
+			r.keys[k].stamp = r.epoch
+			r.keys[k].local = r.keys[k].pos
 		}
-		at := r.localAt[k]
+		at := r.keys[k].local
 		if op.Kind == history.Append {
 			if r.holds != nil && r.holds[k] >= 0 && r.holds[k] != t {
 				return false, waitKey - k
 			}
-			L := in.Keys[k].Trace
-			if at < int32(len(L)) {
-				if L[at] != op.Value {
+			if ks := &r.keys[k]; at < ks.n {
+				if r.traceAt[ks.base+at] != op.Value {
 					// Wait until the key reaches the next position holding this value
 					// (shifted back by t's own earlier appends), or the end of the trace.
 					next := at + 1
-					for next < int32(len(L)) && L[next] != op.Value {
+					for next < ks.n && r.traceAt[ks.base+next] != op.Value {
 						next++
 					}
-					return false, r.slot(k, next-(at-r.pos[k]))
+					return false, ks.base + next - (at - ks.pos)
 				}
 				useful = true
 			}
-			r.localAt[k] = at + 1
+			r.keys[k].local = at + 1
 			continue
 		}
 		if !readsCount || !op.Known {
@@ -216,7 +235,7 @@ func (r *replay) check(t int32) (bool, int32) {
 			if l < at {
 				return false, waitNever // the list is already longer than this read
 			}
-			return false, r.slot(k, l-(at-r.pos[k]))
+			return false, r.slot(k, l-(at-r.keys[k].pos))
 		}
 	}
 	if !useful {
@@ -302,7 +321,7 @@ func (r *replay) strands(t int32) bool {
 		if op.Kind != history.Append {
 			continue
 		}
-		s := r.slot(op.Key, r.pos[op.Key])
+		s := r.slot(op.Key, r.keys[op.Key].pos)
 		if s < 0 || r.pending[s] == 0 {
 			continue
 		}
@@ -391,8 +410,8 @@ func (r *replay) install(t int32) {
 	r.fired = r.fired[:0]
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind == history.Append {
-			r.pos[op.Key]++
-			if s := r.slot(op.Key, r.pos[op.Key]); s >= 0 {
+			r.keys[op.Key].pos++
+			if s := r.slot(op.Key, r.keys[op.Key].pos); s >= 0 {
 				r.fired = append(r.fired, s)
 			}
 		}
@@ -435,7 +454,7 @@ func (r *replay) finish() ([]int32, bool) {
 		}
 	}
 	for k := range r.in.Keys {
-		if r.pos[k] < int32(len(r.in.Keys[k].Trace)) {
+		if r.keys[k].pos < int32(len(r.in.Keys[k].Trace)) {
 			return nil, false
 		}
 	}

@@ -40,12 +40,21 @@ func newSIReplay(h *history.History, in *encode.Inference, commit []encode.Commi
 		r.keyWait[k] = -1
 	}
 	r.pendingRW = make([]int32, len(r.pending))
+	r.readWrites = make([]bool, len(h.Ops))
 	for t := int32(0); t < r.n; t++ {
-		r.readBases(t, func(sl int32, writes bool) {
-			if writes {
+		tx := &h.Txns[t]
+		r.epoch++
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			if h.Ops[i].Kind == history.Append {
+				r.keys[h.Ops[i].Key].stamp = r.epoch // t appends to the key
+			}
+		}
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			if sl := r.readSlot[i]; sl >= 0 && r.keys[h.Ops[i].Key].stamp == r.epoch {
+				r.readWrites[i] = true
 				r.pendingRW[sl]++
 			}
-		})
+		}
 	}
 	return s
 }
@@ -141,7 +150,7 @@ func (s *siReplay) startNeeded() bool {
 			k := op.Key
 			for _, ri := range in.Keys[k].Reads {
 				rd := &in.Reads[ri]
-				if rd.Len-rd.Own == r.pos[k] && r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
+				if rd.Len-rd.Own == r.keys[k].pos && r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
 					best = rd.Txn
 				}
 			}
@@ -187,7 +196,7 @@ func (s *siReplay) startStrands(t int32) bool {
 		if op.Kind != history.Append {
 			continue
 		}
-		sl := r.slot(op.Key, r.pos[op.Key])
+		sl := r.slot(op.Key, r.keys[op.Key].pos)
 		if sl < 0 || r.pendingRW[sl] == 0 {
 			continue
 		}
@@ -223,7 +232,7 @@ func (s *siReplay) strandsCommit(t int32) bool {
 		if op.Kind != history.Append {
 			continue
 		}
-		if sl := r.slot(op.Key, r.pos[op.Key]); sl >= 0 && r.pending[sl] > 0 {
+		if sl := r.slot(op.Key, r.keys[op.Key].pos); sl >= 0 && r.pending[sl] > 0 {
 			return true
 		}
 	}
