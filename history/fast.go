@@ -10,14 +10,15 @@ import (
 //
 //	{:index 3, :time 159, :type :ok, :process 3, :f :txn, :value [[:append 1 2] [:r 3 [1 2]] [:r 4 nil]]}
 //
-// which reads it straight from the input buffer into the parser's opRecord, without the
-// tree of nodes the general path builds. It accepts only input that the general path
-// reads without error and to the same opRecord (same scalars, lines and columns), and
-// gives up on anything else having consumed nothing: a comment, a discarded form, a
-// tag, a list, a set, a nested map, a string with escapes, a symbol other than nil, a
-// number that is not a plain integer of at most 18 digits, an unknown :type, an :f
-// other than :txn, a repeated key, a malformed micro-op, the end of the buffer. The
-// general path then reads the operation, and reports any error.
+// which reads it straight from the input buffer into the batch for the Builder
+// (pipe.go), without the tree of nodes the general path builds. It accepts only input
+// that the general path reads without error and to the same opRecord (same scalars,
+// lines and columns), and gives up on anything else having consumed nothing: a
+// comment, a discarded form, a tag, a list, a set, a nested map, a string with
+// escapes, a symbol other than nil, a number that is not a plain integer of at most 18
+// digits, an unknown :type, an :f other than :txn, a repeated key, a malformed
+// micro-op, a newline inside a micro-op, the end of the buffer. The general path then
+// reads the operation, and reports any error.
 
 // fastAhead is how much input the fast path wants in the buffer: an operation that
 // does not fit in it goes the general way.

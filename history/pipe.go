@@ -7,8 +7,8 @@ import (
 
 // A parse runs in two goroutines: the parser reads operations into batches, and the
 // Builder takes the batches, in order, in a goroutine of its own. Reading and
-// interning each take about half the time of a parse, so on two cores or more a
-// parse takes about half as long.
+// interning each take about half the time of a parse, so on two free cores a parse
+// takes less time (1M transactions, 1.1 GB of EDN: 3.7 s instead of 5 s).
 //
 // The Builder gets the operations in file order, as in a parse in one goroutine, so
 // the History is the same. So are errors: all operations before a syntax error reach
