@@ -159,3 +159,7 @@ type Stats struct {
 	SolveSeconds   float64 `json:"solve_seconds"`
 	ExplainSeconds float64 `json:"explain_seconds"`
 }
+
+// Encoded reports whether the segmentation encoding was built (it is not when a
+// verified replay proved every model).
+func (s Stats) Encoded() bool { return s.Edges > 0 || s.Replayed == 0 || s.Variables > 0 }

@@ -136,11 +136,16 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 		}
 	}
 	s := res.Stats
-	fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
-		s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
+	if !s.Encoded() {
+		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys; every model proved by a verified replay\n",
+			s.Transactions, s.Operations, s.Keys)
+	} else {
+		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
+			s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
+	}
 	if stats {
-		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided by the first guess\n",
-			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed)
+		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay)\n",
+			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed, s.Replayed)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations, %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps, s.Learned, s.Pruned)
 		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",
