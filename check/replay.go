@@ -45,7 +45,12 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		if withGuide {
 			edges = guideEdges()
 		}
-		order, ok := schedule(h, in, commit, edges)
+		// Ready transactions by the middle of their interval, then by their completion
+		// (databases mostly serialize at commit: SQLite's histories need it).
+		order, ok := schedule(h, in, commit, edges, false)
+		if !ok {
+			order, ok = schedule(h, in, commit, edges, true)
+		}
 		if !ok {
 			return false
 		}
@@ -74,7 +79,10 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		if withGuide {
 			edges = guideEdges()
 		}
-		events, ok := siSchedule(h, in, commit, edges)
+		events, ok := siSchedule(h, in, commit, edges, false)
+		if !ok {
+			events, ok = siSchedule(h, in, commit, edges, true)
+		}
 		if !ok {
 			return false
 		}

@@ -22,8 +22,9 @@ import (
 // A stuck transaction waits on one (key, position) slot: the position its key must
 // reach before the operation that stopped it can succeed. Positions only grow, so it
 // is woken exactly then, not on every append to the key.
-func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) ([]int32, bool) {
+func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool) ([]int32, bool) {
 	r := newReplay(h, in, commit, orderEdges)
+	r.byCompletion = byCompletion
 	return r.run()
 }
 
@@ -74,6 +75,10 @@ type replay struct {
 	readWrites         []bool  // per micro-op: its read's transaction appends to the key (SI)
 
 	epoch int32 // see replayKey.stamp
+
+	// byCompletion orders ready transactions by completion rather than by the middle of
+	// their interval: databases mostly serialize at commit.
+	byCompletion bool
 
 	// Snapshot isolation: holds[k] is the started transaction appending to key k (-1
 	// none); others wait for its commit on keyWait[k]. nil for serial replays.
@@ -305,7 +310,7 @@ func (r *replay) prio(t int32) int64 {
 	tx := &r.h.Txns[t]
 	inv := int64(tx.Invoke)
 	if tx.Complete >= 0 {
-		if inv < 0 {
+		if inv < 0 || r.byCompletion {
 			return 2 * int64(tx.Complete)
 		}
 		return inv + int64(tx.Complete)

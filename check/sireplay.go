@@ -29,8 +29,10 @@ type siEvent struct {
 // only after those that completed before it was invoked committed (strong snapshot
 // isolation, which most databases give). That is only a guide: snapshot isolation
 // allows older snapshots, and verifySI does not check it.
-func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge) ([]siEvent, bool) {
-	return newSIReplay(h, in, commit, guide).run()
+func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool) ([]siEvent, bool) {
+	s := newSIReplay(h, in, commit, guide)
+	s.byCompletion = byCompletion
+	return s.run()
 }
 
 func newSIReplay(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge) *siReplay {
