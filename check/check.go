@@ -35,6 +35,9 @@ type checker struct {
 	nData, nDataProcess int
 	dataCyclic          bool            // the known data edges alone have a cycle
 	proven              map[string]bool // models a verified serial replay proved
+	strictEdges         []encode.Edge   // strictView's edges when c.edges lacks the orders
+	strictTried         bool            // strictWitness ran; strictSat: it found a solution
+	strictSat           bool
 }
 
 func (c *checker) run(names []string) Result {

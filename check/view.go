@@ -58,6 +58,20 @@ func (c *checker) serialView(m string) *view {
 	return &view{nodes: c.p.Nodes, edges: c.edges[:n:n], hubFrom: c.p.HubBase}
 }
 
+// strictView is the strict-serializable graph even when no requested model needs
+// process and real-time edges (c.edges then lacks them): data edges plus both orders,
+// built once.
+func (c *checker) strictView() *view {
+	if len(c.edges) > c.nDataProcess && c.nDataProcess > c.nData {
+		return c.serialView("strict-serializable")
+	}
+	if c.strictEdges == nil {
+		data := c.edges[:c.nData:c.nData]
+		c.strictEdges = append(append(append([]encode.Edge(nil), data...), c.p.ProcessEdges()...), c.p.RealtimeEdges()...)
+	}
+	return &view{nodes: c.p.Nodes, edges: c.strictEdges, hubFrom: c.p.HubBase}
+}
+
 // siView is the split graph of snapshot isolation; with orient, also the chosen
 // orders of unobserved writers (only the solver needs those: they are many).
 func (c *checker) siView(orient bool) *view {
