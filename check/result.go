@@ -71,7 +71,7 @@ type Options struct {
 // SolverOptions select solver heuristics.
 type SolverOptions struct {
 	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
-	NoWitness           bool // always search, even when the first guess is a solution
+	NoWitness           bool // always search: no replay, first guess or strict/serializable shortcut
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.

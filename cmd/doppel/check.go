@@ -25,7 +25,7 @@ func runCheck(args []string) int {
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
-	noWitness := fs.Bool("no-witness", false, "solver: always search, even when the first guess is already a solution")
+	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph")
