@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"sort"
 
 	"doppel/encode"
 	"doppel/history"
@@ -172,17 +171,7 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 				ids = append(ids, int32(t))
 			}
 		}
-		// The process order of encode.ProcessEdges.
-		sort.SliceStable(ids, func(a, b int) bool {
-			ta, tb := &h.Txns[ids[a]], &h.Txns[ids[b]]
-			if ta.Process != tb.Process {
-				return ta.Process < tb.Process
-			}
-			if ta.Invoke >= 0 && tb.Invoke >= 0 {
-				return ta.Invoke < tb.Invoke
-			}
-			return ids[a] < ids[b]
-		})
+		encode.SortProcessOrder(h, ids)
 		for i := 1; i < len(ids); i++ {
 			a, b := ids[i-1], ids[i]
 			if h.Txns[a].Process == h.Txns[b].Process && at[a] > at[b] {

@@ -320,28 +320,46 @@ func (r *replay) prio(t int32) int64 {
 
 // strands reports whether running t now appends to a key that some other reader still
 // needs to see at its current length.
-func (r *replay) strands(t int32) bool {
-	ops := r.h.TxnOps(int(t))
-	for _, op := range ops {
+func (r *replay) strands(t int32) bool { return r.strandsIn(t, r.pending, false) }
+
+// strandsIn reports whether t's appends would move a key past the length that counts
+// (per slot) says other transactions still need; t's own reads do not count, and with
+// writersOnly only reads by transactions that also append to the key count (as
+// pendingRW does).
+func (r *replay) strandsIn(t int32, counts []int32, writersOnly bool) bool {
+	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind != history.Append {
 			continue
 		}
 		s := r.slot(op.Key, r.keys[op.Key].pos)
-		if s < 0 || r.pending[s] == 0 {
+		if s < 0 || counts[s] == 0 {
 			continue
 		}
-		// Does anyone but t itself still need this length?
 		own := int32(0)
-		r.readBases(t, func(rs int32, _ bool) {
-			if rs == s {
+		r.readBases(t, func(rs int32, writes bool) {
+			if rs == s && (writes || !writersOnly) {
 				own++
 			}
 		})
-		if r.pending[s] > own {
+		if counts[s] > own {
 			return true
 		}
 	}
 	return false
+}
+
+// earliest removes and returns the transaction of list with the earliest priority.
+func (r *replay) earliest(list *[]int32) int32 {
+	l := *list
+	best := 0
+	for i := range l {
+		if r.prio(l[i]) < r.prio(l[best]) {
+			best = i
+		}
+	}
+	t := l[best]
+	*list = append(l[:best], l[best+1:]...)
+	return t
 }
 
 func (r *replay) run() ([]int32, bool) {
@@ -364,14 +382,7 @@ func (r *replay) run() ([]int32, bool) {
 			}
 		case len(r.deferred) > 0:
 			// Only appends that strand a reader are left: run the earliest.
-			best := 0
-			for i := range r.deferred {
-				if r.prio(r.deferred[i]) < r.prio(r.deferred[best]) {
-					best = i
-				}
-			}
-			t = r.deferred[best]
-			r.deferred = append(r.deferred[:best], r.deferred[best+1:]...)
+			t = r.earliest(&r.deferred)
 			if ok, _ := r.check(t); !ok {
 				r.try(t)
 				continue

@@ -132,20 +132,6 @@ func (s *siReplay) run() ([]siEvent, bool) {
 	return nil, false
 }
 
-// earliest removes and returns the transaction of list with the earliest priority.
-func (s *siReplay) earliest(list *[]int32) int32 {
-	l := *list
-	best := 0
-	for i := range l {
-		if s.prio(l[i]) < s.prio(l[best]) {
-			best = i
-		}
-	}
-	t := l[best]
-	*list = append(l[:best], l[best+1:]...)
-	return t
-}
-
 // startNeeded starts the earliest ready transaction that a waiting commit would strand
 // (it reads a key the commit moves, at its current length), so that the commit can
 // go ahead; it reports whether it started one.
@@ -201,26 +187,7 @@ func (s *siReplay) start(t int32) {
 // transaction that has not started is pinned to: it reads the key at that length and
 // appends to it, so it must be the one appending there.
 func (s *siReplay) startStrands(t int32) bool {
-	r := s.replay
-	for _, op := range r.h.TxnOps(int(t)) {
-		if op.Kind != history.Append {
-			continue
-		}
-		sl := r.slot(op.Key, r.keys[op.Key].pos)
-		if sl < 0 || r.pendingRW[sl] == 0 {
-			continue
-		}
-		own := int32(0)
-		r.readBases(t, func(rs int32, writes bool) {
-			if rs == sl && writes {
-				own++
-			}
-		})
-		if r.pendingRW[sl] > own {
-			return true
-		}
-	}
-	return false
+	return s.strandsIn(t, s.pendingRW, true)
 }
 
 // retryDeferred gives the deferred starts another chance after the state changed.

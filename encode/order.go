@@ -17,8 +17,19 @@ func (p *Problem) ProcessEdges() []Edge {
 			ids = append(ids, int32(t))
 		}
 	}
-	// Invoke -1 (no invokes in the file) falls back to completion order, which is the
-	// order of Txns.
+	SortProcessOrder(h, ids)
+	var edges []Edge
+	for i := 1; i < len(ids); i++ {
+		if h.Txns[ids[i-1]].Process == h.Txns[ids[i]].Process {
+			edges = append(edges, Edge{From: ids[i-1], To: ids[i], Kind: Process, Key: -1, Read: -1})
+		}
+	}
+	return edges
+}
+
+// SortProcessOrder sorts transaction ids by process, then in each process's order:
+// invoke order, or, without invokes in the file, completion order (the order of Txns).
+func SortProcessOrder(h *history.History, ids []int32) {
 	sort.SliceStable(ids, func(a, b int) bool {
 		ta, tb := &h.Txns[ids[a]], &h.Txns[ids[b]]
 		if ta.Process != tb.Process {
@@ -29,13 +40,6 @@ func (p *Problem) ProcessEdges() []Edge {
 		}
 		return ids[a] < ids[b]
 	})
-	var edges []Edge
-	for i := 1; i < len(ids); i++ {
-		if h.Txns[ids[i-1]].Process == h.Txns[ids[i]].Process {
-			edges = append(edges, Edge{From: ids[i-1], To: ids[i], Kind: Process, Key: -1, Read: -1})
-		}
-	}
-	return edges
 }
 
 // RealtimeEdges orders T1 before T2 when T1 completed before T2 was invoked, as a
