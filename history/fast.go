@@ -232,19 +232,11 @@ func (p *parser) fastOp() (bool, error) {
 		case "type":
 			bit = seenType
 			name, j := fastKeyword(b, i)
-			switch string(name) {
-			case "invoke":
-				r.typ = TypeInvoke
-			case "ok":
-				r.typ = TypeOK
-			case "fail":
-				r.typ = TypeFail
-			case "info":
-				r.typ = TypeInfo
-			default:
+			t, ok := typeNamed(name)
+			if !ok {
 				return false, nil
 			}
-			i = j
+			r.typ, i = t, j
 		case "f":
 			bit = seenF
 			name, j := fastKeyword(b, i)
@@ -505,19 +497,11 @@ func (p *parser) fastJSONOp() (bool, error) {
 		case "type":
 			bit = seenType
 			name, j := jsonName(b, i)
-			switch string(name) {
-			case "invoke":
-				r.typ = TypeInvoke
-			case "ok":
-				r.typ = TypeOK
-			case "fail":
-				r.typ = TypeFail
-			case "info":
-				r.typ = TypeInfo
-			default:
+			t, ok := typeNamed(name)
+			if !ok {
 				return false, nil
 			}
-			i = j
+			r.typ, i = t, j
 		case "f":
 			bit = seenF
 			name, j := jsonName(b, i)

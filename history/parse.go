@@ -276,18 +276,11 @@ func (p *parser) op(root int32) error {
 	r.reset()
 	r.line, r.col = n.line, n.col
 	if typ != nil {
-		switch string(p.name(typ)) {
-		case "invoke":
-			r.typ = TypeInvoke
-		case "ok":
-			r.typ = TypeOK
-		case "fail":
-			r.typ = TypeFail
-		case "info":
-			r.typ = TypeInfo
-		default:
+		t, ok := typeNamed(p.name(typ))
+		if !ok {
 			return p.errAt(typ, "unknown :type %s (expected :invoke, :ok, :fail or :info)", p.describe(typ))
 		}
+		r.typ = t
 	}
 	if f != nil && string(p.name(f)) != "txn" {
 		return p.skip()
@@ -381,4 +374,19 @@ func (p *parser) microOp(m *node) error {
 	}
 	r.mops = append(r.mops, rm)
 	return nil
+}
+
+// typeNamed maps a :type name (invoke, ok, fail, info) to its Type.
+func typeNamed(name []byte) (Type, bool) {
+	switch string(name) {
+	case "invoke":
+		return TypeInvoke, true
+	case "ok":
+		return TypeOK, true
+	case "fail":
+		return TypeFail, true
+	case "info":
+		return TypeInfo, true
+	}
+	return 0, false
 }
