@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -40,6 +40,46 @@ type dialect struct {
 	// certainAbort reports whether err says the transaction was rolled back and will
 	// not commit: a serialization failure, deadlock, lock timeout or busy database.
 	certainAbort func(err error) bool
+	// commit sends COMMIT and returns errCommitRolledBack when the server answers that
+	// it rolled the transaction back instead; nil means the default, a plain COMMIT.
+	commit func(ctx context.Context, conn *sql.Conn) error
+	// inTxnSQL, when set, is asked just before COMMIT whether the server still has the
+	// transaction open (1) or has already ended it (0); see mysqlDialect.
+	inTxnSQL string
+}
+
+// errCommitRolledBack: the server answered COMMIT by rolling the transaction back,
+// without an error (PostgreSQL's ROLLBACK command tag for an aborted transaction;
+// SQLite's "no transaction is active"). The transaction certainly did not commit.
+var errCommitRolledBack = errors.New("the server rolled the transaction back instead of committing it")
+
+// commitTxn sends COMMIT the dialect's way.
+func (d *dialect) commitTxn(ctx context.Context, conn *sql.Conn) error {
+	if d.commit != nil {
+		return d.commit(ctx, conn)
+	}
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// postgresCommit sends COMMIT through pgx itself, since database/sql drops the command
+// tag: PostgreSQL answers COMMIT of a transaction that hit an error with the tag
+// ROLLBACK and no error, which through ExecContext looks like a commit.
+func postgresCommit(ctx context.Context, conn *sql.Conn) error {
+	return conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected PostgreSQL driver connection %T", driverConn)
+		}
+		tag, err := c.Conn().Exec(ctx, "COMMIT")
+		if err != nil {
+			return err
+		}
+		if tag.String() == "ROLLBACK" {
+			return errCommitRolledBack
+		}
+		return nil
+	})
 }
 
 // Isolation levels as doppel names them; each dialect maps the ones it has.
@@ -133,6 +173,7 @@ func postgresDialect(rawURL string) (*dialect, error) {
 			}
 			return false
 		},
+		commit: postgresCommit,
 	}, nil
 }
 
@@ -202,6 +243,12 @@ func mysqlDialect(rawURL string) (*dialect, error) {
 			}
 			return false
 		},
+		// MariaDB answers COMMIT with OK after a deadlock rolled the transaction back
+		// (and runs any statement sent after the deadlock in autocommit mode): the
+		// protocol has no ROLLBACK tag, and the driver does not expose the OK packet's
+		// in-transaction flag. MariaDB's @@in_transaction is the same flag, one round
+		// trip away. MySQL has no such variable; the runner drops the check there.
+		inTxnSQL: "SELECT @@in_transaction",
 	}, nil
 }
 
@@ -235,7 +282,19 @@ func sqliteDialect(path string) (*dialect, error) {
 			}
 			return false
 		},
+		commit: sqliteCommit,
 	}, nil
+}
+
+// sqliteCommit sends COMMIT; SQLite refuses it when the transaction the runner began
+// is no longer active, which only a rollback (automatic, after some errors) ends.
+func sqliteCommit(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR && strings.Contains(se.Error(), "no transaction is active") {
+		return fmt.Errorf("%w (%v)", errCommitRolledBack, err)
+	}
+	return err
 }
 
 // levelSQL maps a doppel isolation level name to the database's own.

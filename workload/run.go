@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,15 +77,30 @@ type RunResult struct {
 	History   *history.History // nil if the events did not form a history (a bug)
 	Models    []string
 	ModelNote string // why these models, when chosen by default
+	sessions  int    // sessions asked for
 	Checked   bool
 	Check     check.Result
 	// Transactions by outcome; Kills counts connections the nemesis terminated.
 	OK, Fail, Info, Unfinished int
 	Kills                      int
-	Interrupted                bool // ctx was cancelled before the workload ended
-	Elapsed                    time.Duration
-	CheckTime                  time.Duration
+	// Sessions that ever had a connection: fewer than Spec.Sessions means some never
+	// could connect (the server's connection limit, say) and the run was less
+	// concurrent than asked. Reconnects counts connections opened after a session's
+	// first (after a kill, a lost connection or an :info); ConnectErrors the failed
+	// attempts, the first of which is FirstConnectError.
+	SessionsConnected int
+	Reconnects        int
+	ConnectErrors     int
+	FirstConnectError string
+	Interrupted       bool // ctx was cancelled before the workload ended: the history is partial
+	// ReadsObserved counts the reads of ok transactions that returned a non-empty list.
+	ReadsObserved int
+	Elapsed       time.Duration
+	CheckTime     time.Duration
 }
+
+// SessionsNeverConnected is the number of sessions that never opened a connection.
+func (r *RunResult) SessionsNeverConnected() int { return r.sessions - r.SessionsConnected }
 
 // TxnsPerSecond is the rate of completed transactions (any outcome).
 func (r *RunResult) TxnsPerSecond() float64 {
@@ -139,14 +155,22 @@ type runner struct {
 	ok, fail, info     atomic.Int64
 	kills              atomic.Int64
 	backendIDs         []atomic.Int64 // server connection id per session, 0 when none
+	killed             []atomic.Bool  // the nemesis killed the session's current connection
+	connectedSessions  atomic.Int64
+	reconnects         atomic.Int64
+	connectErrors      atomic.Int64
+	firstConnectErr    atomic.Pointer[string]
 	fatalMu            sync.Mutex
 	fatal              error
 	stopIssuing        chan struct{} // closed when no new transaction may start
 	stopOnce           sync.Once
+	issueCtx           context.Context // cancelled with stopIssuing: connecting
+	cancelIssue        context.CancelFunc
 	opCtx              context.Context // in-flight statements; cancelled after the drain
 	cancelOps          context.CancelFunc
-	connectFailLimit   int
+	inTxnSQL           string // the dialect's inTxnSQL when the server has it
 	connectBackoffBase time.Duration
+	connectBackoffMax  time.Duration
 }
 
 func newRunner(cfg RunConfig) (*runner, error) {
@@ -166,8 +190,29 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	if err := cfg.Spec.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	if cfg.Duration < 0 || cfg.DrainTimeout < 0 || cfg.TxnTimeout < 0 || cfg.NemesisInterval < 0 {
+		return nil, fmt.Errorf("%w: durations must not be negative", ErrConfig)
+	}
+	// Everything that can be wrong with the configuration is found here, before the
+	// workload runs: a model the checker does not know would otherwise fail only once
+	// the whole workload has run.
+	known := check.ModelNames()
+	for _, m := range cfg.Models {
+		if !slices.Contains(known, m) {
+			return nil, fmt.Errorf("%w: unknown model %q (known: %s)", ErrConfig, m, strings.Join(known, ", "))
+		}
+	}
+	historyFiles, err := historyFileNames(cfg.Format)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.OutDir == "" {
 		cfg.OutDir = "doppel-run-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	for _, name := range historyFiles {
+		if _, err := os.Stat(filepath.Join(cfg.OutDir, name)); err == nil {
+			return nil, fmt.Errorf("%w: %s already holds a history (%s): choose another --out", ErrConfig, cfg.OutDir, name)
+		}
 	}
 	if cfg.DB == "" {
 		cfg.DB = "sqlite:" + filepath.Join(cfg.OutDir, "db.sqlite")
@@ -197,7 +242,7 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	if cfg.Nemesis == NemesisKillConn && d.backendIDSQL == "" {
 		return nil, fmt.Errorf("%w: --nemesis kill-conn needs a client/server database; %s is embedded", ErrConfig, d.name)
 	}
-	res := &RunResult{Database: d.redacted, Dialect: d.name, Isolation: cfg.Isolation, Append: cfg.Append, OutDir: cfg.OutDir}
+	res := &RunResult{Database: d.redacted, Dialect: d.name, Isolation: cfg.Isolation, Append: cfg.Append, OutDir: cfg.OutDir, sessions: cfg.Spec.Sessions}
 	if len(cfg.Models) == 0 {
 		res.Models, res.ModelNote = DefaultModels(d.name, cfg.Isolation)
 	} else {
@@ -206,9 +251,10 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	return &runner{
 		cfg: cfg, d: d, level: level, res: res,
 		backendIDs:         make([]atomic.Int64, cfg.Spec.Sessions),
+		killed:             make([]atomic.Bool, cfg.Spec.Sessions),
 		stopIssuing:        make(chan struct{}),
-		connectFailLimit:   20,
-		connectBackoffBase: 50 * time.Millisecond,
+		connectBackoffBase: 20 * time.Millisecond,
+		connectBackoffMax:  time.Second,
 	}, nil
 }
 
@@ -243,6 +289,14 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 		return nil, &DBError{Op: "create table " + r.res.Table + " on " + r.d.redacted, Err: err}
 	}
 	r.logf("database %s, table %s, isolation %s, append %s", r.d.redacted, r.res.Table, cfg.Isolation, cfg.Append)
+	if r.d.inTxnSQL != "" {
+		var inTxn int
+		if err := db.QueryRowContext(setupCtx, r.d.inTxnSQL).Scan(&inTxn); err == nil {
+			r.inTxnSQL = r.d.inTxnSQL
+		} else {
+			r.logf("note: %s fails (%v): a COMMIT the server answers after silently rolling back cannot be told from a commit", r.d.inTxnSQL, err)
+		}
+	}
 	if !cfg.Keep {
 		defer func() {
 			dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -267,6 +321,8 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	}
 	r.opCtx, r.cancelOps = context.WithCancel(context.Background())
 	defer r.cancelOps()
+	r.issueCtx, r.cancelIssue = context.WithCancel(r.opCtx)
+	defer r.cancelIssue()
 
 	// Stop issuing on ctx cancellation or at the deadline; cancel in-flight
 	// statements DrainTimeout after that.
@@ -318,6 +374,16 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	}
 	r.res.Interrupted = ctx.Err() != nil
 	r.res.Kills = int(r.kills.Load())
+	r.res.SessionsConnected = int(r.connectedSessions.Load())
+	r.res.Reconnects = int(r.reconnects.Load())
+	r.res.ConnectErrors = int(r.connectErrors.Load())
+	if e := r.firstConnectErr.Load(); e != nil {
+		r.res.FirstConnectError = *e
+	}
+	if n := r.res.SessionsNeverConnected(); n > 0 {
+		r.logf("warning: %d of %d sessions never connected (first error: %s): the run was less concurrent than asked",
+			n, cfg.Spec.Sessions, r.res.FirstConnectError)
+	}
 
 	recErr := rec.close()
 	r.res.Events = rec.events
@@ -354,13 +420,55 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	}
 	r.res.Check = result
 	r.res.Checked = true
-	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), result); err != nil {
+	r.requireEvidence()
+	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), resultFile{Result: r.res.Check, Partial: r.res.Interrupted}); err != nil {
 		return r.res, err
 	}
 	return r.res, nil
 }
 
-func (r *runner) stop() { r.stopOnce.Do(func() { close(r.stopIssuing) }) }
+// resultFile is result.json: the checker's result, and whether the history is partial
+// (the run was interrupted).
+type resultFile struct {
+	check.Result
+	Partial bool `json:"partial"`
+}
+
+// requireEvidence turns a valid verdict into unknown when the history could not have
+// shown an anomaly: no transaction committed, or no committed read saw any value (a
+// misconfigured run, a timeout too short, a server refusing every transaction). An
+// invalid verdict stands: it is proven by what was recorded.
+func (r *runner) requireEvidence() {
+	res := r.res
+	var why string
+	switch {
+	case res.OK == 0:
+		why = fmt.Sprintf("no transaction committed (%d fail, %d info): the history cannot show an anomaly", res.Fail, res.Info)
+	case res.ReadsObserved == 0:
+		why = fmt.Sprintf("no committed read saw a value (%d ok transactions): the history cannot show an anomaly", res.OK)
+	default:
+		return
+	}
+	c := &res.Check
+	if c.Valid != check.Valid {
+		return
+	}
+	c.Valid, c.Message = check.Unknown, why
+	for i := range c.Models {
+		if c.Models[i].Valid == check.Valid {
+			c.Models[i].Valid, c.Models[i].Message = check.Unknown, why
+		}
+	}
+}
+
+func (r *runner) stop() {
+	r.stopOnce.Do(func() {
+		close(r.stopIssuing)
+		if r.cancelIssue != nil {
+			r.cancelIssue()
+		}
+	})
+}
 
 func (r *runner) stopping() bool {
 	select {
@@ -392,6 +500,10 @@ func (r *runner) takeTxn() bool {
 			return false
 		}
 		if r.remaining.CompareAndSwap(n, n-1) {
+			if n == 1 {
+				// The budget is spent: wake sessions still waiting to connect.
+				r.stop()
+			}
 			return true
 		}
 	}
@@ -407,6 +519,11 @@ func (r *runner) countOutcomes() {
 		case history.TypeOK:
 			r.res.OK++
 			open--
+			for _, op := range r.res.Events[i].Value {
+				if !op.Append && len(op.Read) > 0 {
+					r.res.ReadsObserved++
+				}
+			}
 		case history.TypeFail:
 			r.res.Fail++
 			open--
@@ -431,14 +548,17 @@ func (r *runner) session(s int) {
 			conn.Close()
 		}
 	}()
+	connected := false
 	for !r.stopping() {
 		if conn == nil {
-			var err error
-			if conn, err = r.connect(s); err != nil {
-				if !r.stopping() {
-					r.setFatal(err)
-				}
-				return
+			if conn = r.connect(s); conn == nil {
+				return // the run stopped while connecting
+			}
+			if connected {
+				r.reconnects.Add(1)
+			} else {
+				connected = true
+				r.connectedSessions.Add(1)
 			}
 		}
 		if !r.takeTxn() {
@@ -453,6 +573,11 @@ func (r *runner) session(s int) {
 		ctx, cancel := context.WithTimeout(r.opCtx, r.cfg.TxnTimeout)
 		out := r.txn(ctx, conn, ops)
 		cancel()
+		if out.typ != history.TypeOK && r.killed[s].Load() {
+			// Say in the history why the connection went away.
+			out.errText = "connection killed by the nemesis: " + out.errText
+			out.connBroken = true
+		}
 		r.rec.record(history.Event{Type: out.typ, Process: process, Value: out.ops, Error: out.errText})
 		switch out.typ {
 		case history.TypeOK:
@@ -475,41 +600,60 @@ func (r *runner) session(s int) {
 	}
 }
 
-// connect opens session s's connection, retrying for a while: a nemesis or a
-// restarting server makes connecting fail now and then.
-func (r *runner) connect(s int) (*sql.Conn, error) {
-	var lastErr error
-	for attempt := 0; attempt < r.connectFailLimit; attempt++ {
-		if attempt > 0 {
-			backoff := r.connectBackoffBase * time.Duration(min(attempt, 10))
-			select {
-			case <-time.After(backoff):
-			case <-r.stopIssuing:
-				return nil, lastErr
-			}
-		}
-		ctx, cancel := context.WithTimeout(r.opCtx, 10*time.Second)
-		conn, err := r.db.Conn(ctx)
+// connect opens session s's connection, retrying with exponential backoff (capped at
+// connectBackoffMax) for as long as the run lasts: a nemesis, a restarting server or a
+// full server makes connecting fail for a while. It returns nil once the run stops.
+func (r *runner) connect(s int) *sql.Conn {
+	backoff := r.connectBackoffBase
+	var firstFailure time.Time
+	for attempt := 1; ; attempt++ {
+		conn, err := r.openSessionConn(s)
 		if err == nil {
-			for _, q := range r.d.sessionSQL {
-				_, _ = conn.ExecContext(ctx, q) // best effort, see sessionSQL
+			if attempt > 1 {
+				r.logf("session %d: connected after %d attempts (%.1fs)", s, attempt, time.Since(firstFailure).Seconds())
 			}
+			return conn
 		}
-		if err == nil && r.d.backendIDSQL != "" && r.cfg.Nemesis != "" {
-			var id int64
-			if id, err = r.d.backendID(ctx, conn); err == nil {
-				r.backendIDs[s].Store(id)
-			} else {
-				conn.Close()
-			}
+		if r.stopping() {
+			return nil
 		}
-		cancel()
-		if err == nil {
-			return conn, nil
+		r.connectErrors.Add(1)
+		text := errorText(err)
+		r.firstConnectErr.CompareAndSwap(nil, &text)
+		if attempt == 1 {
+			firstFailure = time.Now()
+			r.logf("session %d: cannot connect (%s); retrying, backing off up to %v", s, text, r.connectBackoffMax)
 		}
-		lastErr = err
+		select {
+		case <-time.After(backoff):
+		case <-r.stopIssuing:
+			return nil
+		}
+		backoff = min(2*backoff, r.connectBackoffMax)
 	}
-	return nil, &DBError{Op: fmt.Sprintf("connect session %d to %s", s, r.d.redacted), Err: lastErr}
+}
+
+// openSessionConn makes one attempt at opening session s's connection.
+func (r *runner) openSessionConn(s int) (*sql.Conn, error) {
+	ctx, cancel := context.WithTimeout(r.issueCtx, 10*time.Second)
+	defer cancel()
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range r.d.sessionSQL {
+		_, _ = conn.ExecContext(ctx, q) // best effort, see sessionSQL
+	}
+	if r.d.backendIDSQL != "" && r.cfg.Nemesis != "" {
+		id, err := r.d.backendID(ctx, conn)
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		r.killed[s].Store(false)
+		r.backendIDs[s].Store(id)
+	}
+	return conn, nil
 }
 
 // txnOutcome is how one transaction ended.
@@ -526,14 +670,9 @@ type txnOutcome struct {
 // whose connection is lost; so those are :fail. At COMMIT only a certain abort is
 // :fail; anything else (lost connection, timeout, unknown error) is :info.
 func (r *runner) txn(ctx context.Context, conn *sql.Conn, ops []history.Op) txnOutcome {
-	failed := func(step string, err error) txnOutcome {
-		out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err)}
-		out.connBroken = !r.rollback(conn)
-		return out
-	}
 	for _, q := range r.st.begin {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return failed("begin", err)
+			return r.failed(conn, ops, "begin", err)
 		}
 	}
 	done := make([]history.Op, len(ops))
@@ -542,26 +681,48 @@ func (r *runner) txn(ctx context.Context, conn *sql.Conn, ops []history.Op) txnO
 		op := &done[i]
 		if op.Append {
 			if err := r.appendValue(ctx, conn, op.Key, op.Value); err != nil {
-				return failed("append", err)
+				return r.failed(conn, ops, "append", err)
 			}
 			continue
 		}
 		text, err := r.readText(ctx, conn, op.Key)
 		if err != nil {
-			return failed("read", err)
+			return r.failed(conn, ops, "read", err)
 		}
 		list, err := parseList(text)
 		if err != nil {
-			out := failed("read", err)
+			out := r.failed(conn, ops, "read", err)
 			out.fatal = &DBError{Op: fmt.Sprintf("read key %d", op.Key), Err: err}
 			return out
 		}
 		op.Read = list
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		if r.d.certainAbort(err) {
+	return r.commit(ctx, conn, ops, done)
+}
+
+// failed is the outcome of a transaction that certainly did not commit: it ends it.
+func (r *runner) failed(conn *sql.Conn, ops []history.Op, step string, err error) txnOutcome {
+	out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err)}
+	out.connBroken = !r.rollback(conn)
+	return out
+}
+
+// commit ends a transaction whose statements all succeeded: ok only when the server
+// says it committed. ops are the invoke's micro-ops, done the same with reads filled in.
+func (r *runner) commit(ctx context.Context, conn *sql.Conn, ops, done []history.Op) txnOutcome {
+	if r.inTxnSQL != "" {
+		var inTxn int
+		if err := conn.QueryRowContext(ctx, r.inTxnSQL).Scan(&inTxn); err != nil {
+			return r.failed(conn, ops, "commit", err) // COMMIT was not sent
+		}
+		if inTxn == 0 {
+			return r.failed(conn, ops, "commit", fmt.Errorf("%w: it had ended before COMMIT (%s = 0)", errCommitRolledBack, r.inTxnSQL))
+		}
+	}
+	if err := r.d.commitTxn(ctx, conn); err != nil {
+		if errors.Is(err, errCommitRolledBack) || r.d.certainAbort(err) {
 			// SQLite keeps the transaction open after a busy COMMIT: end it.
-			return failed("commit", err)
+			return r.failed(conn, ops, "commit", err)
 		}
 		return txnOutcome{typ: history.TypeInfo, ops: ops, errText: "commit: " + errorText(err), connBroken: true}
 	}
@@ -639,11 +800,15 @@ func (r *runner) nemesis(done <-chan struct{}) {
 		if id == 0 {
 			continue
 		}
+		// Mark first: the session may see its connection die before ExecContext returns.
+		r.killed[s].Store(true)
 		ctx, cancel := context.WithTimeout(r.opCtx, 5*time.Second)
 		_, err := admin.ExecContext(ctx, r.d.killSQL(id))
 		cancel()
 		if err == nil {
 			r.kills.Add(1)
+		} else if r.backendIDs[s].Load() == id {
+			r.killed[s].Store(false)
 		}
 	}
 }
@@ -685,10 +850,18 @@ type runInfo struct {
 	Fail          int      `json:"fail"`
 	Info          int      `json:"info"`
 	Unfinished    int      `json:"unfinished"`
-	Kills         int      `json:"kills,omitempty"`
-	Interrupted   bool     `json:"interrupted,omitempty"`
-	Seconds       float64  `json:"seconds"`
-	TxnsPerSecond float64  `json:"txns_per_second"`
+	ReadsObserved int      `json:"reads_observed"`
+	Kills         int      `json:"kills"`
+	// Sessions that never connected ran no transaction: the run was less concurrent
+	// than spec.sessions says.
+	SessionsConnected      int     `json:"sessions_connected"`
+	SessionsNeverConnected int     `json:"sessions_never_connected"`
+	Reconnects             int     `json:"reconnects"`
+	ConnectErrors          int     `json:"connect_errors"`
+	FirstConnectError      string  `json:"first_connect_error,omitempty"`
+	Interrupted            bool    `json:"interrupted"`
+	Seconds                float64 `json:"seconds"`
+	TxnsPerSecond          float64 `json:"txns_per_second"`
 }
 
 func (r *runner) writeRunInfo() error {
@@ -700,7 +873,9 @@ func (r *runner) writeRunInfo() error {
 	return writeJSONFile(filepath.Join(r.cfg.OutDir, "run.json"), runInfo{
 		Database: res.Database, Table: res.Table, Isolation: r.cfg.Isolation, Append: r.cfg.Append,
 		Spec: r.cfg.Spec, Nemesis: r.cfg.Nemesis, Models: res.Models, Files: files,
-		OK: res.OK, Fail: res.Fail, Info: res.Info, Unfinished: res.Unfinished, Kills: res.Kills,
+		OK: res.OK, Fail: res.Fail, Info: res.Info, Unfinished: res.Unfinished, ReadsObserved: res.ReadsObserved,
+		Kills: res.Kills, SessionsConnected: res.SessionsConnected, SessionsNeverConnected: res.SessionsNeverConnected(),
+		Reconnects: res.Reconnects, ConnectErrors: res.ConnectErrors, FirstConnectError: res.FirstConnectError,
 		Interrupted: res.Interrupted, Seconds: res.Elapsed.Seconds(), TxnsPerSecond: res.TxnsPerSecond(),
 	})
 }

@@ -35,19 +35,25 @@ const (
 	HistoryJSON = "history.jsonl"
 )
 
+// historyFileNames returns the history files written for format edn, json or both.
+func historyFileNames(format string) ([]string, error) {
+	switch format {
+	case "", "edn":
+		return []string{HistoryEDN}, nil
+	case "json":
+		return []string{HistoryJSON}, nil
+	case "both":
+		return []string{HistoryEDN, HistoryJSON}, nil
+	}
+	return nil, fmt.Errorf("%w: --format must be edn, json or both, not %q", ErrConfig, format)
+}
+
 // newRecorder creates the history files for format edn, json or both in dir.
 func newRecorder(dir, format string, start time.Time) (*recorder, []string, error) {
 	r := &recorder{start: start}
-	var names []string
-	switch format {
-	case "", "edn":
-		names = []string{HistoryEDN}
-	case "json":
-		names = []string{HistoryJSON}
-	case "both":
-		names = []string{HistoryEDN, HistoryJSON}
-	default:
-		return nil, nil, fmt.Errorf("%w: --format must be edn, json or both, not %q", ErrConfig, format)
+	names, err := historyFileNames(format)
+	if err != nil {
+		return nil, nil, err
 	}
 	var paths []string
 	for _, n := range names {

@@ -7,21 +7,21 @@ import "flag"
 // Spec is a list-append workload: what `doppel gen` and `doppel run` both take, so that
 // a workload means the same thing in both (the paper's appendix C parameters).
 type Spec struct {
-	Sessions  int     // concurrent sessions (client processes)
-	Txns      int     // transactions in total
-	Ops       int     // micro-ops per transaction
-	Keys      int     // number of keys
-	Reads     float64 // fraction of micro-ops that are reads
-	KeyDist   string  // uniform | zipf | hotspot
-	KeyZipf   float64 // θ for --key-dist zipf
-	DupKeys   float64 // fraction of keys whose appended values may repeat
-	ValZipf   float64 // θ of the value distribution on duplicate keys
-	ValDomain int     // N: values on duplicate keys are drawn from 1..N
-	Seed      int64
+	Sessions  int     `json:"sessions"`   // concurrent sessions (client processes)
+	Txns      int     `json:"txns"`       // transactions in total
+	Ops       int     `json:"ops"`        // micro-ops per transaction
+	Keys      int     `json:"keys"`       // number of keys
+	Reads     float64 `json:"reads"`      // fraction of micro-ops that are reads
+	KeyDist   string  `json:"key_dist"`   // uniform | zipf | hotspot
+	KeyZipf   float64 `json:"key_zipf"`   // θ for --key-dist zipf
+	DupKeys   float64 `json:"dup_keys"`   // fraction of keys whose appended values may repeat
+	ValZipf   float64 `json:"val_zipf"`   // θ of the value distribution on duplicate keys
+	ValDomain int     `json:"val_domain"` // N: values on duplicate keys are drawn from 1..N
+	Seed      int64   `json:"seed"`
 	// KeyRotate: every KeyRotate transactions, a session moves to fresh keys (key +
 	// Keys × generation), as Jepsen retires keys, so that lists — which every read
 	// returns whole — stay short in long runs. 0 never rotates.
-	KeyRotate int
+	KeyRotate int `json:"key_rotate"`
 }
 
 // DefaultSpec is a small, contended, duplicate-heavy workload.

@@ -18,8 +18,31 @@ import (
 	"doppel/workload"
 )
 
-// exitDatabase: the database could not be used (connect, create table, ...).
-const exitDatabase = 4
+// Exit codes of doppel run beyond check's: the database could not be used (connect,
+// create table, ...); the run was interrupted and its partial history showed no anomaly.
+const (
+	exitDatabase    = 4
+	exitInterrupted = 5
+)
+
+const runUsage = `usage: doppel run [flags]
+
+Runs a list-append workload against a database (default: an SQLite file in the output
+directory), records the history in the output directory (history.edn and/or
+history.jsonl, run.json, result.json) and checks it.
+
+Exit codes:
+  0  valid: the history satisfies the models
+  1  not valid: an anomaly was found (also when interrupted: it is in the partial history)
+  2  unknown: a check limit was reached; or nothing committed / no committed read saw a
+     value, so the history could not have shown an anomaly; or the run failed midway
+     (writing the history, say: the message says what, and the history so far is kept)
+  3  bad flags or configuration (checked before the workload starts)
+  4  the database could not be used at the start (connect, create the table)
+  5  interrupted (SIGINT/SIGTERM): the partial history was checked and showed no anomaly
+
+Flags:
+`
 
 func init() {
 	commands["run"] = command{summary: "run a list-append workload against a database and check it", run: runRun}
@@ -47,6 +70,10 @@ func runRun(args []string) int {
 	flags.StringVar(&cfg.Format, "format", "edn", "history file format: edn, json or both")
 	flags.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Second, "on interrupt, how long in-flight transactions may take to finish")
 	flags.DurationVar(&cfg.TxnTimeout, "txn-timeout", 30*time.Second, "cancel a transaction after this long (recorded as fail or info)")
+	flags.Usage = func() {
+		fmt.Fprint(os.Stderr, runUsage)
+		flags.PrintDefaults()
+	}
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitValid
@@ -113,11 +140,20 @@ func runRun(args []string) int {
 		return exitUnknown
 	}
 	printRunReport(os.Stdout, res)
-	switch res.Check.Valid {
-	case check.Valid:
-		return exitValid
-	case check.Invalid:
+	return runExitCode(res)
+}
+
+// runExitCode: an anomaly found is found, interrupted or not; otherwise an interrupted
+// run has its own code, since its partial history says less than a finished one.
+func runExitCode(res *workload.RunResult) int {
+	if res.Check.Valid == check.Invalid {
 		return exitInvalid
+	}
+	if res.Interrupted {
+		return exitInterrupted
+	}
+	if res.Check.Valid == check.Valid {
+		return exitValid
 	}
 	return exitUnknown
 }
@@ -153,6 +189,12 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		fmt.Fprintf(w, ", %d connections killed", res.Kills)
 	}
 	fmt.Fprintln(w, ")")
+	if res.Reconnects > 0 || res.ConnectErrors > 0 {
+		fmt.Fprintf(w, "           %d reconnections, %d failed connection attempts\n", res.Reconnects, res.ConnectErrors)
+	}
+	if n := res.SessionsNeverConnected(); n > 0 {
+		fmt.Fprintf(w, "sessions:  only %d of %d ever connected (first error: %s)\n", res.SessionsConnected, res.SessionsConnected+n, res.FirstConnectError)
+	}
 	if res.Interrupted {
 		fmt.Fprintln(w, "           interrupted: the history is partial")
 	}
