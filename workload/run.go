@@ -289,14 +289,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 		return nil, &DBError{Op: "create table " + r.res.Table + " on " + r.d.redacted, Err: err}
 	}
 	r.logf("database %s, table %s, isolation %s, append %s", r.d.redacted, r.res.Table, cfg.Isolation, cfg.Append)
-	if r.d.inTxnSQL != "" {
-		var inTxn int
-		if err := db.QueryRowContext(setupCtx, r.d.inTxnSQL).Scan(&inTxn); err == nil {
-			r.inTxnSQL = r.d.inTxnSQL
-		} else {
-			r.logf("note: %s fails (%v): a COMMIT the server answers after silently rolling back cannot be told from a commit", r.d.inTxnSQL, err)
-		}
-	}
+	r.probeInTxn(setupCtx)
 	if !cfg.Keep {
 		defer func() {
 			dropCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -459,6 +452,20 @@ func (r *runner) requireEvidence() {
 			c.Models[i].Valid, c.Models[i].Message = check.Unknown, why
 		}
 	}
+}
+
+// probeInTxn keeps the dialect's in-transaction check if the server has it (MariaDB
+// does, MySQL does not).
+func (r *runner) probeInTxn(ctx context.Context) {
+	if r.d.inTxnSQL == "" {
+		return
+	}
+	var inTxn int
+	if err := r.db.QueryRowContext(ctx, r.d.inTxnSQL).Scan(&inTxn); err != nil {
+		r.logf("note: %s fails (%v): a COMMIT the server answers after silently rolling back cannot be told from a commit", r.d.inTxnSQL, errorText(err))
+		return
+	}
+	r.inTxnSQL = r.d.inTxnSQL
 }
 
 func (r *runner) stop() {
@@ -703,7 +710,9 @@ func (r *runner) txn(ctx context.Context, conn *sql.Conn, ops []history.Op) txnO
 // failed is the outcome of a transaction that certainly did not commit: it ends it.
 func (r *runner) failed(conn *sql.Conn, ops []history.Op, step string, err error) txnOutcome {
 	out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err)}
-	out.connBroken = !r.rollback(conn)
+	if !errors.Is(err, errCommitRolledBack) { // that one is over already
+		out.connBroken = !r.rollback(conn)
+	}
 	return out
 }
 
