@@ -261,6 +261,55 @@ func TestRunSQLiteCancel(t *testing.T) {
 	if !strings.Contains(progress.String(), "txns") {
 		t.Errorf("no progress written: %q", progress.String())
 	}
+	var result struct {
+		Valid   any  `json:"valid"`
+		Partial bool `json:"partial"`
+	}
+	readJSON(t, filepath.Join(cfg.OutDir, "result.json"), &result)
+	var info struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	readJSON(t, filepath.Join(cfg.OutDir, "run.json"), &info)
+	if !result.Partial || result.Valid != true || !info.Interrupted {
+		t.Errorf("result.json valid %v partial %v, run.json interrupted %v; want true, true, true", result.Valid, result.Partial, info.Interrupted)
+	}
+}
+
+// A run that could not have shown an anomaly is not called valid.
+func TestRunWithoutEvidenceIsUnknown(t *testing.T) {
+	appendsOnly := smallSpec(50)
+	appendsOnly.Reads = 0
+	for name, tc := range map[string]struct {
+		cfg  RunConfig
+		want string
+	}{
+		// Every transaction times out at once: nothing commits.
+		"nothing committed": {RunConfig{Spec: smallSpec(50), TxnTimeout: time.Nanosecond}, "no transaction committed"},
+		"no reads":          {RunConfig{Spec: appendsOnly}, "no committed read saw a value"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.cfg.OutDir = t.TempDir()
+			res := runForTest(t, tc.cfg)
+			r := &res.Check
+			if r.Valid != check.Unknown || !strings.Contains(r.Message, tc.want) {
+				t.Fatalf("verdict %v %q, want unknown: %s", r.Valid, r.Message, tc.want)
+			}
+			for _, m := range r.Models {
+				if m.Valid != check.Unknown {
+					t.Errorf("model %s is %v", m.Model, m.Valid)
+				}
+			}
+			var result struct {
+				Valid   string `json:"valid"`
+				Message string `json:"message"`
+				Partial bool   `json:"partial"`
+			}
+			readJSON(t, filepath.Join(tc.cfg.OutDir, "result.json"), &result)
+			if result.Valid != "unknown" || result.Message != r.Message || result.Partial {
+				t.Errorf("result.json: %+v", result)
+			}
+		})
+	}
 }
 
 func TestRunConfigErrors(t *testing.T) {
@@ -276,11 +325,28 @@ func TestRunConfigErrors(t *testing.T) {
 		"spec":                {Spec: bad},
 		"url":                 {Spec: spec, DB: "oracle://x"},
 		"format":              {Spec: spec, Format: "xml"},
+		"model":               {Spec: spec, Models: []string{"read-committed"}},
+		"negative timeout":    {Spec: spec, TxnTimeout: -time.Second},
 	} {
-		cfg.OutDir = t.TempDir()
+		// Found before anything runs: the output directory is not even created.
+		cfg.OutDir = filepath.Join(t.TempDir(), "out")
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: err %v, want ErrConfig", name, err)
 		}
+		if _, err := os.Stat(cfg.OutDir); err == nil {
+			t.Errorf("%s: the output directory was created", name)
+		}
+	}
+	// An output directory that already holds a history is refused before the run.
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, HistoryEDN), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), RunConfig{Spec: spec, OutDir: out}); !errors.Is(err, ErrConfig) {
+		t.Errorf("existing history: err %v, want ErrConfig", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "db.sqlite")); err == nil {
+		t.Error("existing history: the database was created")
 	}
 }
 
@@ -347,7 +413,28 @@ func TestPostgresKillConn(t *testing.T) {
 	if res.Kills == 0 {
 		t.Fatal("the nemesis killed no connection")
 	}
+	requireKillsInHistory(t, res)
 	requireVerdict(t, res, check.Valid, "")
+}
+
+// requireKillsInHistory wants the nemesis's kills visible in the history: the
+// transactions that met a killed connection say so. A kill is missed only when the
+// session dropped that connection itself first (after an :info, say).
+func requireKillsInHistory(t *testing.T, res *RunResult) {
+	t.Helper()
+	seen := 0
+	for _, e := range res.Events {
+		if strings.HasPrefix(e.Error, "connection killed by the nemesis") {
+			seen++
+			if e.Type == history.TypeOK {
+				t.Errorf("event %d: ok with a kill error", e.Index)
+			}
+		}
+	}
+	if seen == 0 || seen > res.Kills {
+		t.Errorf("%d transactions name a kill; the nemesis killed %d connections", seen, res.Kills)
+	}
+	t.Logf("%d of %d kills met by a transaction", seen, res.Kills)
 }
 
 // mdevSpec is MDEV-26642's workload: few keys, all with duplicate values from a small
@@ -397,6 +484,7 @@ func TestMariaDBKillConn(t *testing.T) {
 	if res.Kills == 0 {
 		t.Fatal("the nemesis killed no connection")
 	}
+	requireKillsInHistory(t, res)
 	requireVerdict(t, res, check.Valid, "")
 }
 
