@@ -208,7 +208,11 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 	}
 	r := &res.Check
 	fmt.Fprintf(w, "check:     %.3fs\n", res.CheckTime.Seconds())
-	fmt.Fprintf(w, "verdict:   %s\n", strings.ToUpper(r.Valid.String()))
+	partial := ""
+	if res.Interrupted {
+		partial = " (of the partial history)"
+	}
+	fmt.Fprintf(w, "verdict:   %s%s\n", strings.ToUpper(r.Valid.String()), partial)
 	if r.Message != "" {
 		fmt.Fprintf(w, "           %s\n", r.Message)
 	}
