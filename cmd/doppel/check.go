@@ -51,6 +51,9 @@ func runCheck(args []string) int {
 	case *restarts != "" && *restarts != "glucose" && *restarts != "luby" && *restarts != "none":
 		fmt.Fprintf(os.Stderr, "doppel check: --restarts must be glucose, luby or none, not %q\n", *restarts)
 		return exitUsage
+	case *timeout < 0 || *maxConflicts < 0:
+		fmt.Fprintln(os.Stderr, "doppel check: --timeout and --max-conflicts must not be negative (0 means no limit)")
+		return exitUsage
 	}
 	if stop, err := startProfile(*prof); err != nil {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
@@ -58,10 +61,10 @@ func runCheck(args []string) int {
 	} else {
 		defer stop()
 	}
-	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts,
+	t0 := time.Now() // --timeout counts parsing too
+	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts, Start: t0,
 		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
-	t0 := time.Now()
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {
@@ -84,6 +87,9 @@ func runCheck(args []string) int {
 		return exitUsage
 	}
 	res.Stats.ParseSeconds = parse
+	for _, w := range res.Warnings {
+		fmt.Fprintln(os.Stderr, "doppel check:", w)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
