@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"doppel/encode"
 	"doppel/history"
 	"doppel/internal/brute"
 )
@@ -180,4 +181,37 @@ func TestLimitsNeverDecideWrongly(t *testing.T) {
 		t.Errorf("%d verdicts unknown, %d decided: the limits were not exercised", unknown, decided)
 	}
 	t.Logf("%d verdicts unknown, %d decided", unknown, decided)
+}
+
+// TestReplaysStop: the replays give up when their stop hook says so, and otherwise
+// replay as without one.
+func TestReplaysStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	h := brute.Random(rng, brute.Config{MinTxns: 3 * stopEvery, MaxTxns: 3 * stopEvery, MaxKeys: stopEvery, Values: 3, MaxOps: 6,
+		MaxProcesses: 1, Strategy: brute.Serial}) // one process: the greedy replays succeed
+	in := encode.Infer(h)
+	commit := make([]encode.Commit, len(h.Txns))
+	for t := range h.Txns {
+		switch h.Txns[t].Status {
+		case history.OK:
+			commit[t] = encode.Committed
+		case history.Info:
+			commit[t] = encode.MayCommit
+		}
+	}
+	never := func() bool { return false }
+	always := func() bool { return true }
+	order, ok := schedule(h, in, commit, nil, false, never)
+	if !ok || verifySerial(h, in, order, false, false) != nil {
+		t.Fatal("a serial history does not replay")
+	}
+	if _, ok := schedule(h, in, commit, nil, false, always); ok {
+		t.Error("schedule went on after stop")
+	}
+	if _, ok := siSchedule(h, in, commit, nil, false, never); !ok {
+		t.Fatal("a serial history does not replay under snapshot isolation")
+	}
+	if _, ok := siSchedule(h, in, commit, nil, false, always); ok {
+		t.Error("siSchedule went on after stop")
+	}
 }

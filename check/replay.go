@@ -33,9 +33,12 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// its first try (at 1M transactions, 4.9 s against 10.3 s unguided).
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {
-		if guide == nil {
+		if guide == nil && !c.budget.out() {
 			p := &encode.Problem{In: in, Commit: commit} // order edges need only these
-			guide = append(p.ProcessEdges(), p.RealtimeEdges()...)
+			process := p.ProcessEdges()
+			// The real-time edges are the most: computed in place, stoppable.
+			guide = append(make([]encode.Edge, 0, len(process)+4*len(h.Txns)), process...)
+			guide, _ = p.AppendRealtimeEdges(guide, c.budget.stop)
 		}
 		return guide
 	}

@@ -173,6 +173,9 @@ func (c *checker) strictWitness() bool {
 	}
 	c.strictTried = true
 	sv := c.strictView()
+	if c.budget.out() {
+		return false
+	}
 	guess, ok := c.witness(sv)
 	if ok {
 		c.strictSat = true
