@@ -98,7 +98,7 @@ func (c *checker) run(names []string) Result {
 		si = c.siView(false)
 		// A cycle of the split graph collapses to one of data edges, so only then
 		// can snapshot isolation have known cycles of its own.
-		if c.dataCyclic && !c.budget.out() {
+		if si != nil && c.dataCyclic && !c.budget.out() {
 			c.progress("searching for cycles under snapshot isolation")
 			c.knownCycles(si)
 		}

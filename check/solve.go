@@ -82,7 +82,9 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	guess, ok := c.witness(v)
 	if v.split && !v.oriented && !(ok && !c.opts.Solver.NoWitness) && !c.budget.out() {
 		c.progress("deciding " + m + ": ordering unobserved writers")
-		v = c.siView(true)
+		if v = c.siView(true); v == nil {
+			return Unknown, c.budget.message(m)
+		}
 		guess, ok = c.witness(v)
 	}
 	if ok && !c.opts.Solver.NoWitness {
@@ -484,7 +486,10 @@ func (c *checker) exportAll(names []string) {
 		if models[m].snapshot {
 			v = c.siView(true) // the solver's view: with the orientations of unobserved writers
 		}
-		s := c.newSolver(v)
+		var s *sat.Solver
+		if v != nil {
+			s = c.newSolver(v)
+		}
 		if s == nil {
 			c.warnf("export: %s.cnf not written: the %s was reached while %s", base, c.budget.spentWhy, c.budget.spentPhase)
 			continue

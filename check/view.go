@@ -77,7 +77,8 @@ func (c *checker) strictView() *view {
 }
 
 // siView is the split graph of snapshot isolation; with orient, also the chosen
-// orders of unobserved writers (only the solver needs those: they are many).
+// orders of unobserved writers (only the solver needs those: they are many). nil when
+// the limits ran out meanwhile (it copies every edge, some twice).
 func (c *checker) siView(orient bool) *view {
 	p := c.p
 	n := int32(len(c.h.Txns))
@@ -100,7 +101,10 @@ func (c *checker) siView(orient bool) *view {
 			add(encode.Edge{Kind: encode.StartCommit, Key: -1, Read: -1}, start(t), commit(t))
 		}
 	}
-	for _, e := range p.Edges {
+	for i, e := range p.Edges {
+		if i&(1<<16-1) == 0 && c.budget.out() {
+			return nil
+		}
 		fromHub, toHub := p.IsHub(e.From), p.IsHub(e.To)
 		switch {
 		case fromHub && toHub:
@@ -128,6 +132,9 @@ func (c *checker) siView(orient bool) *view {
 	c.siGuards = c.siGuards[:0]
 	for k := range p.Plans {
 		us := p.Plans[k].Unobserved
+		if len(us) > 1 && c.budget.out() {
+			return nil
+		}
 		for i := 0; i < len(us); i++ {
 			for j := i + 1; j < len(us); j++ {
 				o := p.NumVars + v.extraVars
