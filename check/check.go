@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -16,6 +17,7 @@ func Check(h *history.History, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	c := &checker{h: h, opts: opts, cycleFound: map[string]bool{}, proven: map[string]bool{}}
+	c.budget = newBudget(opts, &c.res.Stats.Conflicts)
 	return c.run(names), nil
 }
 
@@ -27,7 +29,6 @@ type checker struct {
 	cycleFound map[string]bool // cycle kinds reported among known edges
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
-	start time.Time
 	// siGuards holds the guards of edges only snapshot isolation has.
 	siGuards []encode.Lit
 	litNames []string // what each variable means, for explanations
@@ -38,15 +39,20 @@ type checker struct {
 	strictEdges         []encode.Edge   // strictView's edges when c.edges lacks the orders
 	strictTried         bool            // strictWitness ran; strictSat: it found a solution
 	strictSat           bool
+	// budget is the limits, consulted by every phase; once spent, every model not yet
+	// decided is unknown.
+	budget *budget
 }
 
 func (c *checker) run(names []string) Result {
 	h := c.h
 	t0 := time.Now()
-	c.start = t0
 	c.progress("inferring dependencies")
 	in := encode.Infer(h)
 	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
+	if c.budget.out() {
+		return c.cutShort(in, names)
+	}
 	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
 		// Most histories are valid: a serial replay proves it without building the
 		// problem. (Findings are anomalies every model forbids: nothing to prove then.)
@@ -55,29 +61,25 @@ func (c *checker) run(names []string) Result {
 		c.proveByReplay(in, names)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
 		if len(c.proven) == len(names) {
+			if c.opts.Solver.ExportPrefix != "" {
+				// The replay decided without the encoding; the user asked for it anyway.
+				c.exportAfterReplay(in, names)
+			}
 			return c.replayResult(names)
+		}
+		if c.budget.out() {
+			return c.cutShort(in, names)
 		}
 	}
 	t0 = time.Now()
-	c.p = encode.BuildFrom(in)
+	c.progress("building the encoding")
+	c.p = encode.BuildFromStop(in, c.budget.stop)
+	if c.p == nil {
+		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+		return c.cutShort(in, names)
+	}
 	p := c.p
-	var needProcess, needRealtime bool
-	for _, m := range names {
-		needProcess = needProcess || models[m].process
-		needRealtime = needRealtime || models[m].realtime
-	}
-	var process, realtime []encode.Edge
-	if needProcess {
-		process = p.ProcessEdges()
-	}
-	if needRealtime {
-		realtime = p.RealtimeEdges()
-	}
-	// Extend the problem's edge list in place rather than copying it (it is the
-	// biggest structure); p.Edges stays the data-edge prefix.
-	c.nData, c.nDataProcess = len(p.Edges), len(p.Edges)+len(process)
-	c.edges = append(append(p.Edges, process...), realtime...)
-	p.Edges = c.edges[:c.nData:c.nData]
+	c.addOrderEdges(names)
 	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	c.fillStats()
 
@@ -86,18 +88,25 @@ func (c *checker) run(names []string) Result {
 	}
 
 	t1 := time.Now()
-	c.progress("searching for cycles")
-	c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
 	var si *view
-	if contains(names, "snapshot-isolation") && (c.dataCyclic || !c.proven["snapshot-isolation"]) {
+	if !c.budget.out() {
+		c.progress("searching for cycles")
+		c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
+	}
+	if contains(names, "snapshot-isolation") && (c.dataCyclic || !c.proven["snapshot-isolation"]) && !c.budget.out() {
+		c.progress("building the snapshot isolation graph")
 		si = c.siView(false)
 		// A cycle of the split graph collapses to one of data edges, so only then
 		// can snapshot isolation have known cycles of its own.
-		if c.dataCyclic {
+		if si != nil && c.dataCyclic && !c.budget.out() {
+			c.progress("searching for cycles under snapshot isolation")
 			c.knownCycles(si)
 		}
 	}
 	c.res.Stats.ExplainSeconds = time.Since(t1).Seconds()
+	if c.opts.Solver.ExportPrefix != "" {
+		c.exportAll(names)
+	}
 
 	open := p.NumVars > 0 || c.hasGuards()
 	results := map[string]*ModelResult{}
@@ -118,6 +127,10 @@ func (c *checker) run(names []string) Result {
 			// diagnosis found no named anomaly.
 			mr.Valid = Invalid
 		case impliedValid(m, results):
+		case c.budget.out():
+			// A phase before was cut short (known cycles may be missing) or the
+			// limits are spent: nothing more can be decided.
+			mr.Valid, mr.Message = Unknown, c.budget.message(m)
 		case open || v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
@@ -129,6 +142,63 @@ func (c *checker) run(names []string) Result {
 		c.res.Models = append(c.res.Models, *mr)
 	}
 	return c.finish()
+}
+
+// addOrderEdges makes c.edges the problem's data edges, then the process and real-time
+// edges the models need.
+func (c *checker) addOrderEdges(names []string) {
+	p := c.p
+	var needProcess, needRealtime bool
+	for _, m := range names {
+		needProcess = needProcess || models[m].process
+		needRealtime = needRealtime || models[m].realtime
+	}
+	var process, realtime []encode.Edge
+	if needProcess {
+		process = p.ProcessEdges()
+	}
+	if needRealtime {
+		realtime = p.RealtimeEdges()
+	}
+	// Extend the problem's edge list in place rather than copying it (it is the
+	// biggest structure); p.Edges stays the data-edge prefix.
+	c.nData, c.nDataProcess = len(p.Edges), len(p.Edges)+len(process)
+	c.edges = append(append(p.Edges, process...), realtime...)
+	p.Edges = c.edges[:c.nData:c.nData]
+}
+
+// cutShort is the result when the limits ran out before the known edges were searched
+// for cycles: the inference's findings (anomalies in every attribution) still count,
+// models a verified replay proved stay valid, and the others are unknown.
+func (c *checker) cutShort(in *encode.Inference, names []string) Result {
+	h := c.h
+	s := &c.res.Stats
+	s.Transactions, s.Operations, s.Keys = len(h.Txns), len(h.Ops), len(h.Keys)
+	for _, f := range in.Findings {
+		c.addFinding(f)
+	}
+	if c.opts.Solver.ExportPrefix != "" {
+		c.warnf("export: nothing written: the %s was reached while %s, before the encoding was complete", c.budget.spentWhy, c.budget.spentPhase)
+	}
+	for _, m := range names {
+		mr := ModelResult{Model: m, Valid: Unknown, AnomalyTypes: c.forbiddenFound(m)}
+		switch {
+		case len(mr.AnomalyTypes) > 0:
+			mr.Valid = Invalid
+		case c.proven[m]:
+			mr.Valid = Valid
+		default:
+			mr.Message = c.budget.message(m)
+		}
+		c.res.Models = append(c.res.Models, mr)
+	}
+	return c.finish()
+}
+
+// warnf records something the user asked for that could not be done in full (for
+// stderr); it does not change a verdict.
+func (c *checker) warnf(format string, args ...any) {
+	c.res.Warnings = append(c.res.Warnings, fmt.Sprintf(format, args...))
 }
 
 // replayResult is the result when a serial replay proved every model.
@@ -166,7 +236,10 @@ func (c *checker) finish() Result {
 	return c.res
 }
 
+// progress starts a phase: the budget names it if the limits run out in it, and the
+// user's display shows it.
 func (c *checker) progress(phase string) {
+	c.budget.phase = phase
 	if c.opts.Progress != nil {
 		c.opts.Progress(phase)
 	}

@@ -35,6 +35,9 @@ func (c *checker) knownCycles(v *view) {
 	var scratch bfsScratch
 	inComp := make([]bool, g.n)
 	for _, comp := range comps {
+		if c.budget.out() {
+			return // the models left undecided are unknown
+		}
 		for _, x := range comp {
 			inComp[x] = true
 		}

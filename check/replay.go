@@ -33,28 +33,36 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// its first try (at 1M transactions, 4.9 s against 10.3 s unguided).
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {
-		if guide == nil {
+		if guide == nil && !c.budget.out() {
 			p := &encode.Problem{In: in, Commit: commit} // order edges need only these
-			guide = append(p.ProcessEdges(), p.RealtimeEdges()...)
+			process := p.ProcessEdges()
+			// The real-time edges are the most: computed in place, stoppable.
+			guide = append(make([]encode.Edge, 0, len(process)+4*len(h.Txns)), process...)
+			guide, _ = p.AppendRealtimeEdges(guide, c.budget.stop)
 		}
 		return guide
 	}
 	// attempt replays serially, guided by the order edges or not, and verifies the
 	// order under the orders the models need.
 	attempt := func(withGuide, process, realtime bool) bool {
+		if c.budget.out() {
+			return false
+		}
+		c.progress("replaying serially")
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
 		}
 		// Ready transactions by the middle of their interval, then by their completion
 		// (databases mostly serialize at commit: SQLite's histories need it).
-		order, ok := schedule(h, in, commit, edges, false)
-		if !ok {
-			order, ok = schedule(h, in, commit, edges, true)
+		order, ok := schedule(h, in, commit, edges, false, c.budget.stop)
+		if !ok && !c.budget.out() {
+			order, ok = schedule(h, in, commit, edges, true, c.budget.stop)
 		}
 		if !ok {
 			return false
 		}
+		c.progress("verifying a serial replay")
 		if err := verifySerial(h, in, order, process, realtime); err != nil {
 			// The replay's bookkeeping disagrees with the plain re-execution: a bug, but
 			// the solver still decides soundly.
@@ -73,20 +81,22 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 	}
 	trySI := func(withGuide bool) bool {
-		if !contains(names, "snapshot-isolation") || c.proven["snapshot-isolation"] {
+		if !contains(names, "snapshot-isolation") || c.proven["snapshot-isolation"] || c.budget.out() {
 			return false
 		}
+		c.progress("replaying under snapshot isolation")
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
 		}
-		events, ok := siSchedule(h, in, commit, edges, false)
-		if !ok {
-			events, ok = siSchedule(h, in, commit, edges, true)
+		events, ok := siSchedule(h, in, commit, edges, false, c.budget.stop)
+		if !ok && !c.budget.out() {
+			events, ok = siSchedule(h, in, commit, edges, true, c.budget.stop)
 		}
 		if !ok {
 			return false
 		}
+		c.progress("verifying a snapshot isolation replay")
 		if verifySI(h, in, events) != nil {
 			c.res.Stats.ReplayRejected++
 			return false
@@ -114,6 +124,17 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// Not serializable, or the greedy choice got stuck: snapshot isolation may still
 	// have a replay of its own.
 	_ = trySI(true) || trySI(false)
+}
+
+// stopEvery is how many steps of a replay pass between two questions to its stop hook
+// (a step is about a microsecond at most).
+const stopEvery = 4096
+
+// stopped reports whether the replay's stop hook says to give up, asking it every
+// stopEvery steps.
+func (r *replay) stopped() bool {
+	r.steps++
+	return r.stop != nil && r.steps%stopEvery == 0 && r.stop()
 }
 
 // replayReads re-executes order on the keys k with k % parts == part: appends must

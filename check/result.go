@@ -59,9 +59,14 @@ type Options struct {
 	// Models to check; empty means serializable. Names as in Elle:
 	// serializable, strong-session-serializable, strict-serializable, snapshot-isolation.
 	Models []string
-	// Limits; zero means none. Reaching one gives Unknown.
+	// Limits; zero means none. Reaching one gives Unknown for the models not yet
+	// decided. Every phase honours them; MaxConflicts counts the conflicts of every
+	// solver stage (pre-searches, portfolio, explanations) of every model together.
 	Timeout      time.Duration
 	MaxConflicts int64
+	// Start is when Timeout's clock started (a command line tool: before parsing); zero
+	// means when Check is called.
+	Start time.Time
 	// Solver knobs for research on heuristics (see --stats).
 	Solver SolverOptions
 	// Progress, when set, is told each phase as it starts (for a terminal display).
@@ -89,7 +94,10 @@ type Result struct {
 	AnomalyTypes []string      `json:"anomaly_types"`
 	Anomalies    []Anomaly     `json:"anomalies"`
 	Message      string        `json:"message,omitempty"` // why Unknown, when it is
-	Stats        Stats         `json:"stats"`
+	// Warnings say what was asked for but not done in full (an --export that could not
+	// be written, and why); they never change a verdict.
+	Warnings []string `json:"warnings,omitempty"`
+	Stats    Stats    `json:"stats"`
 }
 
 // ModelResult is the verdict for one model.

@@ -22,9 +22,13 @@ import (
 // A stuck transaction waits on one (key, position) slot: the position its key must
 // reach before the operation that stopped it can succeed. Positions only grow, so it
 // is woken exactly then, not on every append to the key.
-func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool) ([]int32, bool) {
+//
+// stop, when not nil, is asked every few thousand steps; once it reports true the
+// replay gives up (returns false).
+func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, stop func() bool) ([]int32, bool) {
 	r := newReplay(h, in, commit, orderEdges)
 	r.byCompletion = byCompletion
+	r.stop = stop
 	return r.run()
 }
 
@@ -89,6 +93,9 @@ type replay struct {
 	deferred []int32
 	failed   bool // a transaction that must run never can
 	fired    []int32
+
+	stop  func() bool // the caller's limits, asked every stopEvery steps (nil: none)
+	steps uint32
 }
 
 func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
@@ -367,6 +374,9 @@ func (r *replay) run() ([]int32, bool) {
 		r.try(t)
 	}
 	for !r.failed {
+		if r.stopped() {
+			return nil, false
+		}
 		var t int32
 		switch {
 		case r.ready.Len() > 0:

@@ -29,9 +29,10 @@ type siEvent struct {
 // only after those that completed before it was invoked committed (strong snapshot
 // isolation, which most databases give). That is only a guide: snapshot isolation
 // allows older snapshots, and verifySI does not check it.
-func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool) ([]siEvent, bool) {
+func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, stop func() bool) ([]siEvent, bool) {
 	s := newSIReplay(h, in, commit, guide)
 	s.byCompletion = byCompletion
+	s.stop = stop
 	return s.run()
 }
 
@@ -82,6 +83,9 @@ func (s *siReplay) run() ([]siEvent, bool) {
 	// Start as late and commit as early as possible: holding keys longer than needed
 	// would order writers (even of appends no read observed) arbitrarily.
 	for !r.failed {
+		if r.stopped() {
+			return nil, false
+		}
 		switch {
 		case s.started.Len() > 0:
 			t := s.started.pop().t

@@ -19,15 +19,21 @@ const explainConflicts = 20000
 const maxShownAttributions = 8
 
 // newSolver loads the problem's clauses into a fresh solver, with the view's extra
-// variables.
+// variables; nil when the limits ran out meanwhile (millions of clauses take seconds).
 func (c *checker) newSolver(v *view) *sat.Solver {
 	p := c.p
 	s := sat.New()
 	for i := int32(0); i < p.NumVars+v.extraVars; i++ {
+		if i&(1<<13-1) == 0 && c.budget.out() {
+			return nil
+		}
 		s.NewVar()
 	}
 	lits := make([]sat.Lit, 0, 8)
 	for i := range p.ClauseEnd {
+		if i&(1<<13-1) == 0 && c.budget.out() {
+			return nil
+		}
 		lits = lits[:0]
 		for _, l := range p.Clause(i) {
 			lits = append(lits, sat.Lit(l))
@@ -37,27 +43,56 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 	return s
 }
 
+// bound makes s honour the time limit: the solver reads the clock at conflicts and
+// every so many decisions, and a timer interrupts it at the deadline (one decision can
+// take milliseconds of theory propagation on a big graph). The caller must call the
+// returned function when done with s.
+func (c *checker) bound(s *sat.Solver) (release func()) {
+	if c.budget.deadline.IsZero() {
+		return func() {}
+	}
+	s.SetDeadline(c.budget.deadline)
+	t := time.AfterFunc(time.Until(c.budget.deadline), s.Interrupt)
+	return func() { t.Stop() }
+}
+
 // solve decides a model on view v when some keys leave choices: CDCL over the
 // segmentation choices with the acyclicity theory over the view's edges.
 func (c *checker) solve(m string, v *view) (Validity, string) {
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
-	if v.split && !c.opts.Solver.NoWitness && c.serializableWitness() {
-		c.res.Stats.Witnessed++
-		return Valid, ""
+	if v.split && !c.opts.Solver.NoWitness {
+		c.progress("deciding " + m + ": looking for a serializable solution")
+		if c.serializableWitness() {
+			c.res.Stats.Witnessed++
+			return Valid, ""
+		}
 	}
-	if !v.split && !c.opts.Solver.NoWitness && c.defaultSolver() && c.strictWitness() {
-		c.res.Stats.Witnessed++
-		return Valid, ""
+	if !v.split && !c.opts.Solver.NoWitness && c.defaultSolver() {
+		c.progress("deciding " + m + ": looking for a strict-serializable solution")
+		if c.strictWitness() {
+			c.res.Stats.Witnessed++
+			return Valid, ""
+		}
 	}
+	if c.budget.out() {
+		return Unknown, c.budget.message(m)
+	}
+	c.progress("deciding " + m + ": guessing a solution")
 	guess, ok := c.witness(v)
-	if v.split && !v.oriented && !(ok && !c.opts.Solver.NoWitness) {
-		v = c.siView(true)
+	if v.split && !v.oriented && !(ok && !c.opts.Solver.NoWitness) && !c.budget.out() {
+		c.progress("deciding " + m + ": ordering unobserved writers")
+		if v = c.siView(true); v == nil {
+			return Unknown, c.budget.message(m)
+		}
 		guess, ok = c.witness(v)
 	}
 	if ok && !c.opts.Solver.NoWitness {
 		c.res.Stats.Witnessed++
 		return Valid, ""
+	}
+	if c.budget.out() {
+		return Unknown, c.budget.message(m)
 	}
 	// A portfolio unless the user chose a configuration: first a depth-first-like
 	// search (variables in key and position order, phases from the guess, the theory only
@@ -75,31 +110,24 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 			{propagate: true},
 		}
 	}
-	if c.opts.Solver.ExportPrefix != "" {
-		if err := c.export(m, c.newSolver(v), v); err != nil {
-			return Unknown, "export: " + err.Error()
+	status := sat.Unknown
+	for i, cfg := range configs {
+		n, ok := c.budget.limit(cfg.conflicts)
+		if !ok {
+			break
 		}
-	}
-	var status sat.Status
-	var spent int64
-	base := c.res.Stats.Conflicts
-	for _, cfg := range configs {
-		if c.opts.MaxConflicts > 0 {
-			left := c.opts.MaxConflicts - spent
-			if left <= 0 {
-				break
-			}
-			if cfg.conflicts == 0 || cfg.conflicts > left {
-				cfg.conflicts = left
-			}
+		cfg.conflicts = n
+		stage := "deciding " + m + ": solver"
+		if len(configs) > 1 {
+			stage += fmt.Sprintf(" stage %d of %d", i+1, len(configs))
 		}
+		c.progress(stage)
 		var done bool
 		status, done = c.solveWith(v, guess, cfg)
 		if done {
 			return Invalid, ""
 		}
-		spent = c.res.Stats.Conflicts - base
-		if status != sat.Unknown || c.opts.Timeout > 0 && time.Now().After(c.start.Add(c.opts.Timeout)) {
+		if status != sat.Unknown || c.budget.out() {
 			break
 		}
 	}
@@ -107,10 +135,14 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	case sat.Sat:
 		return Valid, ""
 	case sat.Unsat:
-		c.explainUnsat(m, v, guess)
-		return Invalid, ""
+		c.progress("explaining why " + m + " fails")
+		return Invalid, c.explainUnsat(m, v, guess)
 	}
-	return Unknown, fmt.Sprintf("%s: the solver reached its limit after %d conflicts", m, spent)
+	if !c.budget.out() {
+		// Every stage but the last has a bound of its own, the last only the limits.
+		return Unknown, m + ": the solver stopped without a verdict"
+	}
+	return Unknown, c.budget.message(m)
 }
 
 // serializableWitness looks for a serializable solution, which is also a snapshot
@@ -124,7 +156,11 @@ func (c *checker) serializableWitness() bool {
 	if ok {
 		return true
 	}
-	status, _ := c.solveWith(sv, guess, solverConfig{heuristic: "static", conflicts: serializableWitnessConflicts})
+	n, ok := c.budget.limit(serializableWitnessConflicts)
+	if !ok {
+		return false
+	}
+	status, _ := c.solveWith(sv, guess, solverConfig{heuristic: "static", conflicts: n})
 	return status == sat.Sat
 }
 
@@ -139,6 +175,9 @@ func (c *checker) strictWitness() bool {
 	}
 	c.strictTried = true
 	sv := c.strictView()
+	if c.budget.out() {
+		return false
+	}
 	guess, ok := c.witness(sv)
 	if ok {
 		c.strictSat = true
@@ -148,6 +187,11 @@ func (c *checker) strictWitness() bool {
 		{heuristic: "static", propagate: false, conflicts: strictWitnessConflicts / 4},
 		{heuristic: "static", propagate: true, conflicts: strictWitnessConflicts},
 	} {
+		n, ok := c.budget.limit(cfg.conflicts)
+		if !ok {
+			return false
+		}
+		cfg.conflicts = n
 		if status, _ := c.solveWith(sv, guess, cfg); status == sat.Sat {
 			c.strictSat = true
 			return true
@@ -179,9 +223,13 @@ type solverConfig struct {
 }
 
 // solveWith runs one configuration; done reports that the known edges are already
-// cyclic (reported by knownCycles).
+// cyclic (reported by knownCycles). Unknown: the configuration's own bound or the
+// limits (then c.budget is spent) were reached.
 func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status, bool) {
 	s := c.newSolver(v)
+	if s == nil {
+		return sat.Unknown, false
+	}
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)
 	}
@@ -199,7 +247,13 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	// Start Pearce–Kelly from a topological order of the edges the phases enable, so
 	// that a search following them rarely reorders.
 	phased := c.holdsUnder(guess)
+	if c.budget.out() {
+		return sat.Unknown, false
+	}
 	g.SetInitialOrder(newGraph(v.nodes, v.edges, phased).reversePostorder(phased))
+	if c.budget.out() {
+		return sat.Unknown, false
+	}
 	if cyc := g.Init(); cyc != nil {
 		return sat.Unsat, true
 	}
@@ -215,10 +269,9 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if cfg.conflicts > 0 {
 		s.SetConflictLimit(cfg.conflicts)
 	}
-	if c.opts.Timeout > 0 {
-		s.SetDeadline(c.start.Add(c.opts.Timeout))
-	}
+	release := c.bound(s)
 	status := s.Solve()
+	release()
 	st := s.Stats()
 	c.res.Stats.Decisions += st.Decisions
 	c.res.Stats.Conflicts += st.Conflicts
@@ -231,18 +284,39 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 // explainUnsat proves the violation by cases: it takes an attribution of the duplicated
 // values (a solution of the Boolean part alone), shows the cycle it closes, rules out
 // every attribution with the same choices on that cycle, and repeats. When the
-// Boolean part runs out of solutions, the cycles shown cover every attribution.
-func (c *checker) explainUnsat(m string, v *view, guess []bool) {
+// Boolean part runs out of solutions, the cycles shown cover every attribution. The
+// violation is already proven: when the limits run out the explanation is cut short
+// (and says so), and the returned note says so for the model when no case was found.
+func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	// The Boolean part alone is easy, but VSIDS from scratch wanders on millions of
 	// variables: follow the guess in variable order, and bound each case's search.
 	s := c.newSolver(v)
+	if s == nil {
+		return c.explanationCut(m)
+	}
+	defer c.bound(s)()
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)
 	}
 	so := sat.DefaultOptions()
 	so.Heuristic = "static"
 	s.SetOptions(so)
-	s.SetConflictLimit(explainConflicts)
+	// solveCase searches one case within its own bound (0: none) and the limits.
+	solveCase := func(own int64) sat.Status {
+		n, ok := c.budget.limit(own)
+		if !ok {
+			return sat.Unknown
+		}
+		s.SetConflictLimit(n)
+		before := s.Stats()
+		status := s.Solve()
+		after := s.Stats()
+		c.res.Stats.Conflicts += after.Conflicts - before.Conflicts
+		c.res.Stats.Decisions += after.Decisions - before.Decisions
+		c.res.Stats.Propagations += after.Propagations - before.Propagations
+		c.res.Stats.Learned += after.Learned - before.Learned
+		return status
+	}
 	var parts []string
 	var first []int32
 	typ := ""
@@ -251,12 +325,10 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) {
 	txns := map[int32]bool{}
 	a := Anomaly{}
 	for n := 0; n < maxShownAttributions; n++ {
-		status := s.Solve()
-		if status == sat.Unknown && first == nil {
-			// The verdict needs at least one case: search without a bound.
-			s.SetConflictLimit(0)
-			status = s.Solve()
-			s.SetConflictLimit(explainConflicts)
+		status := solveCase(explainConflicts)
+		if status == sat.Unknown && first == nil && !c.budget.out() {
+			// The verdict needs at least one case: search bounded only by the limits.
+			status = solveCase(0)
 		}
 		if status == sat.Unknown {
 			break
@@ -314,7 +386,10 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) {
 		}
 	}
 	if first == nil {
-		return
+		if c.budget.out() {
+			return c.explanationCut(m)
+		}
+		return ""
 	}
 	a.Type, a.Model = typ, m
 	for _, st := range c.steps(v, first) {
@@ -330,12 +405,24 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) {
 		a.Txns = append(a.Txns, c.txnRef(t))
 	}
 	end := "These cases cover every attribution."
-	if !complete {
-		end = fmt.Sprintf("(Only the first %d cases are shown; the solver refuted the rest.)", maxShownAttributions)
+	switch {
+	case !complete && c.budget.spent:
+		end = fmt.Sprintf("(The explanation was cut short by the %s after %d cases; the solver proved that every other attribution closes a cycle too.)",
+			c.budget.spentWhy, len(parts))
+	case !complete:
+		end = fmt.Sprintf("(Only the first %d cases are shown; the solver refuted the rest.)", len(parts))
 	}
 	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. ", m) +
 		strings.Join(parts, " ") + " " + end
 	c.res.Anomalies = append(c.res.Anomalies, a)
+	return ""
+}
+
+// explanationCut is the note of a model whose violation the solver proved but whose
+// explanation the limits cut short before a first case.
+func (c *checker) explanationCut(m string) string {
+	return fmt.Sprintf("%s: the solver proved that no order explains the history; its explanation was cut short (the %s was reached while %s, after %d conflicts and %.2fs)",
+		m, c.budget.spentWhy, c.budget.spentPhase, c.budget.spentConfl, c.budget.spentAfter.Seconds())
 }
 
 // describeLit says what a guard literal chooses, in the history's terms.
@@ -385,9 +472,56 @@ func (c *checker) nameVars(v *view) {
 	}
 }
 
-// export writes the solver instance of model m (DIMACS) and its graph for study.
-func (c *checker) export(m string, s *sat.Solver, v *view) error {
-	base := c.opts.Solver.ExportPrefix + "-" + m
+// exportAll writes the solver instance of every model asked for, whatever decides the
+// model (replay, known cycles, witness or solver), or warns why it cannot.
+func (c *checker) exportAll(names []string) {
+	for _, m := range names {
+		base := c.opts.Solver.ExportPrefix + "-" + m
+		if c.budget.out() {
+			c.warnf("export: %s.cnf not written: the %s was reached while %s", base, c.budget.spentWhy, c.budget.spentPhase)
+			continue
+		}
+		c.progress("exporting the " + m + " instance")
+		v := c.serialView(m)
+		if models[m].snapshot {
+			v = c.siView(true) // the solver's view: with the orientations of unobserved writers
+		}
+		var s *sat.Solver
+		if v != nil {
+			s = c.newSolver(v)
+		}
+		if s == nil {
+			c.warnf("export: %s.cnf not written: the %s was reached while %s", base, c.budget.spentWhy, c.budget.spentPhase)
+			continue
+		}
+		if err := c.export(base, s, v); err != nil {
+			c.warnf("export: %v", err)
+			continue
+		}
+		if c.p.NumVars+v.extraVars == 0 {
+			c.warnf("export: %s: the history leaves no open choice under %s, so %s.cnf has no variables (trivially satisfiable) and every edge of %s.graph is unguarded",
+				base, m, base, base)
+		}
+	}
+}
+
+// exportAfterReplay builds the encoding that a replay made unnecessary, to export it.
+// The verdicts stand whatever happens here.
+func (c *checker) exportAfterReplay(in *encode.Inference, names []string) {
+	c.progress("building the encoding (for --export)")
+	p := encode.BuildFromStop(in, c.budget.stop)
+	if p == nil {
+		c.warnf("export: nothing written: the %s was reached while %s, before the encoding was complete", c.budget.spentWhy, c.budget.spentPhase)
+		return
+	}
+	c.p = p
+	c.addOrderEdges(names)
+	c.exportAll(names)
+}
+
+// export writes a solver instance (DIMACS) and its graph for study, as base.cnf and
+// base.graph.
+func (c *checker) export(base string, s *sat.Solver, v *view) error {
 	f, err := os.Create(base + ".cnf")
 	if err != nil {
 		return err

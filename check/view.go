@@ -67,13 +67,18 @@ func (c *checker) strictView() *view {
 	}
 	if c.strictEdges == nil {
 		data := c.edges[:c.nData:c.nData]
-		c.strictEdges = append(append(append([]encode.Edge(nil), data...), c.p.ProcessEdges()...), c.p.RealtimeEdges()...)
+		process, realtime := c.p.ProcessEdges(), c.p.RealtimeEdges()
+		// One allocation of the exact size: growing a copy of millions of edges costs
+		// more than computing the order edges.
+		c.strictEdges = make([]encode.Edge, 0, len(data)+len(process)+len(realtime))
+		c.strictEdges = append(append(append(c.strictEdges, data...), process...), realtime...)
 	}
 	return &view{nodes: c.p.Nodes, edges: c.strictEdges, hubFrom: c.p.HubBase}
 }
 
 // siView is the split graph of snapshot isolation; with orient, also the chosen
-// orders of unobserved writers (only the solver needs those: they are many).
+// orders of unobserved writers (only the solver needs those: they are many). nil when
+// the limits ran out meanwhile (it copies every edge, some twice).
 func (c *checker) siView(orient bool) *view {
 	p := c.p
 	n := int32(len(c.h.Txns))
@@ -96,7 +101,10 @@ func (c *checker) siView(orient bool) *view {
 			add(encode.Edge{Kind: encode.StartCommit, Key: -1, Read: -1}, start(t), commit(t))
 		}
 	}
-	for _, e := range p.Edges {
+	for i, e := range p.Edges {
+		if i&(1<<16-1) == 0 && c.budget.out() {
+			return nil
+		}
 		fromHub, toHub := p.IsHub(e.From), p.IsHub(e.To)
 		switch {
 		case fromHub && toHub:
@@ -124,6 +132,9 @@ func (c *checker) siView(orient bool) *view {
 	c.siGuards = c.siGuards[:0]
 	for k := range p.Plans {
 		us := p.Plans[k].Unobserved
+		if len(us) > 1 && c.budget.out() {
+			return nil
+		}
 		for i := 0; i < len(us); i++ {
 			for j := i + 1; j < len(us); j++ {
 				o := p.NumVars + v.extraVars

@@ -56,3 +56,27 @@ func BenchmarkBuildFrom(b *testing.B) {
 		BuildFrom(in)
 	}
 }
+
+// TestStopHooks: BuildFromStop and AppendRealtimeEdges give up when stop says so, and
+// build exactly what BuildFrom and RealtimeEdges do when it never does.
+func TestStopHooks(t *testing.T) {
+	h := benchHistory(20000)
+	in := Infer(h)
+	if p := BuildFromStop(in, func() bool { return true }); p != nil {
+		t.Fatal("BuildFromStop went on after stop")
+	}
+	asked := 0
+	p := BuildFromStop(in, func() bool { asked++; return false })
+	q := BuildFrom(in)
+	if asked < len(in.Keys) || !slices.Equal(p.Edges, q.Edges) || !slices.Equal(p.Clauses, q.Clauses) {
+		t.Fatalf("BuildFromStop asked %d times for %d keys, or built another problem", asked, len(in.Keys))
+	}
+	if _, ok := q.AppendRealtimeEdges(nil, func() bool { return true }); ok {
+		t.Fatal("AppendRealtimeEdges went on after stop")
+	}
+	process := q.ProcessEdges()
+	both, ok := q.AppendRealtimeEdges(slices.Clone(process), func() bool { return false })
+	if !ok || !slices.Equal(both, append(process, q.RealtimeEdges()...)) {
+		t.Fatal("AppendRealtimeEdges does not append RealtimeEdges")
+	}
+}

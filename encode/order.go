@@ -47,16 +47,23 @@ func SortProcessOrder(h *history.History, ids []int32) {
 // transactions not already implied by a later completion. :info transactions never
 // complete. Transactions without an invoke position are taken to start at the beginning.
 func (p *Problem) RealtimeEdges() []Edge {
-	edges := make([]Edge, 0, 4*len(p.In.H.Txns))
-	p.realtime(func(from, to int32) {
-		edges = append(edges, Edge{From: from, To: to, Kind: Realtime, Key: -1, Read: -1})
-	})
+	edges, _ := p.AppendRealtimeEdges(make([]Edge, 0, 4*len(p.In.H.Txns)), nil)
 	return edges
 }
 
+// AppendRealtimeEdges appends RealtimeEdges to dst (no copy of them afterwards). It
+// asks stop (when not nil) every so many events and gives up, returning false, as soon
+// as it reports true: a checker's time limit.
+func (p *Problem) AppendRealtimeEdges(dst []Edge, stop func() bool) ([]Edge, bool) {
+	n := p.realtime(func(from, to int32) {
+		dst = append(dst, Edge{From: from, To: to, Kind: Realtime, Key: -1, Read: -1})
+	}, stop)
+	return dst, n >= 0
+}
+
 // realtime calls add for each edge of RealtimeEdges, in order (if add is not nil), and
-// returns how many there are.
-func (p *Problem) realtime(add func(from, to int32)) int {
+// returns how many there are; -1 when stop said to give up.
+func (p *Problem) realtime(add func(from, to int32), stop func() bool) int {
 	h := p.In.H
 	maxPos := int32(-1)
 	for t := range h.Txns {
@@ -83,7 +90,10 @@ func (p *Problem) realtime(add func(from, to int32)) int {
 	predStart := make([]int32, len(h.Txns))
 	predEnd := make([]int32, len(h.Txns))
 	dominated := make([]bool, len(h.Txns))
-	for _, e := range ev {
+	for i, e := range ev {
+		if stop != nil && i&(1<<12-1) == 0 && stop() {
+			return -1
+		}
 		switch {
 		case e > 0:
 			t := e - 1
@@ -132,5 +142,5 @@ func (p *Problem) orderEdgeCount() int {
 			n--
 		}
 	}
-	return n + p.realtime(nil)
+	return n + p.realtime(nil, nil)
 }

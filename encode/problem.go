@@ -146,13 +146,17 @@ func Build(h *history.History) *Problem {
 }
 
 // BuildFrom is Build for an existing inference.
+func BuildFrom(in *Inference) *Problem { return BuildFromStop(in, nil) }
+
+// BuildFromStop is BuildFrom that asks stop (when not nil) before each key and returns
+// nil as soon as it reports true: a checker's time limit.
 //
 // Each key's edges and clauses are emitted twice: first only to measure them (into
 // small buffers emptied after every key), right after segmenting the key while its
 // reads and writers are in cache, then for good into lists of exactly the right size.
 // Growing those lists instead (the biggest structures of a check) would copy them
 // several times over and leave as much garbage.
-func BuildFrom(in *Inference) *Problem {
+func BuildFromStop(in *Inference, stop func() bool) *Problem {
 	h := in.H
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns))}
 	p.Nodes = len(h.Txns) + len(in.Keys)
@@ -177,6 +181,9 @@ func BuildFrom(in *Inference) *Problem {
 	var size emitSize
 	nSeg := 0
 	for k := range in.Keys {
+		if stop != nil && stop() {
+			return nil
+		}
 		if in.Keys[k].Bad {
 			p.Plans[k] = Plan{State: KeyUnsat} // emits nothing
 			continue
@@ -229,6 +236,9 @@ func BuildFrom(in *Inference) *Problem {
 	p.Clauses = make([]Lit, 0, size.lits)
 	p.ClauseEnd = make([]int32, 0, size.clauses)
 	for k := range p.Plans {
+		if stop != nil && stop() {
+			return nil
+		}
 		p.emitKey(int32(k))
 	}
 	p.sc = nil

@@ -910,7 +910,9 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 			s.nextReduce = s.stats.Conflicts + s.reduceInterv
 			s.reduceDB()
 		}
-		if ticks++; ticks&1023 == 0 && s.limitReached(startConflicts) {
+		// The interrupt flag at every decision (a plain load): one decision's theory
+		// propagation can take milliseconds on a big graph, too long to wait for 1024.
+		if ticks++; s.interrupted.Load() || ticks&1023 == 0 && s.limitReached(startConflicts) {
 			return searchLimit
 		}
 

@@ -22,13 +22,13 @@ func runCheck(args []string) int {
 	modelFlag := fs.String("model", "serializable", "models to check, comma-separated: "+strings.Join(check.ModelNames(), ", "))
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the report")
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
-	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long; 0 means no limit")
-	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts; 0 means no limit")
+	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long, parsing included; 0 means no limit")
+	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
-	export := fs.String("export", "", "write each solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph")
+	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
@@ -51,6 +51,9 @@ func runCheck(args []string) int {
 	case *restarts != "" && *restarts != "glucose" && *restarts != "luby" && *restarts != "none":
 		fmt.Fprintf(os.Stderr, "doppel check: --restarts must be glucose, luby or none, not %q\n", *restarts)
 		return exitUsage
+	case *timeout < 0 || *maxConflicts < 0:
+		fmt.Fprintln(os.Stderr, "doppel check: --timeout and --max-conflicts must not be negative (0 means no limit)")
+		return exitUsage
 	}
 	if stop, err := startProfile(*prof); err != nil {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
@@ -58,10 +61,10 @@ func runCheck(args []string) int {
 	} else {
 		defer stop()
 	}
-	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts,
+	t0 := time.Now() // --timeout counts parsing too
+	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts, Start: t0,
 		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
-	t0 := time.Now()
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {
@@ -84,6 +87,9 @@ func runCheck(args []string) int {
 		return exitUsage
 	}
 	res.Stats.ParseSeconds = parse
+	for _, w := range res.Warnings {
+		fmt.Fprintln(os.Stderr, "doppel check:", w)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")

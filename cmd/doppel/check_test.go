@@ -102,3 +102,87 @@ func TestCheckJSON(t *testing.T) {
 		t.Fatalf("stats: %v", res.Stats)
 	}
 }
+
+// captureBoth runs doppel check with args and returns its exit code, stdout and stderr.
+func captureBoth(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = out, errf
+	code := runCheck(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	out.Close()
+	errf.Close()
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return code, string(o), string(e)
+}
+
+// TestCheckLimitsExitUnknown: a limit reached gives exit 2 and a message naming the
+// limit, the phase and the conflicts of all solver stages.
+func TestCheckLimitsExitUnknown(t *testing.T) {
+	hard := filepath.Join("..", "..", "testdata", "limits", "hard-350.edn")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding serializable", "after 1 conflicts"}},
+		{[]string{"--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms) was reached while"}},
+		{[]string{"--timeout", "1ns", filepath.Join("..", "..", "testdata", "cases", "fig1b.edn")}, []string{"time limit (1ns) was reached while inferring dependencies", "after 0 conflicts"}},
+	} {
+		code, out, _ := captureBoth(t, tc.args...)
+		if code != exitUnknown || !strings.Contains(out, ": unknown\n") {
+			t.Errorf("check %v: exit %d, want %d; output:\n%s", tc.args, code, exitUnknown, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("check %v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	if code, _, _ := captureBoth(t, "--timeout", "-1s", hard); code != exitUsage {
+		t.Errorf("negative --timeout: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestCheckExportAlways: --export writes every model's instance even when a replay
+// decided the history without the encoding, and says on stderr why when it cannot.
+func TestCheckExportAlways(t *testing.T) {
+	fig1b := filepath.Join("..", "..", "testdata", "cases", "fig1b.edn")
+	prefix := filepath.Join(t.TempDir(), "inst")
+	code, _, stderr := captureBoth(t, "--model", "serializable,snapshot-isolation", "--export", prefix, fig1b)
+	if code != exitValid {
+		t.Fatalf("exit %d", code)
+	}
+	for _, m := range []string{"serializable", "snapshot-isolation"} {
+		for _, ext := range []string{".cnf", ".graph"} {
+			b, err := os.ReadFile(prefix + "-" + m + ext)
+			if err != nil {
+				t.Fatalf("%s%s not written: %v (stderr %q)", m, ext, err, stderr)
+			}
+			if ext == ".cnf" && !strings.Contains(string(b), "p cnf") {
+				t.Errorf("%s.cnf is not DIMACS: %q", m, b)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "no open choice") {
+		t.Errorf("stderr %q does not say the instance has no open choice", stderr)
+	}
+
+	prefix = filepath.Join(t.TempDir(), "late")
+	code, _, stderr = captureBoth(t, "--timeout", "1ns", "--export", prefix, fig1b)
+	if code != exitUnknown || !strings.Contains(stderr, "export: nothing written: the time limit (1ns) was reached") {
+		t.Errorf("export past the time limit: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(prefix + "-serializable.cnf"); err == nil {
+		t.Errorf("an export past the time limit wrote a file")
+	}
+}

@@ -1,0 +1,99 @@
+package check
+
+import (
+	"fmt"
+	"time"
+)
+
+// budget holds the limits of one Check (Options.Timeout, Options.MaxConflicts), shared
+// by every phase and every model. Each phase asks it whether to go on; the first phase
+// that finds it spent is remembered, with the counters at that moment, for the message
+// of every model left undecided.
+type budget struct {
+	start        time.Time
+	deadline     time.Time // zero: no time limit
+	timeout      time.Duration
+	maxConflicts int64  // 0: no limit
+	conflicts    *int64 // the checker's running total over all solver stages and models
+	phase        string // the phase running now, as a gerund ("building the encoding")
+
+	spent      bool // a limit was reached; nothing more is searched
+	spentPhase string
+	spentWhy   string // which limit
+	spentAfter time.Duration
+	spentConfl int64
+}
+
+func newBudget(o Options, conflicts *int64) *budget {
+	b := &budget{start: o.Start, timeout: o.Timeout, maxConflicts: o.MaxConflicts, conflicts: conflicts}
+	if b.start.IsZero() {
+		b.start = time.Now()
+	}
+	if o.Timeout > 0 {
+		b.deadline = b.start.Add(o.Timeout)
+	}
+	return b
+}
+
+// out reports whether a limit has been reached, and records the phase the first time.
+// It reads the clock only when there is a time limit (about 20 ns then).
+func (b *budget) out() bool {
+	if b.spent {
+		return true
+	}
+	switch {
+	case b.maxConflicts > 0 && *b.conflicts >= b.maxConflicts:
+		b.exhaust(fmt.Sprintf("conflict limit (%d)", b.maxConflicts))
+	case !b.deadline.IsZero() && !time.Now().Before(b.deadline):
+		b.exhaust(fmt.Sprintf("time limit (%s)", b.timeout))
+	}
+	return b.spent
+}
+
+// exhaust records that the limit why was reached in the current phase.
+func (b *budget) exhaust(why string) {
+	if b.spent {
+		return
+	}
+	b.spent, b.spentPhase, b.spentWhy = true, b.phase, why
+	b.spentAfter, b.spentConfl = time.Since(b.start), *b.conflicts
+}
+
+// stop is out as a function value, for the hooks of long loops (replays, encoding).
+func (b *budget) stop() bool { return b.out() }
+
+// conflictsLeft is how many more conflicts the solver stages may spend: -1 without a
+// conflict limit.
+func (b *budget) conflictsLeft() int64 {
+	if b.maxConflicts <= 0 {
+		return -1
+	}
+	return max(0, b.maxConflicts-*b.conflicts)
+}
+
+// limit bounds one solver run that has a bound of its own (0: none) by what is left;
+// ok is false when the limits are spent (the run must not start: a zero conflict
+// limit would mean none).
+func (b *budget) limit(own int64) (n int64, ok bool) {
+	if b.out() {
+		return 0, false
+	}
+	left := b.conflictsLeft()
+	switch {
+	case left < 0:
+		return own, true
+	case left == 0:
+		b.exhaust(fmt.Sprintf("conflict limit (%d)", b.maxConflicts))
+		return 0, false
+	case own == 0 || own > left:
+		return left, true
+	}
+	return own, true
+}
+
+// message says why model m is unknown: which limit, in which phase, after how many
+// conflicts (all solver stages and models together) and how long.
+func (b *budget) message(m string) string {
+	return fmt.Sprintf("%s: the %s was reached while %s, after %d conflicts (all solver stages) and %.2fs",
+		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
+}

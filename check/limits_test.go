@@ -1,0 +1,217 @@
+package check
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+	"doppel/internal/brute"
+)
+
+// hardHistory is a serializable history that neither replay nor witness decides: the
+// solver needs minutes for it (testdata/limits/README.md says how it was generated).
+func hardHistory(t *testing.T) *history.History {
+	t.Helper()
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "limits", "hard-350.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// checkCounters asserts that every model of res is unknown and that each message
+// names the limit and the true number of conflicts of all solver stages.
+func checkCounters(t *testing.T, res Result, limit string) {
+	t.Helper()
+	if res.Valid != Unknown {
+		t.Fatalf("verdict %v, want unknown; %s", res.Valid, res.Message)
+	}
+	want := fmt.Sprintf("after %d conflicts", res.Stats.Conflicts)
+	for _, mr := range res.Models {
+		if mr.Valid != Unknown || !strings.Contains(mr.Message, limit) || !strings.Contains(mr.Message, want) || !strings.Contains(mr.Message, " while ") {
+			t.Errorf("%s: %v, message %q; want unknown naming %q, the phase and %q", mr.Model, mr.Valid, mr.Message, limit, want)
+		}
+	}
+}
+
+// TestMaxConflictsCountsEveryStage: the pre-searches (strict and serializable
+// witnesses), the portfolio's stages and every model share one conflict budget.
+func TestMaxConflictsCountsEveryStage(t *testing.T) {
+	h := hardHistory(t)
+	for _, tc := range []struct {
+		models []string
+		max    int64
+	}{
+		{[]string{"serializable"}, 1},
+		{[]string{"serializable"}, 1000},
+		{ModelNames(), 1},
+		{ModelNames(), 1000},
+	} {
+		res, err := Check(h, Options{Models: tc.models, MaxConflicts: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Conflicts > tc.max {
+			t.Errorf("%v --max-conflicts %d: %d conflicts", tc.models, tc.max, res.Stats.Conflicts)
+		}
+		checkCounters(t, res, fmt.Sprintf("conflict limit (%d)", tc.max))
+	}
+}
+
+// TestTimeoutGivesUnknown: a short time limit on a history the solver needs minutes
+// for ends every model unknown, with the counters of the work done.
+func TestTimeoutGivesUnknown(t *testing.T) {
+	h := hardHistory(t)
+	res, err := Check(h, Options{Models: ModelNames(), Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounters(t, res, "time limit (300ms)")
+}
+
+// TestLimitSpentBeforeEncoding: a limit reached before any search still gives the
+// findings of the inference (anomalies in every attribution), and unknown for the rest.
+func TestLimitSpentBeforeEncoding(t *testing.T) {
+	cases := filepath.Join("..", "testdata", "cases")
+	valid, err := history.ParseFile(filepath.Join(cases, "fig1b.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := Check(valid, Options{Models: ModelNames(), Timeout: time.Nanosecond})
+	checkCounters(t, res, "time limit (1ns)")
+	if !strings.Contains(res.Models[0].Message, "while inferring dependencies") {
+		t.Errorf("message %q does not name the inference", res.Models[0].Message)
+	}
+	incompatible, err := history.ParseFile(filepath.Join(cases, "incompatible.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ = Check(incompatible, Options{Models: ModelNames(), Timeout: time.Nanosecond})
+	if res.Valid != Invalid || !contains(res.AnomalyTypes, "incompatible-order") {
+		t.Errorf("incompatible.edn with a spent limit: %v %v, want not valid (incompatible-order)", res.Valid, res.AnomalyTypes)
+	}
+	for _, mr := range res.Models {
+		if mr.Valid != Invalid {
+			t.Errorf("incompatible.edn with a spent limit: %s %v, want not valid", mr.Model, mr.Valid)
+		}
+	}
+}
+
+// solverUnsat is a history whose serializability violation only the solver proves, in
+// 5 conflicts (brute.Random seed 839).
+const solverUnsat = `T0 p0 ok [a 1 1] inv=0 cmp=1
+T1 p0 ok [r 2 []] inv=2 cmp=3
+T2 p0 ok [a 2 1] [a 1 2] inv=4 cmp=5
+T3 p0 ok [r 1 [1 2 2]] [r 2 [1]] [a 2 2] [a 1 1] inv=6 cmp=7
+T4 p0 ok [a 1 2] [r 0 []] [r 2 [1 2]] [a 2 2] inv=8 cmp=9
+`
+
+// TestExplanationCutShortStaysInvalid: with a conflict limit that the proof of UNSAT
+// uses up, the verdict is still not valid (it is proven) and the model's message says
+// the explanation was cut short; with fewer conflicts the verdict is unknown, never
+// valid.
+func TestExplanationCutShortStaysInvalid(t *testing.T) {
+	h, err := brute.Parse(solverUnsat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := Check(h, Options{})
+	if full.Valid != Invalid || len(full.Anomalies) == 0 || full.Anomalies[0].Model == "" {
+		t.Fatalf("without limits: %v %+v; want a violation the solver proves", full.Valid, full.Anomalies)
+	}
+	proved := int64(0) // the smallest limit under which the solver proves the violation
+	for n := int64(1); n <= full.Stats.Conflicts && proved == 0; n++ {
+		res, _ := Check(h, Options{MaxConflicts: n})
+		switch {
+		case res.Stats.Conflicts > n:
+			t.Fatalf("limit %d: %d conflicts", n, res.Stats.Conflicts)
+		case res.Valid == Valid:
+			t.Fatalf("limit %d: valid", n)
+		case res.Valid == Unknown:
+			checkCounters(t, res, fmt.Sprintf("conflict limit (%d)", n))
+		default:
+			proved = n
+			if res.Stats.Conflicts != n || !strings.Contains(res.Models[0].Message, "explanation was cut short") {
+				t.Errorf("limit %d: %d conflicts, message %q; want the whole budget spent and the explanation cut short",
+					n, res.Stats.Conflicts, res.Models[0].Message)
+			}
+		}
+	}
+	if proved == 0 {
+		t.Fatalf("no limit up to %d conflicts proves the violation", full.Stats.Conflicts)
+	}
+}
+
+// TestLimitsNeverDecideWrongly: under any limits a verdict that is not unknown is the
+// brute force's, and the conflicts stay within the limit.
+func TestLimitsNeverDecideWrongly(t *testing.T) {
+	n := *seeds / 8
+	var unknown, decided int
+	for seed := 0; seed < n; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		h := brute.Random(rng, brute.Config{})
+		opts := Options{Models: ModelNames(), MaxConflicts: 1 + rng.Int64N(4)}
+		if seed%5 == 0 {
+			opts.Timeout = time.Duration(rng.Int64N(200)) * time.Microsecond
+		}
+		res, err := Check(h, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Conflicts > opts.MaxConflicts {
+			t.Errorf("seed %d: %d conflicts over the limit %d", seed, res.Stats.Conflicts, opts.MaxConflicts)
+		}
+		for _, mr := range res.Models {
+			if mr.Valid == Unknown {
+				unknown++
+				continue
+			}
+			decided++
+			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
+				t.Errorf("seed %d: %s: %v under limits %+v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, opts, want, brute.Format(h))
+			}
+		}
+	}
+	if unknown == 0 || decided == 0 {
+		t.Errorf("%d verdicts unknown, %d decided: the limits were not exercised", unknown, decided)
+	}
+	t.Logf("%d verdicts unknown, %d decided", unknown, decided)
+}
+
+// TestReplaysStop: the replays give up when their stop hook says so, and otherwise
+// replay as without one.
+func TestReplaysStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	h := brute.Random(rng, brute.Config{MinTxns: 3 * stopEvery, MaxTxns: 3 * stopEvery, MaxKeys: stopEvery, Values: 3, MaxOps: 6,
+		MaxProcesses: 1, Strategy: brute.Serial}) // one process: the greedy replays succeed
+	in := encode.Infer(h)
+	commit := make([]encode.Commit, len(h.Txns))
+	for t := range h.Txns {
+		switch h.Txns[t].Status {
+		case history.OK:
+			commit[t] = encode.Committed
+		case history.Info:
+			commit[t] = encode.MayCommit
+		}
+	}
+	never := func() bool { return false }
+	always := func() bool { return true }
+	order, ok := schedule(h, in, commit, nil, false, never)
+	if !ok || verifySerial(h, in, order, false, false) != nil {
+		t.Fatal("a serial history does not replay")
+	}
+	if _, ok := schedule(h, in, commit, nil, false, always); ok {
+		t.Error("schedule went on after stop")
+	}
+	if _, ok := siSchedule(h, in, commit, nil, false, never); !ok {
+		t.Fatal("a serial history does not replay under snapshot isolation")
+	}
+	if _, ok := siSchedule(h, in, commit, nil, false, always); ok {
+		t.Error("siSchedule went on after stop")
+	}
+}
