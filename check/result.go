@@ -72,6 +72,8 @@ type Options struct {
 type SolverOptions struct {
 	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
 	NoWitness           bool // always search: no replay, first guess or strict/serializable shortcut
+	// NoPrune builds the problem without narrowing the blocks by thresholds first.
+	NoPrune bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.

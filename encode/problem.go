@@ -71,6 +71,10 @@ type Problem struct {
 	SegVar [][]int32
 	// Unsat keys: no segmentation exists; the history is not valid.
 	UnsatKeys []int32
+	// Win narrowed the candidate blocks (BuildWithin); WindowUnsatKeys have no
+	// segmentation within it (but have one without).
+	Win             *Windows
+	WindowUnsatKeys []int32
 
 	// unobsVar[keyBase[k]+i] is the variable "writer Keys[k].Writers[i] committed but
 	// unobserved on key k" for writers of open keys that may or may not be observed,
@@ -152,11 +156,18 @@ func Build(h *history.History) *Problem {
 // reads and writers are in cache, then for good into lists of exactly the right size.
 // Growing those lists instead (the biggest structures of a check) would copy them
 // several times over and leave as much garbage.
-func BuildFrom(in *Inference) *Problem {
+func BuildFrom(in *Inference) *Problem { return BuildWithin(in, nil) }
+
+// BuildWithin is BuildFrom with the candidate blocks narrowed to win (nil: all), for
+// the models win's reasoning is sound for. A key with no segmentation within the
+// windows that has one without them is listed in WindowUnsatKeys, not diagnosed: the
+// windows, not the key alone, rule it out.
+func BuildWithin(in *Inference, win *Windows) *Problem {
 	h := in.H
-	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns))}
+	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), Win: win}
 	p.Nodes = len(h.Txns) + len(in.Keys)
 	sc := newScratch(in, true)
+	sc.win = win
 	p.sc = sc
 
 	// Which transactions are in the graph: ok ones; :info ones observed in a fixed
@@ -182,6 +193,17 @@ func BuildFrom(in *Inference) *Problem {
 			continue
 		}
 		p.Plans[k] = sc.segment(int32(k), true, true)
+		if p.Plans[k].State == KeyUnsat && win != nil {
+			sc.win = nil
+			if sc.segment(int32(k), true, true).State != KeyUnsat {
+				p.Plans[k] = Plan{State: KeyOutsideWindows}
+				p.WindowUnsatKeys = append(p.WindowUnsatKeys, int32(k))
+				sc.win = win
+				continue
+			}
+			p.Plans[k] = sc.segment(int32(k), true, true) // diagnosed without windows
+			sc.win = win
+		}
 		switch p.Plans[k].State {
 		case KeyUnsat:
 			p.UnsatKeys = append(p.UnsatKeys, int32(k))
@@ -274,6 +296,10 @@ func (p *Problem) emitKey(k int32) {
 	case KeyOpen:
 		p.openKey(k)
 	case KeyUnsat:
+		// Diagnosed without windows: the key alone has no segmentation.
+		win := p.sc.win
+		p.sc.win = nil
+		defer func() { p.sc.win = win }()
 		if p.counting {
 			// Findings are recorded once, when emitting.
 			n := len(p.In.Findings)
@@ -481,6 +507,8 @@ type scratch struct {
 	cands slab[Cand]
 	// segVars: the flat SegVar lists of open keys, handed out in key order.
 	segVars []int32
+	// win, when set, narrows the candidate blocks (BuildWithin).
+	win *Windows
 
 	// segment
 	pinAt, cutBefore, blockWriters []int32

@@ -19,6 +19,9 @@ const (
 	KeyOpen
 	// Unsat: no segmentation at all; the history is not valid under any model here.
 	KeyUnsat
+	// OutsideWindows: segmentations exist, but none within the windows the problem was
+	// built with (BuildWithin): not valid under the models the windows are sound for.
+	KeyOutsideWindows
 )
 
 // Cand is a possible block: writer W's appends start at trace position Pos.
@@ -54,6 +57,40 @@ const (
 // segmentations exist (counting up to 2, ignoring that writers must be distinct; a
 // unique segmentation that repeats a writer is handed to the solver as Open).
 func (in *Inference) Segment(k int32) Plan { return newScratch(in, false).segment(k, true, true) }
+
+// Windows narrows where blocks may start: writer w (an index into Inference.Writers)
+// may start its block on its key only at positions Lo[w]..Hi[w]; Hi[w] >= the trace
+// length means it may also stay unobserved, Hi[w] < the trace length that it must be
+// observed. Windows come from reasoning that is sound for some models only (package
+// prune): a problem built within them decides those models only.
+type Windows struct {
+	Lo, Hi []int32
+}
+
+// Unbounded is a Hi that allows every position and leaving the writer unobserved.
+const Unbounded = int32(1<<31 - 1)
+
+// NewWindows returns windows that allow everything, for n writers.
+func NewWindows(n int) *Windows {
+	w := &Windows{Lo: make([]int32, n), Hi: make([]int32, n)}
+	for i := range w.Hi {
+		w.Hi[i] = Unbounded
+	}
+	return w
+}
+
+// MustObserve reports whether writer w's window keeps its block inside the trace of
+// length n.
+func (win *Windows) MustObserve(w, n int32) bool { return win != nil && win.Hi[w] < n }
+
+// SegmentWithin is Segment with only the blocks win allows (nil: all). A key that has
+// no segmentation within the windows but has one without them is KeyUnsat here; the
+// caller tells the two apart.
+func (in *Inference) SegmentWithin(k int32, win *Windows) Plan {
+	sc := newScratch(in, false)
+	sc.win = win
+	return sc.segment(k, true, true)
+}
 
 // segment is Segment with the read cuts or the pins optionally ignored, which tells
 // which observations make a key unsatisfiable.
@@ -152,13 +189,19 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			}
 			cands = append(cands, Cand{Pos: i, Writer: w})
 		}
+		lo, hi := int32(0), n-1
+		if sc.win != nil {
+			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
+		}
 		if q := p.Pin[wi]; q >= 0 {
-			try(q)
+			if q >= lo && q <= hi {
+				try(q)
+			}
 			continue
 		}
 		v := valKey(seq[0])
-		j, _ := slices.BinarySearch(byVal, v)
-		for ; j < int(n) && byVal[j]&^0xffffffff == v; j++ {
+		j, _ := slices.BinarySearch(byVal, v|uint64(max(lo, 0)))
+		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
 			try(int32(uint32(byVal[j])))
 		}
 	}
@@ -199,6 +242,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			viable = append(viable, c)
 		}
 	}
+	if sc.win != nil && !sc.observable(k, viable) {
+		p.State = KeyUnsat
+		return p
+	}
 	switch f[n] {
 	case 0:
 		p.State = KeyUnsat
@@ -225,7 +272,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		for i := 1; i < len(ws); i++ {
 			repeated = repeated || ws[i] == ws[i-1]
 		}
-		if !repeated {
+		if !repeated && (sc.win == nil || sc.observedIn(k, blocks)) {
 			p.State = KeyFixed
 			p.Blocks = sc.keepCands(blocks)
 			return p
@@ -273,4 +320,48 @@ func (sc *scratch) keyWriterIndex(k, t int32) int {
 		}
 	}
 	return -1
+}
+
+// observable reports whether every writer of key k that its window says must be
+// observed has a viable block.
+func (sc *scratch) observable(k int32, viable []Cand) bool {
+	in := sc.in
+	n := int32(len(in.Keys[k].Trace))
+	need := 0
+	for _, w := range in.Keys[k].Writers {
+		if in.Writers[w].Status != history.Fail && sc.win.MustObserve(w, n) {
+			need++
+		}
+	}
+	if need == 0 {
+		return true
+	}
+	seen := map[int32]bool{}
+	for _, c := range viable {
+		if sc.win.MustObserve(c.Writer, n) && !seen[c.Writer] {
+			seen[c.Writer] = true
+			need--
+		}
+	}
+	return need == 0
+}
+
+// observedIn reports whether the unique segmentation blocks uses every writer that
+// must be observed.
+func (sc *scratch) observedIn(k int32, blocks []Cand) bool {
+	in := sc.in
+	n := int32(len(in.Keys[k].Trace))
+	used := 0
+	for _, c := range blocks {
+		if sc.win.MustObserve(c.Writer, n) {
+			used++
+		}
+	}
+	need := 0
+	for _, w := range in.Keys[k].Writers {
+		if in.Writers[w].Status != history.Fail && sc.win.MustObserve(w, n) {
+			need++
+		}
+	}
+	return used == need
 }

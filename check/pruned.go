@@ -1,0 +1,153 @@
+package check
+
+import (
+	"fmt"
+	"time"
+
+	"doppel/encode"
+	"doppel/prune"
+)
+
+// decidePruned decides the serializable-family models the replay did not prove, each on
+// a problem narrowed by thresholds (package prune) with the orders the model has. Strict
+// serializability goes first whether asked or not: real-time order narrows the most, so
+// its problem is the smallest, and a strict-serializable solution proves every model
+// (snapshot isolation too). The others follow weakest first, since an anomaly of a
+// weaker model is one of the stronger ones. What stays undecided is left out of results.
+func (c *checker) decidePruned(in *encode.Inference, names []string, results map[string]*ModelResult) {
+	var serial []string
+	for _, m := range decideOrder(names) {
+		if !models[m].snapshot {
+			serial = append(serial, m)
+		}
+	}
+	if len(serial) == 0 {
+		return
+	}
+	for _, m := range serial {
+		if c.proven[m] {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		}
+	}
+	settleAll := func() {
+		for _, m := range names {
+			if results[m] == nil {
+				results[m] = &ModelResult{Model: m, Valid: Valid}
+			}
+		}
+	}
+	strict := "strict-serializable"
+	asked := contains(names, strict)
+	strictFrom, strictTo := 0, 0 // the anomalies the strict attempt reported
+	if results[strict] == nil {
+		n := len(c.res.Anomalies)
+		strictFrom = n
+		limit := c.opts.MaxConflicts
+		if !asked && (limit == 0 || limit > strictWitnessConflicts) {
+			// Only a witness: bounded, the history may be serializable without being strict.
+			c.opts.MaxConflicts = strictWitnessConflicts
+		}
+		v, msg := c.decideNarrowed(in, strict)
+		c.opts.MaxConflicts = limit
+		if c.keyUnsat {
+			return // a key alone proves every model invalid: decided without narrowing
+		}
+		switch {
+		case v == Valid:
+			results[strict] = &ModelResult{Model: strict, Valid: Valid}
+			settleAll()
+			return
+		case asked:
+			results[strict] = &ModelResult{Model: strict, Valid: v, Message: msg}
+		default:
+			// Only a witness: its anomaly is not part of the answer.
+			c.res.Anomalies = c.res.Anomalies[:n]
+		}
+		strictTo = len(c.res.Anomalies)
+	}
+	for _, m := range serial {
+		if results[m] != nil {
+			continue
+		}
+		if len(c.forbiddenFound(m)) > 0 {
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
+			continue
+		}
+		v, msg := c.decideNarrowed(in, m)
+		if c.keyUnsat {
+			clear(results)
+			return
+		}
+		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
+		if v == Valid {
+			// Every serializable execution is snapshot isolated.
+			if contains(names, "snapshot-isolation") && results["snapshot-isolation"] == nil {
+				results["snapshot-isolation"] = &ModelResult{Model: "snapshot-isolation", Valid: Valid}
+			}
+		}
+	}
+	// An anomaly of a weaker model found after the strict attempt is one of strict
+	// serializability too: report the weakest, as deciding weakest first would.
+	if strictTo > strictFrom {
+		for _, a := range c.res.Anomalies[strictTo:] {
+			if a.Model != strict && graphWithin(a.Model, strict) {
+				c.res.Anomalies = append(c.res.Anomalies[:strictFrom], c.res.Anomalies[strictTo:]...)
+				break
+			}
+		}
+	}
+}
+
+// decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
+func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
+	c.progress("narrowing for " + m)
+	t0 := time.Now()
+	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime}}
+	if c.opts.Timeout > 0 {
+		opts.Deadline = c.start.Add(c.opts.Timeout)
+	}
+	pr := prune.Run(in, opts)
+	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+	if pr.KeyUnsat {
+		c.keyUnsat = true
+		return Unknown, ""
+	}
+	c.res.Stats.Pruned += pr.Narrowed
+	if pr.Contradiction != nil {
+		c.addContradiction(m, pr.Contradiction)
+		return Invalid, ""
+	}
+	results := map[string]*ModelResult{}
+	c.decide(in, []string{m}, pr.Win, m, results)
+	r := results[m]
+	return r.Valid, r.Message
+}
+
+// addContradiction reports a proof by thresholds as model m's anomaly.
+func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
+	a := Anomaly{Type: pc.Type, Model: m, Explanation: pc.Text}
+	if pc.Key >= 0 {
+		a.Key = c.h.Keys[pc.Key]
+	}
+	seen := map[int32]bool{}
+	for _, t := range pc.Txns {
+		if !seen[t] {
+			seen[t] = true
+			a.Txns = append(a.Txns, c.txnRef(t))
+		}
+	}
+	for _, s := range pc.Steps {
+		st := Step{From: int(s.From), To: int(s.To), Kind: s.Kind, Why: s.Why}
+		if s.Key >= 0 {
+			st.Key = c.h.Keys[s.Key]
+		}
+		a.Steps = append(a.Steps, st)
+	}
+	c.res.Anomalies = append(c.res.Anomalies, a)
+}
+
+// addWindowUnsat reports a key with no segmentation within the windows.
+func (c *checker) addWindowUnsat(k int32) {
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k],
+		Explanation: fmt.Sprintf("key %s cannot be split into whole appends once each is placed where the other keys' reads allow", c.h.Keys[k])})
+}

@@ -1,0 +1,862 @@
+// Package prune narrows, before the encoding is built, where each writer's block can
+// start on its key (docs/DESIGN.md, "Pruning by thresholds").
+//
+// In a serial order every key's list only grows, so for each key x and length p there is
+// a moment θ(x,p): the transaction that makes x reach p values. A transaction that read x
+// with l values ran after θ(x,l) and before θ(x,l+1); a transaction whose block on x may
+// start only at positions lo..hi runs after θ(x,lo) and, if it must be observed, before
+// θ(x,hi+len+1). With process and real-time order (for the models that have them), this
+// is a graph of "strictly before" facts. Along any path, what a transaction knows about a
+// key carries over: if T1 precedes T2, x has at least as many values before T2 as after
+// T1. So for each key a forward pass over the graph in topological order gives every
+// writer a lower bound on where its block starts, a backward pass an upper bound; blocks
+// outside the bounds are impossible in every attribution (they would order some
+// transaction before itself), and the segmentation of each key within the bounds (only
+// blocks that tile the trace) narrows them again. Rounds repeat until nothing changes.
+//
+// Narrowing is sound for the models whose graph contains the edges used (data edges
+// always; process and real-time order when Level says so) and loses no solution of those
+// models, so the problem built within the windows decides them exactly and is much
+// smaller: on long lists of few values, a writer's block could start at half the
+// positions of the list, but its reads of other keys place it within a few.
+package prune
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// Level says which orders besides the data dependencies the models to decide have.
+type Level struct {
+	Process, Realtime bool
+}
+
+// Options bound the work.
+type Options struct {
+	Level    Level
+	Deadline time.Time // zero: none
+	// MaxRounds bounds the rounds (0: a default).
+	MaxRounds int
+	// Work bounds the graph passes of one round, in node and edge visits (0: a default).
+	Work int64
+}
+
+// Result is what pruning found.
+type Result struct {
+	Win *encode.Windows
+	// Contradiction, when set, proves that no attribution satisfies the models Level is
+	// sound for.
+	Contradiction *Contradiction
+	// KeyUnsat: a key has no segmentation at all (before any narrowing): the key alone
+	// proves the history invalid for every model, and pruning stopped.
+	KeyUnsat      bool
+	Rounds        int
+	Narrowed      int // writers whose window shrank
+	Removed       int // candidate blocks removed, where counted
+}
+
+// Contradiction is a proof by thresholds: a transaction that would have to run both
+// after and before a point of a key's list, or a key whose list cannot be split into
+// blocks within the windows.
+type Contradiction struct {
+	Type  string  // the cycle kind, as Elle names it (the order it needs as -process / -realtime)
+	Key   int32   // the key whose thresholds contradict
+	Txn   int32   // the transaction that would precede itself (-1: the key cannot be tiled)
+	Txns  []int32 // the transactions on the cycle, in order
+	Steps []Step
+	Text  string
+}
+
+// Step is one "strictly before" fact of a contradiction, From before To.
+type Step struct {
+	From, To int32 // transactions
+	Kind     string
+	Key      int32 // -1 for process and real-time order
+	Why      string
+}
+
+const inf = int32(1<<31 - 1)
+
+type pruner struct {
+	in   *encode.Inference
+	h    *history.History
+	opts Options
+	win  *encode.Windows
+
+	nTxn      int32
+	thetaBase []int32 // per key: node of θ(x,0), -1 when the key was never read
+	nodes     int32
+	committed []bool // :ok transactions: the only ones in the graph
+
+	// Static edges (θ chains, reads, order) and this round's writer edges, as a list
+	// turned into CSR each round.
+	static   []edge
+	succOff  []int32
+	succ     []int32
+	topo     []int32
+	best     []int32 // forward pass: the largest p with θ(x,p) strictly before the node
+	least    []int32 // backward pass: the smallest q with the node strictly before θ(x,q)
+	viaF     []int32 // forward pass: the predecessor giving best
+	viaB     []int32 // backward pass: the successor giving least
+	app      []int32 // per transaction: its appends to the key of the current pass
+	pinned   []bool  // per writer: its block position is fixed by its own read
+	state    []encode.KeyState
+	dirty    []bool // per key: a window of one of its writers changed
+	narrowed []bool // per writer
+	res      *Result
+}
+
+type edge struct {
+	from, to int32
+	kind     uint8
+	key      int32 // the key a read or window edge is about
+	aux      int32 // the read, or the writer
+}
+
+const (
+	eChain uint8 = iota
+	eReadAfter
+	eReadBefore
+	eWinAfter
+	eWinBefore
+	eProcess
+	eRealtime
+)
+
+// Run narrows the windows of in's writers for the models of opts.Level.
+func Run(in *encode.Inference, opts Options) *Result {
+	if opts.MaxRounds == 0 {
+		opts.MaxRounds = 50
+	}
+	p := &pruner{in: in, h: in.H, opts: opts, win: encode.NewWindows(len(in.Writers)), res: &Result{}}
+	p.res.Win = p.win
+	p.build()
+	p.run()
+	return p.res
+}
+
+func (p *pruner) expired() bool {
+	return !p.opts.Deadline.IsZero() && time.Now().After(p.opts.Deadline)
+}
+
+// build makes the nodes, the static edges and the first windows (pins).
+func (p *pruner) build() {
+	in, h := p.in, p.h
+	p.nTxn = int32(len(h.Txns))
+	p.committed = make([]bool, p.nTxn)
+	for t := range h.Txns {
+		p.committed[t] = h.Txns[t].Status == history.OK
+	}
+	p.thetaBase = make([]int32, len(in.Keys))
+	p.nodes = p.nTxn
+	for k := range in.Keys {
+		p.thetaBase[k] = -1
+		if in.Keys[k].TraceBy >= 0 && !in.Keys[k].Bad {
+			p.thetaBase[k] = p.nodes
+			p.nodes += int32(len(in.Keys[k].Trace)) + 2 // θ(x,0..n+1)
+		}
+	}
+	p.state = make([]encode.KeyState, len(in.Keys))
+	p.dirty = make([]bool, len(in.Keys))
+	p.narrowed = make([]bool, len(in.Writers))
+	p.pinned = make([]bool, len(in.Writers))
+	for k := range in.Keys {
+		b := p.thetaBase[k]
+		if b < 0 {
+			continue
+		}
+		n := int32(len(in.Keys[k].Trace))
+		for q := int32(0); q <= n; q++ {
+			p.static = append(p.static, edge{from: b + q, to: b + q + 1, kind: eChain, key: int32(k), aux: -1})
+		}
+		p.dirty[k] = true
+	}
+	for ri := range in.Reads {
+		r := &in.Reads[ri]
+		b := p.thetaBase[r.Key]
+		if b < 0 || !p.committed[r.Txn] {
+			continue
+		}
+		n := int32(len(in.Keys[r.Key].Trace))
+		if r.Writes {
+			// Its block is pinned: start at Len-Own (past the trace: never observed).
+			w := p.writerOf(r.Txn, r.Key)
+			q := r.Len - r.Own
+			p.pinned[w] = true
+			if q < n {
+				p.win.Lo[w], p.win.Hi[w] = q, q
+			} else {
+				p.win.Lo[w] = max(p.win.Lo[w], n)
+			}
+			continue
+		}
+		p.static = append(p.static,
+			edge{from: b + r.Len, to: r.Txn, kind: eReadAfter, key: r.Key, aux: int32(ri)},
+			edge{from: r.Txn, to: b + r.Len + 1, kind: eReadBefore, key: r.Key, aux: int32(ri)})
+	}
+	if p.opts.Level.Process || p.opts.Level.Realtime {
+		commit := make([]encode.Commit, p.nTxn)
+		for t := range commit {
+			if p.committed[t] {
+				commit[t] = encode.Committed
+			}
+		}
+		pr := &encode.Problem{In: in, Commit: commit}
+		if p.opts.Level.Process {
+			for _, e := range pr.ProcessEdges() {
+				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eProcess, key: -1, aux: -1})
+			}
+		}
+		if p.opts.Level.Realtime {
+			for _, e := range pr.RealtimeEdges() {
+				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eRealtime, key: -1, aux: -1})
+			}
+		}
+	}
+	p.best = make([]int32, p.nodes)
+	p.least = make([]int32, p.nodes)
+	p.viaF = make([]int32, p.nodes)
+	p.viaB = make([]int32, p.nodes)
+	p.app = make([]int32, p.nTxn)
+}
+
+// writerOf returns t's writer id on key k.
+func (p *pruner) writerOf(t, k int32) int32 {
+	for _, w := range p.in.TxnWriters(t) {
+		if p.in.Writers[w].Key == k {
+			return w
+		}
+	}
+	panic("prune: no writer")
+}
+
+func (p *pruner) blockLen(w int32) int32 { return p.in.Writers[w].End - p.in.Writers[w].Start }
+
+// live reports whether writer w takes part: committed, of a key with thresholds.
+func (p *pruner) live(w int32) bool {
+	wr := &p.in.Writers[w]
+	return p.committed[wr.Txn] && p.thetaBase[wr.Key] >= 0
+}
+
+// windowEdges appends the edges of the writers' current windows.
+func (p *pruner) windowEdges(edges []edge) []edge {
+	in := p.in
+	for w := range in.Writers {
+		w := int32(w)
+		if !p.live(w) {
+			continue
+		}
+		wr := &in.Writers[w]
+		b := p.thetaBase[wr.Key]
+		n := int32(len(in.Keys[wr.Key].Trace))
+		lo := min(p.win.Lo[w], n)
+		edges = append(edges, edge{from: b + lo, to: wr.Txn, kind: eWinAfter, key: wr.Key, aux: w})
+		if hi := p.win.Hi[w]; hi < n && hi+p.blockLen(w)+1 <= n+1 {
+			edges = append(edges, edge{from: wr.Txn, to: b + hi + p.blockLen(w) + 1, kind: eWinBefore, key: wr.Key, aux: w})
+		}
+	}
+	return edges
+}
+
+func (p *pruner) run() {
+	var all []edge
+	for round := 0; round < p.opts.MaxRounds; round++ {
+		if p.expired() {
+			return
+		}
+		p.res.Rounds = round + 1
+		// Segment the keys whose windows changed: tiling narrows them again. In the first
+		// round, keys whose blocks could start almost anywhere (long lists of few values)
+		// get their passes first: tiling them unbounded is what costs quadratic time.
+		for k := range p.in.Keys {
+			if !p.dirty[k] {
+				continue
+			}
+			if round == 0 && p.expensive(int32(k)) {
+				p.state[k] = encode.KeyOpen
+				continue
+			}
+			p.dirty[k] = false
+			if p.segment(int32(k)) {
+				return
+			}
+		}
+		all = p.windowEdges(append(all[:0], p.static...))
+		p.csr(all)
+		if cyc := p.sortTopo(all); cyc {
+			return
+		}
+		changed := false
+		var work int64
+		limit := p.opts.Work
+		if limit == 0 {
+			limit = 400_000_000
+		}
+		for _, k := range p.openKeys() {
+			if work > limit || p.expired() {
+				break
+			}
+			work += 2 * int64(len(p.succ)+len(p.topo))
+			c, stop := p.passes(k, all)
+			if stop {
+				return
+			}
+			changed = changed || c
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// expensive reports whether tiling key k without windows would consider many blocks:
+// more than a few per position.
+func (p *pruner) expensive(k int32) bool {
+	in := p.in
+	L := in.Keys[k].Trace
+	if len(L) < 64 {
+		return false
+	}
+	count := map[int32]int{}
+	for _, v := range L {
+		count[v]++
+	}
+	total := 0
+	for _, w := range in.Keys[k].Writers {
+		if p.live(w) && !p.pinned[w] {
+			total += count[in.WriterVals[in.Writers[w].Start]]
+		}
+	}
+	return total > 8*len(L)
+}
+
+// openKeys lists the keys some of whose live writers still have a choice, those with
+// the most choice first.
+func (p *pruner) openKeys() []int32 {
+	var ks []int32
+	var width []int64
+	for k := range p.in.Keys {
+		if p.thetaBase[k] < 0 || p.state[k] != encode.KeyOpen {
+			continue
+		}
+		ks = append(ks, int32(k))
+		wd := int64(0)
+		for _, w := range p.in.Keys[k].Writers {
+			if p.live(w) && p.win.Lo[w] != p.win.Hi[w] {
+				wd += int64(min(p.win.Hi[w], int32(len(p.in.Keys[k].Trace))) - p.win.Lo[w])
+			}
+		}
+		width = append(width, wd)
+	}
+	idx := make([]int, len(ks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case width[a] > width[b]:
+			return -1
+		case width[a] < width[b]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int32, len(ks))
+	for i, j := range idx {
+		out[i] = ks[j]
+	}
+	return out
+}
+
+func (p *pruner) csr(all []edge) {
+	if p.succOff == nil {
+		p.succOff = make([]int32, p.nodes+1)
+	}
+	clear(p.succOff)
+	for i := range all {
+		p.succOff[all[i].from+1]++
+	}
+	for v := int32(0); v < p.nodes; v++ {
+		p.succOff[v+1] += p.succOff[v]
+	}
+	p.succ = slices.Grow(p.succ[:0], len(all))[:len(all)]
+	fill := slices.Clone(p.succOff[:p.nodes])
+	for i := range all {
+		p.succ[fill[all[i].from]] = int32(i) // edge ids, so steps can be explained
+		fill[all[i].from]++
+	}
+}
+
+// sortTopo orders the nodes topologically (Kahn); a cycle is a contradiction, reported.
+func (p *pruner) sortTopo(all []edge) bool {
+	indeg := make([]int32, p.nodes)
+	for i := range all {
+		indeg[all[i].to]++
+	}
+	p.topo = p.topo[:0]
+	for v := int32(0); v < p.nodes; v++ {
+		if indeg[v] == 0 {
+			p.topo = append(p.topo, v)
+		}
+	}
+	for i := 0; i < len(p.topo); i++ {
+		v := p.topo[i]
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			u := all[e].to
+			indeg[u]--
+			if indeg[u] == 0 {
+				p.topo = append(p.topo, u)
+			}
+		}
+	}
+	if int32(len(p.topo)) == p.nodes {
+		return false
+	}
+	// A cycle among the nodes left: walk back along edges between them until a node
+	// repeats.
+	left := make([]bool, p.nodes)
+	for v := range indeg {
+		left[v] = indeg[v] > 0
+	}
+	pred := make([]int32, p.nodes)
+	for i := range all {
+		if left[all[i].from] && left[all[i].to] {
+			pred[all[i].to] = int32(i)
+		}
+	}
+	var v int32
+	for v = 0; !left[v]; v++ {
+	}
+	seen := map[int32]int{}
+	var path []int32
+	for {
+		if at, ok := seen[v]; ok {
+			path = path[at:]
+			break
+		}
+		seen[v] = len(path)
+		e := pred[v]
+		path = append(path, e)
+		v = all[e].from
+	}
+	slices.Reverse(path)
+	p.contradict(all, path, -1, -1)
+	return true
+}
+
+// passes runs the forward and backward passes for key k and narrows its writers'
+// windows; it reports whether any changed, and stops on a contradiction.
+func (p *pruner) passes(k int32, all []edge) (changed, stop bool) {
+	in := p.in
+	b := p.thetaBase[k]
+	n := int32(len(in.Keys[k].Trace))
+	for _, w := range in.Keys[k].Writers {
+		if p.committed[in.Writers[w].Txn] {
+			p.app[in.Writers[w].Txn] = p.blockLen(w)
+		}
+	}
+	defer func() {
+		for _, w := range in.Keys[k].Writers {
+			p.app[in.Writers[w].Txn] = 0
+		}
+	}()
+	theta := func(v int32) int32 { // q when v is θ(k,q), else -1
+		if v >= b && v <= b+n+1 {
+			return v - b
+		}
+		return -1
+	}
+	out := func(v int32) int32 {
+		if v < p.nTxn {
+			return p.app[v]
+		}
+		return 0
+	}
+	for i := range p.best {
+		p.best[i], p.least[i], p.viaF[i], p.viaB[i] = -1, inf, -1, -1
+	}
+	for _, v := range p.topo {
+		if q := theta(v); q > p.best[v] {
+			p.best[v], p.viaF[v] = q, -1
+		}
+		if p.best[v] < 0 {
+			continue
+		}
+		o := p.best[v] + out(v)
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			if u := all[e].to; o > p.best[u] {
+				p.best[u], p.viaF[u] = o, e
+			}
+		}
+	}
+	for i := len(p.topo) - 1; i >= 0; i-- {
+		v := p.topo[i]
+		l, via := inf, int32(-1)
+		if q := theta(v); q >= 0 {
+			l = q
+		}
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			u := all[e].to
+			if p.least[u] == inf {
+				continue
+			}
+			if x := p.least[u] - out(u); x < l {
+				l, via = x, e
+			}
+		}
+		p.least[v], p.viaB[v] = l, via
+	}
+	// A transaction that would have to run after x reached best and leave it below least.
+	for v := int32(0); v < p.nTxn; v++ {
+		if p.best[v] >= 0 && p.least[v] < inf && p.best[v]+p.app[v] >= p.least[v] {
+			p.contradictAt(all, k, v)
+			return false, true
+		}
+	}
+	for _, w := range in.Keys[k].Writers {
+		if !p.live(w) || p.pinned[w] {
+			continue
+		}
+		t := in.Writers[w].Txn
+		lo, hi := p.win.Lo[w], p.win.Hi[w]
+		if p.best[t] > lo {
+			lo = p.best[t]
+		}
+		if p.least[t] < inf {
+			hi = min(hi, p.least[t]-p.blockLen(w)-1)
+		}
+		if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+			p.setWindow(w, lo, hi)
+			changed = true
+		}
+	}
+	return changed, false
+}
+
+func (p *pruner) setWindow(w, lo, hi int32) {
+	if !p.narrowed[w] {
+		p.narrowed[w] = true
+		p.res.Narrowed++
+	}
+	p.win.Lo[w], p.win.Hi[w] = lo, hi
+	p.dirty[p.in.Writers[w].Key] = true
+}
+
+// segment tiles key k within the windows and narrows its writers to the blocks that
+// tile; it stops on a key that cannot be tiled within the windows (a contradiction) or
+// at all (left to the encoding's diagnosis: the key alone proves the history invalid).
+func (p *pruner) segment(k int32) (stop bool) {
+	if p.thetaBase[k] < 0 {
+		return false
+	}
+	for range 20 {
+		again, stop := p.segmentOnce(k)
+		if stop || !again {
+			return stop
+		}
+	}
+	return false
+}
+
+// segmentOnce tiles key k once; again: some window of its own writers narrowed.
+func (p *pruner) segmentOnce(k int32) (again, stop bool) {
+	in := p.in
+	plan := in.SegmentWithin(k, p.win)
+	p.state[k] = plan.State
+	n := int32(len(in.Keys[k].Trace))
+	switch plan.State {
+	case encode.KeyUnsat:
+		if in.SegmentWithin(k, nil).State == encode.KeyUnsat {
+			p.res.KeyUnsat = true // no attribution at all: the encoding diagnoses it
+			return false, true
+		}
+		p.contradictKey(k)
+		return false, true
+	case encode.KeyFixed:
+		inBlock := map[int32]int32{}
+		for _, c := range plan.Blocks {
+			inBlock[c.Writer] = c.Pos
+		}
+		for _, w := range in.Keys[k].Writers {
+			if !p.live(w) {
+				continue
+			}
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if pos, ok := inBlock[w]; ok {
+				lo, hi = pos, pos
+			} else {
+				lo = max(lo, n)
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				p.setWindowQuiet(w, lo, hi)
+				again = true
+			}
+		}
+	case encode.KeyOpen:
+		// Each writer's viable blocks; a cut with a single viable block forces it.
+		first := map[int32]int32{}
+		last := map[int32]int32{}
+		startsAt := map[int32]int{}
+		for _, c := range plan.Cands {
+			if _, ok := first[c.Writer]; !ok {
+				first[c.Writer] = c.Pos
+			}
+			last[c.Writer] = c.Pos
+			startsAt[c.Pos]++
+		}
+		forced := map[int32]int32{}
+		for _, c := range plan.Cands {
+			if (c.Pos == 0 || plan.Cut[c.Pos]) && startsAt[c.Pos] == 1 {
+				forced[c.Writer] = c.Pos
+			}
+		}
+		for _, w := range in.Keys[k].Writers {
+			if !p.live(w) {
+				continue
+			}
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if pos, ok := forced[w]; ok {
+				lo, hi = pos, pos
+			} else if f, ok := first[w]; ok {
+				lo = max(lo, f)
+				if hi < n {
+					hi = min(hi, last[w])
+				}
+			} else {
+				lo = max(lo, n) // no block fits: it can only stay unobserved
+			}
+			if lo > hi {
+				p.contradictKey(k)
+				return false, true
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				p.setWindowQuiet(w, lo, hi)
+				again = true
+			}
+		}
+	}
+	return again, false
+}
+
+// setWindowQuiet narrows w's window after tiling its own key (which needs no new tiling
+// of that key, but new passes).
+func (p *pruner) setWindowQuiet(w, lo, hi int32) {
+	if !p.narrowed[w] {
+		p.narrowed[w] = true
+		p.res.Narrowed++
+	}
+	p.win.Lo[w], p.win.Hi[w] = lo, hi
+}
+
+// contradictAt reports the contradiction of the passes for key k at transaction v: the
+// forward path from θ(k,best) to v and the backward path from v to θ(k,least).
+func (p *pruner) contradictAt(all []edge, k, v int32) {
+	var fwd []int32
+	for u := v; p.viaF[u] >= 0; u = all[p.viaF[u]].from {
+		fwd = append(fwd, p.viaF[u])
+	}
+	slices.Reverse(fwd)
+	var bwd []int32
+	for u := v; p.viaB[u] >= 0; u = all[p.viaB[u]].to {
+		bwd = append(bwd, p.viaB[u])
+	}
+	p.contradict(all, append(fwd, bwd...), k, v)
+}
+
+// contradictKey reports a key that cannot be tiled within the windows.
+func (p *pruner) contradictKey(k int32) {
+	in := p.in
+	n := int32(len(in.Keys[k].Trace))
+	var txns []int32
+	var parts []string
+	for _, w := range in.Keys[k].Writers {
+		if !p.live(w) {
+			continue
+		}
+		txns = append(txns, in.Writers[w].Txn)
+		if lo, hi := p.win.Lo[w], p.win.Hi[w]; lo > 0 || hi < n {
+			parts = append(parts, fmt.Sprintf("%s's block at %s", encode.TxnName(p.h, in.Writers[w].Txn), windowText(lo, hi, n)))
+		}
+	}
+	p.res.Contradiction = &Contradiction{Type: p.suffix(cycleType(2, 0, false, false)), Key: k, Txn: -1, Txns: txns,
+		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions 0-based): %s",
+			p.h.Keys[k], encode.ShortList(p.h, in.Keys[k].Trace), strings.Join(parts, "; "))}
+}
+
+func windowText(lo, hi, n int32) string {
+	switch {
+	case lo >= n:
+		return "no position of the trace (never observed)"
+	case hi >= n:
+		return fmt.Sprintf("position %d or later, or never observed", lo)
+	case lo == hi:
+		return fmt.Sprintf("position %d", lo)
+	}
+	return fmt.Sprintf("positions %d..%d", lo, hi)
+}
+
+// contradict turns a path of graph edges into a Contradiction: a closed cycle (v < 0),
+// or, for the passes of key k at transaction v, a path from θ(k,b) to v and on to
+// θ(k,l) with b plus the appends on the way at least l.
+func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
+	h, in := p.h, p.in
+	name := func(t int32) string { return encode.TxnName(h, t) }
+	keyName := func(k int32) string { return "key " + h.Keys[k] }
+	if v < 0 {
+		// Start the cycle at a transaction.
+		for i, id := range path {
+			if all[id].from < p.nTxn {
+				path = append(path[i:len(path):len(path)], path[:i]...)
+				break
+			}
+		}
+	}
+	c := &Contradiction{Key: k, Txn: v}
+	describe := func(e *edge) string {
+		switch e.kind {
+		case eReadAfter, eReadBefore:
+			r := &in.Reads[e.aux]
+			return fmt.Sprintf("%s read %s with %d values", name(r.Txn), keyName(e.key), r.Len)
+		case eWinAfter, eWinBefore:
+			w := e.aux
+			n := int32(len(in.Keys[e.key].Trace))
+			how := "as the other keys' reads and real-time order allow"
+			if p.pinned[w] {
+				how = "it read the key right before appending"
+			}
+			return fmt.Sprintf("%s's append of %s to %s can only start at %s (%s)", name(in.Writers[w].Txn),
+				encode.ShortList(h, in.Vals(w)), keyName(e.key), windowText(p.win.Lo[w], p.win.Hi[w], n), how)
+		case eProcess:
+			return fmt.Sprintf("%s and %s ran on process %s in this order", name(e.from), name(e.to), h.Processes[h.Txns[e.from].Process])
+		case eRealtime:
+			return fmt.Sprintf("%s completed (line %d) before %s was invoked", name(e.from), h.Txns[e.from].Line, name(e.to))
+		}
+		return ""
+	}
+	// Each hop from a transaction to the next is one step; its kind is that of a
+	// dependency: from a read to a later append (rw), from an append to a read (wr), between
+	// appends (ww), between two reads (a read that missed an append the other saw: rw, wr).
+	var rw, wr int
+	var process, realtime bool
+	var why []string
+	from := int32(-1)
+	var lead []string
+	hopKind := func(out, into *edge) string {
+		switch {
+		case out.kind == eProcess || into.kind == eProcess:
+			process = true
+			return "process"
+		case out.kind == eRealtime || into.kind == eRealtime:
+			realtime = true
+			return "realtime"
+		}
+		reader := out.kind == eReadBefore
+		readBy := into.kind == eReadAfter
+		switch {
+		case reader && readBy:
+			rw++
+			wr++
+			return "rw"
+		case reader:
+			rw++
+			return "rw"
+		case readBy:
+			wr++
+			return "wr"
+		}
+		return "ww"
+	}
+	var out *edge
+	for _, id := range path {
+		e := &all[id]
+		if e.from < p.nTxn {
+			from, out, why = e.from, e, why[:0]
+		}
+		if d := describe(e); d != "" && !slices.Contains(why, d) && !slices.Contains(lead, d) {
+			if from < 0 {
+				lead = append(lead, d)
+			} else {
+				why = append(why, d)
+			}
+		}
+		if e.to < p.nTxn && from >= 0 {
+			st := Step{From: from, To: e.to, Kind: hopKind(out, e), Key: e.key,
+				Why: fmt.Sprintf("%s < %s because %s", name(from), name(e.to), strings.Join(why, ", and "))}
+			c.Steps = append(c.Steps, st)
+			c.Txns = append(c.Txns, from)
+			from, why = e.to, why[:0]
+		}
+	}
+	var lines []string
+	if len(lead) > 0 {
+		lines = append(lines, "Before "+name(c.firstTxn(v))+", "+keyName(k)+" already had the values up to where "+strings.Join(lead, ", and "))
+	}
+	for _, s := range c.Steps {
+		lines = append(lines, s.Why)
+	}
+	if v >= 0 {
+		if len(c.Steps) == 0 || c.Steps[len(c.Steps)-1].To != v && !slices.Contains(c.Txns, v) {
+			c.Txns = append(c.Txns, v)
+		}
+		if from >= 0 && len(why) > 0 {
+			lines = append(lines, "after "+name(from)+", "+keyName(k)+" has fewer values than where "+strings.Join(why, ", and "))
+		}
+		lines = append(lines, fmt.Sprintf("counting the values each of them appends to %s, %s would have to run after %s had %d values and finish with fewer: no attribution of the duplicates to appends allows that",
+			keyName(k), name(v), keyName(k), p.best[v]))
+		// The list's own order closes the cycle: the last transaction precedes the first.
+		rw++
+	} else if len(c.Steps) > 0 {
+		lines = append(lines, fmt.Sprintf("so %s would precede itself: a cycle", name(c.Steps[0].From)))
+	}
+	c.Text = strings.Join(lines, "; ")
+	c.Type = p.suffix(cycleType(rw, wr, process, realtime))
+	p.res.Contradiction = c
+}
+
+// suffix marks a contradiction with the strongest order of the level: the windows it
+// rests on may have been narrowed through that order even where its last cycle is not.
+func (p *pruner) suffix(typ string) string {
+	if strings.HasSuffix(typ, "-realtime") || strings.HasSuffix(typ, "-process") && !p.opts.Level.Realtime {
+		return typ
+	}
+	typ = strings.TrimSuffix(typ, "-process")
+	switch {
+	case p.opts.Level.Realtime:
+		return typ + "-realtime"
+	case p.opts.Level.Process:
+		return typ + "-process"
+	}
+	return typ
+}
+
+func (c *Contradiction) firstTxn(v int32) int32 {
+	if len(c.Steps) > 0 {
+		return c.Steps[0].From
+	}
+	return v
+}
+
+// cycleType names a cycle as Elle does, from its dependency kinds.
+func cycleType(rw, wr int, process, realtime bool) string {
+	typ := "G2-item"
+	switch {
+	case rw == 0 && wr == 0:
+		typ = "G0"
+	case rw == 0:
+		typ = "G1c"
+	case rw == 1:
+		typ = "G-single"
+	}
+	if realtime {
+		return typ + "-realtime"
+	}
+	if process {
+		return typ + "-process"
+	}
+	return typ
+}
