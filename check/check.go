@@ -6,6 +6,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/sat"
 )
 
 // Check decides h under each model of opts. An error means bad options, never a
@@ -43,6 +44,7 @@ type checker struct {
 	anomalyModel string
 	reported     map[string]bool // findings reported, by type and text
 	keyUnsat     bool            // pruning met a key with no segmentation at all
+	staticOrder  []sat.Var       // timeOrder's, for the current problem
 }
 
 func (c *checker) run(names []string) Result {
@@ -176,6 +178,7 @@ func (c *checker) resetProblem() {
 	c.nData, c.nDataProcess = 0, 0
 	c.dataCyclic = false
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false
+	c.staticOrder = nil
 }
 
 // replayResult is the result when a serial replay proved every model.

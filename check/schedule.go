@@ -23,8 +23,16 @@ import (
 // reach before the operation that stopped it can succeed. Positions only grow, so it
 // is woken exactly then, not on every append to the key.
 func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool) ([]int32, bool) {
+	return scheduleWithin(h, in, commit, orderEdges, byCompletion, nil)
+}
+
+// scheduleWithin is schedule with each :ok writer's block placed only within its window
+// (package prune narrowed them; nil: anywhere): far fewer wrong choices among duplicate
+// writers, and a wrong one is still caught by the verification.
+func scheduleWithin(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows) ([]int32, bool) {
 	r := newReplay(h, in, commit, orderEdges)
 	r.byCompletion = byCompletion
+	r.win = win
 	return r.run()
 }
 
@@ -84,6 +92,9 @@ type replay struct {
 	// none); others wait for its commit on keyWait[k]. nil for serial replays.
 	holds   []int32
 	keyWait []int32
+
+	// win, when set, bounds where each :ok writer's block may start.
+	win *encode.Windows
 
 	ready    txnHeap
 	deferred []int32
@@ -217,6 +228,24 @@ func (r *replay) check(t int32) (bool, int32) {
 		if op.Kind == history.Append {
 			if r.holds != nil && r.holds[k] >= 0 && r.holds[k] != t {
 				return false, waitKey - k
+			}
+			if ks := &r.keys[k]; r.win != nil && at == ks.pos && h.Txns[t].Status == history.OK {
+				// The first append of t's block on k: inside its window.
+				w := r.writerOf(t, k)
+				if lo := min(r.win.Lo[w], ks.n); at < lo {
+					return false, ks.base + lo
+				}
+				if at > r.win.Hi[w] {
+					return false, waitNever
+				}
+				if at < ks.n && !r.win.Allowed(w, at) {
+					// Wait for the next position the window allows.
+					next := at + 1
+					for next < ks.n && !r.win.Allowed(w, next) {
+						next++
+					}
+					return false, ks.base + next
+				}
 			}
 			if ks := &r.keys[k]; at < ks.n {
 				if r.traceAt[ks.base+at] != op.Value {
@@ -525,4 +554,14 @@ func (q *txnHeap) pop() txnPrio {
 	}
 	*q = h
 	return top
+}
+
+// writerOf returns t's writer id on key k (t appends to k).
+func (r *replay) writerOf(t, k int32) int32 {
+	for _, w := range r.in.TxnWriters(t) {
+		if r.in.Writers[w].Key == k {
+			return w
+		}
+	}
+	return -1
 }

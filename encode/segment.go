@@ -65,6 +65,24 @@ func (in *Inference) Segment(k int32) Plan { return newScratch(in, false).segmen
 // prune): a problem built within them decides those models only.
 type Windows struct {
 	Lo, Hi []int32
+	// Allow, when Allow[w] is not nil, lists (sorted) the only positions writer w's
+	// block may start at, besides staying unobserved when Hi allows.
+	Allow [][]int32
+}
+
+// Allowed reports whether writer w's block may start at pos.
+func (win *Windows) Allowed(w, pos int32) bool {
+	if win == nil {
+		return true
+	}
+	if pos < win.Lo[w] || pos > win.Hi[w] {
+		return false
+	}
+	if win.Allow == nil || win.Allow[w] == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(win.Allow[w], pos)
+	return ok
 }
 
 // Unbounded is a Hi that allows every position and leaving the writer unobserved.
@@ -135,6 +153,18 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		p.State = KeyFixed
 		return p
 	}
+	if sc.win != nil {
+		// A writer whose window holds one position inside the trace is placed as surely
+		// as by its own read: pinned there, its block's end a boundary too.
+		for wi, w := range key.Writers {
+			if lo := sc.win.Lo[w]; p.Pin[wi] == pinFree && lo == sc.win.Hi[w] && lo < n && in.Writers[w].Status != history.Fail {
+				p.Pin[wi] = lo
+				if e := lo + in.Writers[w].End - in.Writers[w].Start; e <= n {
+					p.Cut[e] = true
+				}
+			}
+		}
+	}
 	// A pinned block must start exactly at its pin: the pin is a boundary, and only the
 	// pinned writer may start there. pinnedAt[pos]: the index of the writer pinned at
 	// pos, or -1.
@@ -185,6 +215,9 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 				return
 			}
 			if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
+				return
+			}
+			if sc.win != nil && !sc.win.Allowed(w, i) {
 				return
 			}
 			cands = append(cands, Cand{Pos: i, Writer: w})

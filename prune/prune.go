@@ -107,6 +107,7 @@ type pruner struct {
 	pinned   []bool  // per writer: its block position is fixed by its own read
 	state    []encode.KeyState
 	dirty    []bool // per key: a window of one of its writers changed
+	lastPlan [][]encode.Cand // per key: the blocks its last tiling found viable
 	narrowed []bool // per writer
 	res      *Result
 }
@@ -137,7 +138,30 @@ func Run(in *encode.Inference, opts Options) *Result {
 	p.res.Win = p.win
 	p.build()
 	p.run()
+	p.allow()
 	return p.res
+}
+
+// allow records, for the writers of each key tiled, the positions its last tiling
+// found viable (intersected with the final windows by Windows.Allowed).
+func (p *pruner) allow() {
+	in := p.in
+	p.win.Allow = make([][]int32, len(in.Writers))
+	for k, cands := range p.lastPlan {
+		if cands == nil {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			if p.live(w) {
+				p.win.Allow[w] = []int32{}
+			}
+		}
+		for _, c := range cands {
+			if p.live(c.Writer) {
+				p.win.Allow[c.Writer] = append(p.win.Allow[c.Writer], c.Pos)
+			}
+		}
+	}
 }
 
 func (p *pruner) expired() bool {
@@ -163,6 +187,7 @@ func (p *pruner) build() {
 	}
 	p.state = make([]encode.KeyState, len(in.Keys))
 	p.dirty = make([]bool, len(in.Keys))
+	p.lastPlan = make([][]encode.Cand, len(in.Keys))
 	p.narrowed = make([]bool, len(in.Writers))
 	p.pinned = make([]bool, len(in.Writers))
 	for k := range in.Keys {
@@ -568,6 +593,15 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 	in := p.in
 	plan := in.SegmentWithin(k, p.win)
 	p.state[k] = plan.State
+	switch plan.State {
+	case encode.KeyOpen:
+		p.lastPlan[k] = plan.Cands
+	case encode.KeyFixed:
+		p.lastPlan[k] = plan.Blocks
+		if p.lastPlan[k] == nil {
+			p.lastPlan[k] = []encode.Cand{}
+		}
+	}
 	n := int32(len(in.Keys[k].Trace))
 	switch plan.State {
 	case encode.KeyUnsat:

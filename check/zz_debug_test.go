@@ -1,0 +1,55 @@
+package check
+
+import (
+	"os"
+	"testing"
+
+	"doppel/encode"
+	"doppel/history"
+	"doppel/prune"
+)
+
+func TestZZDebugWindowReplay(t *testing.T) {
+	f := os.Getenv("DOPPEL_DEBUG_FILE")
+	if f == "" {
+		t.Skip()
+	}
+	h, err := history.ParseFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.Infer(h)
+	pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: true}})
+	commit := make([]encode.Commit, len(h.Txns))
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.OK {
+			commit[t] = encode.Committed
+		} else if h.Txns[t].Status == history.Info {
+			commit[t] = encode.MayCommit
+		}
+	}
+	p := &encode.Problem{In: in, Commit: commit}
+	guide := append(p.ProcessEdges(), p.RealtimeEdges()...)
+	r := newReplay(h, in, commit, guide)
+	r.win = pr.Win
+	_, ok := r.run()
+	ran := 0
+	for tt := range h.Txns {
+		if r.state[tt] == rDone {
+			ran++
+		}
+	}
+	t.Logf("ok=%v ran %d of %d, failed=%v", ok, ran, len(h.Txns), r.failed)
+	shown := 0
+	for tt := int32(0); tt < int32(len(h.Txns)) && shown < 10; tt++ {
+		if commit[tt] == encode.Committed && r.state[tt] != rDone && r.preds[tt] == 0 {
+			okc, s := r.check(tt)
+			t.Logf("T%d not run: ok=%v wait=%d ops=%s", tt, okc, s, encode.OpsString(h, tt))
+			for _, w := range in.TxnWriters(tt) {
+				k := in.Writers[w].Key
+				t.Logf("   writer key %d pos now %d window [%d,%d] n=%d", k, r.keys[k].pos, pr.Win.Lo[w], pr.Win.Hi[w], r.keys[k].n)
+			}
+			shown++
+		}
+	}
+}
