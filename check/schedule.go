@@ -334,8 +334,30 @@ func (r *replay) resolve(t int32) {
 	}
 }
 
-// prio: the middle of the transaction's interval estimates when it took effect.
+// prio: the middle of the transaction's interval estimates when it took effect. Within
+// windows, earliest deadline first: readers that append nothing first (running a ready
+// one never hurts), then writers by how few positions their tightest window leaves.
 func (r *replay) prio(t int32) int64 {
+	if r.win != nil {
+		slack := int64(1 << 20)
+		appends := false
+		for _, w := range r.in.TxnWriters(t) {
+			appends = true
+			if wr := &r.in.Writers[w]; wr.Status == history.OK {
+				if hi := r.win.Hi[w]; hi < r.keys[wr.Key].n {
+					slack = min(slack, int64(hi-r.keys[wr.Key].pos))
+				}
+			}
+		}
+		if !appends {
+			slack = -1
+		}
+		return (slack+1)<<42 + r.midpoint(t)
+	}
+	return r.midpoint(t)
+}
+
+func (r *replay) midpoint(t int32) int64 {
 	tx := &r.h.Txns[t]
 	inv := int64(tx.Invoke)
 	if tx.Complete >= 0 {

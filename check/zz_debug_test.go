@@ -2,6 +2,7 @@ package check
 
 import (
 	"os"
+	"time"
 	"testing"
 
 	"doppel/encode"
@@ -51,5 +52,21 @@ func TestZZDebugWindowReplay(t *testing.T) {
 			}
 			shown++
 		}
+	}
+}
+
+func TestZZDebugPrune(t *testing.T) {
+	f := os.Getenv("DOPPEL_DEBUG_FILE")
+	if f == "" {
+		t.Skip()
+	}
+	h, _ := history.ParseFile(f)
+	in := encode.Infer(h)
+	for _, lvl := range []prune.Level{{Process: true, Realtime: true}, {}} {
+		t0 := time.Now()
+		pr := prune.Run(in, prune.Options{Level: lvl})
+		t.Logf("level %+v: rounds %d narrowed %d contradiction %v in %v", lvl, pr.Rounds, pr.Narrowed, pr.Contradiction != nil, time.Since(t0))
+		p := encode.BuildWithin(in, pr.Win)
+		t.Logf("   vars %d clauses %d", p.NumVars, len(p.ClauseEnd))
 	}
 }

@@ -513,7 +513,8 @@ type scratch struct {
 	// segment
 	pinAt, cutBefore, blockWriters []int32
 	byVal                          []uint64
-	cs, blocks                     []Cand
+	cs, cs2, blocks                []Cand
+	posCount                       []int32
 	f, g                           []int8
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32

@@ -238,9 +238,13 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			try(int32(uint32(byVal[j])))
 		}
 	}
-	// The same (unstable) order as sort.Slice by position: the variables and clauses
-	// follow it.
-	slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
+	// By position; the variables and clauses follow this order. Many candidates (long
+	// lists of few values) are sorted by counting, in the order of their writers.
+	if len(cands) > 4*int(n)+64 {
+		cands = sc.countingSort(cands, n)
+	} else {
+		slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
+	}
 	sc.cs = cands
 
 	// Count segmentations forwards (f) and completions backwards (g), capped at 2.
@@ -397,4 +401,23 @@ func (sc *scratch) observedIn(k int32, blocks []Cand) bool {
 		}
 	}
 	return used == need
+}
+
+// countingSort sorts candidates by position (< n), stably, into a second buffer.
+func (sc *scratch) countingSort(cands []Cand, n int32) []Cand {
+	count := grow(&sc.posCount, int(n)+1)
+	clear(count)
+	for _, c := range cands {
+		count[c.Pos+1]++
+	}
+	for i := int32(1); i <= n; i++ {
+		count[i] += count[i-1]
+	}
+	out := grow(&sc.cs2, len(cands))
+	for _, c := range cands {
+		out[count[c.Pos]] = c
+		count[c.Pos]++
+	}
+	sc.cs2 = cands[:0] // the buffers swap roles
+	return out
 }

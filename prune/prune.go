@@ -108,6 +108,8 @@ type pruner struct {
 	state    []encode.KeyState
 	dirty    []bool // per key: a window of one of its writers changed
 	lastPlan [][]encode.Cand // per key: the blocks its last tiling found viable
+	// Per writer, scratch of segmentOnce: first and last viable position, forced one.
+	first, last, forced []int32
 	narrowed []bool // per writer
 	res      *Result
 }
@@ -188,6 +190,9 @@ func (p *pruner) build() {
 	p.state = make([]encode.KeyState, len(in.Keys))
 	p.dirty = make([]bool, len(in.Keys))
 	p.lastPlan = make([][]encode.Cand, len(in.Keys))
+	p.first = make([]int32, len(in.Writers))
+	p.last = make([]int32, len(in.Writers))
+	p.forced = make([]int32, len(in.Writers))
 	p.narrowed = make([]bool, len(in.Writers))
 	p.pinned = make([]bool, len(in.Writers))
 	for k := range in.Keys {
@@ -612,16 +617,18 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 		p.contradictKey(k)
 		return false, true
 	case encode.KeyFixed:
-		inBlock := map[int32]int32{}
+		for _, w := range in.Keys[k].Writers {
+			p.forced[w] = -1
+		}
 		for _, c := range plan.Blocks {
-			inBlock[c.Writer] = c.Pos
+			p.forced[c.Writer] = c.Pos
 		}
 		for _, w := range in.Keys[k].Writers {
 			if !p.live(w) {
 				continue
 			}
 			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if pos, ok := inBlock[w]; ok {
+			if pos := p.forced[w]; pos >= 0 {
 				lo, hi = pos, pos
 			} else {
 				lo = max(lo, n)
@@ -632,21 +639,19 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 			}
 		}
 	case encode.KeyOpen:
-		// Each writer's viable blocks; a cut with a single viable block forces it.
-		first := map[int32]int32{}
-		last := map[int32]int32{}
-		startsAt := map[int32]int{}
-		for _, c := range plan.Cands {
-			if _, ok := first[c.Writer]; !ok {
-				first[c.Writer] = c.Pos
-			}
-			last[c.Writer] = c.Pos
-			startsAt[c.Pos]++
+		// Each writer's viable blocks; a boundary every tiling has (a read's cut, or 0)
+		// with a single viable block forces it.
+		for _, w := range in.Keys[k].Writers {
+			p.first[w], p.last[w], p.forced[w] = -1, -1, -1
 		}
-		forced := map[int32]int32{}
-		for _, c := range plan.Cands {
-			if (c.Pos == 0 || plan.Cut[c.Pos]) && startsAt[c.Pos] == 1 {
-				forced[c.Writer] = c.Pos
+		for i, c := range plan.Cands {
+			if p.first[c.Writer] < 0 {
+				p.first[c.Writer] = c.Pos
+			}
+			p.last[c.Writer] = c.Pos
+			single := (i == 0 || plan.Cands[i-1].Pos != c.Pos) && (i+1 == len(plan.Cands) || plan.Cands[i+1].Pos != c.Pos)
+			if single && (c.Pos == 0 || plan.Cut[c.Pos]) {
+				p.forced[c.Writer] = c.Pos
 			}
 		}
 		for _, w := range in.Keys[k].Writers {
@@ -654,12 +659,12 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 				continue
 			}
 			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if pos, ok := forced[w]; ok {
+			if pos := p.forced[w]; pos >= 0 {
 				lo, hi = pos, pos
-			} else if f, ok := first[w]; ok {
+			} else if f := p.first[w]; f >= 0 {
 				lo = max(lo, f)
 				if hi < n {
-					hi = min(hi, last[w])
+					hi = min(hi, p.last[w])
 				}
 			} else {
 				lo = max(lo, n) // no block fits: it can only stay unobserved
