@@ -3,9 +3,9 @@ package check
 import (
 	"bufio"
 	"cmp"
-	"slices"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -463,9 +463,18 @@ func (c *checker) timeOrder(v *view) []sat.Var {
 		}
 		return 1 << 41
 	}
+	if p.Win != nil && p.Win.Rank != nil {
+		// The serial order that narrowed the windows: consistent with every read.
+		mid = func(t int32) int64 { return int64(p.Win.Rank[t]) }
+	}
 	for k, vars := range p.SegVar {
 		for i, x := range vars {
 			key[x] = mid(in.Writers[p.Plans[k].Cands[i].Writer].Txn)<<20 | int64(p.Plans[k].Cands[i].Pos&(1<<20-1))
+		}
+		for _, w := range p.Plans[k].Unobserved {
+			if u, ok := p.UnobservedVar(int32(k), w); ok {
+				key[u] = mid(in.Writers[w].Txn)<<20 | (1<<20 - 1)
+			}
 		}
 	}
 	for t, x := range p.CommitVar {

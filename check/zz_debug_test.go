@@ -2,8 +2,8 @@ package check
 
 import (
 	"os"
-	"time"
 	"testing"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
@@ -68,5 +68,44 @@ func TestZZDebugPrune(t *testing.T) {
 		t.Logf("level %+v: rounds %d narrowed %d contradiction %v in %v", lvl, pr.Rounds, pr.Narrowed, pr.Contradiction != nil, time.Since(t0))
 		p := encode.BuildWithin(in, pr.Win)
 		t.Logf("   vars %d clauses %d", p.NumVars, len(p.ClauseEnd))
+	}
+}
+
+func TestZZDebugGuessCycle(t *testing.T) {
+	f := os.Getenv("DOPPEL_DEBUG_FILE")
+	if f == "" {
+		t.Skip()
+	}
+	h, _ := history.ParseFile(f)
+	in := encode.Infer(h)
+	pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: true}})
+	c := &checker{h: h, opts: Options{}, cycleFound: map[string]bool{}, proven: map[string]bool{}, reported: map[string]bool{}}
+	c.p = encode.BuildWithin(in, pr.Win)
+	p := c.p
+	c.nData, c.nDataProcess = len(p.Edges), len(p.Edges)
+	pe := p.ProcessEdges()
+	c.nDataProcess += len(pe)
+	c.edges = append(append(p.Edges, pe...), p.RealtimeEdges()...)
+	v := c.serialView("strict-serializable")
+	guess, ok := c.witness(v)
+	t.Logf("witness ok=%v", ok)
+	holds := c.holdsUnder(guess)
+	g := newGraph(v.nodes, v.edges, holds)
+	comps := g.sccs(func(int32) bool { return true }, holds)
+	t.Logf("%d cyclic components, sizes:", len(comps))
+	var scratch bfsScratch
+	for i, comp := range comps {
+		if i >= 5 {
+			break
+		}
+		inComp := make([]bool, g.n)
+		for _, x := range comp {
+			inComp[x] = true
+		}
+		cycle := g.path(comp[0], comp[0], func(x int32) bool { return inComp[x] }, holds, &scratch)
+		t.Logf("comp of %d: cycle %s", len(comp), c.classify(v, cycle))
+		for _, st := range c.steps(v, cycle) {
+			t.Logf("   %s", c.explain(st))
+		}
 	}
 }

@@ -68,6 +68,9 @@ type Windows struct {
 	// Allow, when Allow[w] is not nil, lists (sorted) the only positions writer w's
 	// block may start at, besides staying unobserved when Hi allows.
 	Allow [][]int32
+	// Rank, when set, is a serial order of the transactions consistent with what
+	// narrowed the windows (position per transaction): a guide for guesses only.
+	Rank []int32
 }
 
 // Allowed reports whether writer w's block may start at pos.

@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"doppel/encode"
@@ -54,10 +56,10 @@ type Result struct {
 	Contradiction *Contradiction
 	// KeyUnsat: a key has no segmentation at all (before any narrowing): the key alone
 	// proves the history invalid for every model, and pruning stopped.
-	KeyUnsat      bool
-	Rounds        int
-	Narrowed      int // writers whose window shrank
-	Removed       int // candidate blocks removed, where counted
+	KeyUnsat bool
+	Rounds   int
+	Narrowed int // writers whose window shrank
+	Removed  int // candidate blocks removed, where counted
 }
 
 // Contradiction is a proof by thresholds: a transaction that would have to run both
@@ -95,23 +97,40 @@ type pruner struct {
 
 	// Static edges (θ chains, reads, order) and this round's writer edges, as a list
 	// turned into CSR each round.
-	static   []edge
-	succOff  []int32
-	succ     []int32
-	topo     []int32
-	best     []int32 // forward pass: the largest p with θ(x,p) strictly before the node
-	least    []int32 // backward pass: the smallest q with the node strictly before θ(x,q)
-	viaF     []int32 // forward pass: the predecessor giving best
-	viaB     []int32 // backward pass: the successor giving least
-	app      []int32 // per transaction: its appends to the key of the current pass
-	pinned   []bool  // per writer: its block position is fixed by its own read
+	static  []edge
+	succOff []int32
+	succ    []int32
+	topo    []int32
+	// The graph by rank (position in topological order): rank per node, the edges out
+	// of each rank (rOff), their targets' ranks (rTo) and ids (rEdge).
+	rank, rOff, rTo, rEdge []int32
+	// ps[0] runs one key's passes to explain a contradiction; ls, one per worker,
+	// the batched passes (allocated when first needed).
+	ps       [1]*passScratch
+	ls       [2]*laneScratch
+	pinned   []bool // per writer: its block position is fixed by its own read
 	state    []encode.KeyState
-	dirty    []bool // per key: a window of one of its writers changed
+	dirty    []bool          // per key: a window of one of its writers changed
 	lastPlan [][]encode.Cand // per key: the blocks its last tiling found viable
 	// Per writer, scratch of segmentOnce: first and last viable position, forced one.
 	first, last, forced []int32
-	narrowed []bool // per writer
-	res      *Result
+	narrowed            []bool // per writer
+	res                 *Result
+	changes             int    // window narrowings so far
+	touched             []bool // per key: a window of its writers narrowed since its last passes
+}
+
+// passScratch is what the passes of one key use, indexed by rank.
+type passScratch struct {
+	best  []int32 // forward pass: the largest p with θ(x,p) strictly before the node
+	least []int32 // backward pass: the smallest q with the node strictly before θ(x,q)
+	viaF  []int32 // forward pass: the edge giving best
+	viaB  []int32 // backward pass: the edge giving least
+	appR  []int32 // the appends of the pass's key per rank
+	qOf   []int32 // q for the key's θ(k,q) nodes, else -1
+	// What the passes narrowed: writer, lo, hi triples; and the key's first contradiction.
+	narrow  []int32
+	contraV int32
 }
 
 type edge struct {
@@ -141,7 +160,114 @@ func Run(in *encode.Inference, opts Options) *Result {
 	p.build()
 	p.run()
 	p.allow()
+	if p.res.Contradiction == nil && !p.res.KeyUnsat {
+		p.order()
+	}
 	return p.res
+}
+
+// order ranks the transactions by a topological order of the final graph that, among
+// the nodes it may take next, takes thresholds first and transactions by the middle of
+// their interval: a serial order consistent with everything the passes know, and close
+// to how the database ran. Windows.Rank holds it (an estimate for guesses, not a fact).
+func (p *pruner) order() {
+	all := p.windowEdges(slices.Clone(p.static))
+	p.csr(all)
+	indeg := make([]int32, p.nodes)
+	for i := range all {
+		indeg[all[i].to]++
+	}
+	h := p.h
+	key := func(v int32) int64 {
+		if v >= p.nTxn {
+			return -1
+		}
+		tx := &h.Txns[v]
+		switch {
+		case tx.Complete >= 0 && tx.Invoke >= 0:
+			return int64(tx.Invoke) + int64(tx.Complete)
+		case tx.Complete >= 0:
+			return 2 * int64(tx.Complete)
+		case tx.Invoke >= 0:
+			return 2*int64(tx.Invoke) + 1<<40
+		}
+		return 1 << 41
+	}
+	q := &nodeHeap{key: key}
+	for v := int32(0); v < p.nodes; v++ {
+		if indeg[v] == 0 {
+			q.push(v)
+		}
+	}
+	rank := make([]int32, p.nTxn)
+	for i := range rank {
+		rank[i] = -1
+	}
+	next := int32(0)
+	for len(q.items) > 0 {
+		v := q.pop()
+		if v < p.nTxn {
+			rank[v] = next
+			next++
+		}
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			u := all[e].to
+			indeg[u]--
+			if indeg[u] == 0 {
+				q.push(u)
+			}
+		}
+	}
+	for t := range rank {
+		if rank[t] < 0 { // only on a cycle, which the rounds would have reported
+			rank[t] = next
+			next++
+		}
+	}
+	p.win.Rank = rank
+}
+
+// nodeHeap is a binary min-heap of nodes by key.
+type nodeHeap struct {
+	items []int32
+	key   func(int32) int64
+}
+
+func (q *nodeHeap) push(v int32) {
+	q.items = append(q.items, v)
+	i := len(q.items) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if q.key(q.items[parent]) <= q.key(q.items[i]) {
+			break
+		}
+		q.items[parent], q.items[i] = q.items[i], q.items[parent]
+		i = parent
+	}
+}
+
+func (q *nodeHeap) pop() int32 {
+	top := q.items[0]
+	last := len(q.items) - 1
+	q.items[0] = q.items[last]
+	q.items = q.items[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(q.items) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(q.items) && q.key(q.items[r]) < q.key(q.items[l]) {
+			m = r
+		}
+		if q.key(q.items[i]) <= q.key(q.items[m]) {
+			break
+		}
+		q.items[i], q.items[m] = q.items[m], q.items[i]
+		i = m
+	}
+	return top
 }
 
 // allow records, for the writers of each key tiled, the positions its last tiling
@@ -189,6 +315,7 @@ func (p *pruner) build() {
 	}
 	p.state = make([]encode.KeyState, len(in.Keys))
 	p.dirty = make([]bool, len(in.Keys))
+	p.touched = make([]bool, len(in.Keys))
 	p.lastPlan = make([][]encode.Cand, len(in.Keys))
 	p.first = make([]int32, len(in.Writers))
 	p.last = make([]int32, len(in.Writers))
@@ -248,11 +375,15 @@ func (p *pruner) build() {
 			}
 		}
 	}
-	p.best = make([]int32, p.nodes)
-	p.least = make([]int32, p.nodes)
-	p.viaF = make([]int32, p.nodes)
-	p.viaB = make([]int32, p.nodes)
-	p.app = make([]int32, p.nTxn)
+	for i := range p.ps {
+		ps := &passScratch{best: make([]int32, p.nodes), least: make([]int32, p.nodes),
+			viaF: make([]int32, p.nodes), viaB: make([]int32, p.nodes),
+			appR: make([]int32, p.nodes), qOf: make([]int32, p.nodes)}
+		for j := range ps.qOf {
+			ps.qOf[j] = -1
+		}
+		p.ps[i] = ps
+	}
 }
 
 // writerOf returns t's writer id on key k.
@@ -321,28 +452,47 @@ func (p *pruner) run() {
 		if cyc := p.sortTopo(all); cyc {
 			return
 		}
-		changed := false
-		var work int64
+		p.rankGraph(all)
+		keys := p.openKeys()
+		if round >= 2 {
+			// By now a key's passes rarely narrow anything unless its own writers moved.
+			active := keys[:0]
+			for _, k := range keys {
+				if p.touched[k] {
+					active = append(active, k)
+				}
+			}
+			keys = active
+		}
+		clear(p.touched)
 		limit := p.opts.Work
 		if limit == 0 {
-			limit = 400_000_000
+			limit = 1_000_000_000
 		}
-		for _, k := range p.openKeys() {
-			if work > limit || p.expired() {
-				break
+		{
+			if per := 2 * int64(len(p.rTo)+len(p.topo)); per > 0 && int64(len(keys))*per > limit {
+				keys = keys[:max(1, limit/per)]
 			}
-			work += 2 * int64(len(p.succ)+len(p.topo))
-			c, stop := p.passes(k, all)
-			if stop {
-				return
-			}
-			changed = changed || c
+		}
+		before := p.changes
+		changed, stop := p.passesAll(keys, all)
+		if stop {
+			return
+		}
+		if debugRounds {
+			fmt.Printf("round %d: narrowed %d, changes %d, contradiction %v\n", round, p.res.Narrowed, p.changes, p.res.Contradiction != nil)
 		}
 		if !changed {
 			return
 		}
+		// Later rounds narrow less and less: stop when one changes almost nothing.
+		if round >= 1 && p.changes-before <= len(p.in.Writers)/500 {
+			return
+		}
 	}
 }
+
+var debugRounds = false
 
 // expensive reports whether tiling key k without windows would consider many blocks:
 // more than a few per position.
@@ -479,89 +629,166 @@ func (p *pruner) sortTopo(all []edge) bool {
 	return true
 }
 
-// passes runs the forward and backward passes for key k and narrows its writers'
-// windows; it reports whether any changed, and stops on a contradiction.
-func (p *pruner) passes(k int32, all []edge) (changed, stop bool) {
+// rankGraph numbers the nodes in topological order (rank) and lays the edges out in
+// that order, so that the passes walk memory front to back.
+func (p *pruner) rankGraph(all []edge) {
+	if p.rank == nil {
+		p.rank = make([]int32, p.nodes)
+		p.rOff = make([]int32, p.nodes+1)
+	}
+	for r, v := range p.topo {
+		p.rank[v] = int32(r)
+	}
+	clear(p.rOff)
+	for i := range all {
+		p.rOff[p.rank[all[i].from]+1]++
+	}
+	for r := int32(0); r < p.nodes; r++ {
+		p.rOff[r+1] += p.rOff[r]
+	}
+	p.rTo = slices.Grow(p.rTo[:0], len(all))[:len(all)]
+	p.rEdge = slices.Grow(p.rEdge[:0], len(all))[:len(all)]
+	fill := slices.Clone(p.rOff[:p.nodes])
+	for i := range all {
+		r := p.rank[all[i].from]
+		p.rTo[fill[r]] = p.rank[all[i].to]
+		p.rEdge[fill[r]] = int32(i)
+		fill[r]++
+	}
+}
+
+// passes runs the forward and backward passes for key k with scratch ps, and records
+// in ps the windows they narrow (applied by the caller) or the transaction where they
+// contradict (ps.contraV >= 0). It only reads the pruner's state, so keys can run in
+// parallel.
+func (p *pruner) passes(k int32, ps *passScratch) {
 	in := p.in
 	b := p.thetaBase[k]
 	n := int32(len(in.Keys[k].Trace))
+	ps.narrow, ps.contraV = ps.narrow[:0], -1
 	for _, w := range in.Keys[k].Writers {
-		if p.committed[in.Writers[w].Txn] {
-			p.app[in.Writers[w].Txn] = p.blockLen(w)
+		if t := in.Writers[w].Txn; p.committed[t] {
+			ps.appR[p.rank[t]] = p.blockLen(w)
 		}
+	}
+	for q := int32(0); q <= n+1; q++ {
+		ps.qOf[p.rank[b+q]] = q
 	}
 	defer func() {
 		for _, w := range in.Keys[k].Writers {
-			p.app[in.Writers[w].Txn] = 0
+			ps.appR[p.rank[in.Writers[w].Txn]] = 0
+		}
+		for q := int32(0); q <= n+1; q++ {
+			ps.qOf[p.rank[b+q]] = -1
 		}
 	}()
-	theta := func(v int32) int32 { // q when v is θ(k,q), else -1
-		if v >= b && v <= b+n+1 {
-			return v - b
-		}
-		return -1
+	best, least, viaF, viaB, appR, qOf := ps.best, ps.least, ps.viaF, ps.viaB, ps.appR, ps.qOf
+	for i := range best {
+		best[i], least[i], viaF[i], viaB[i] = -1, inf, -1, -1
 	}
-	out := func(v int32) int32 {
-		if v < p.nTxn {
-			return p.app[v]
+	N := p.nodes
+	rOff, rTo, rEdge := p.rOff, p.rTo, p.rEdge
+	for r := int32(0); r < N; r++ {
+		bv := best[r]
+		if q := qOf[r]; q > bv {
+			bv, best[r], viaF[r] = q, q, -1
 		}
-		return 0
-	}
-	for i := range p.best {
-		p.best[i], p.least[i], p.viaF[i], p.viaB[i] = -1, inf, -1, -1
-	}
-	for _, v := range p.topo {
-		if q := theta(v); q > p.best[v] {
-			p.best[v], p.viaF[v] = q, -1
-		}
-		if p.best[v] < 0 {
+		if bv < 0 {
 			continue
 		}
-		o := p.best[v] + out(v)
-		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
-			if u := all[e].to; o > p.best[u] {
-				p.best[u], p.viaF[u] = o, e
+		o := bv + appR[r]
+		for j := rOff[r]; j < rOff[r+1]; j++ {
+			if u := rTo[j]; o > best[u] {
+				best[u], viaF[u] = o, rEdge[j]
 			}
 		}
 	}
-	for i := len(p.topo) - 1; i >= 0; i-- {
-		v := p.topo[i]
+	for r := N - 1; r >= 0; r-- {
 		l, via := inf, int32(-1)
-		if q := theta(v); q >= 0 {
+		if q := qOf[r]; q >= 0 {
 			l = q
 		}
-		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
-			u := all[e].to
-			if p.least[u] == inf {
-				continue
-			}
-			if x := p.least[u] - out(u); x < l {
-				l, via = x, e
+		for j := rOff[r]; j < rOff[r+1]; j++ {
+			u := rTo[j]
+			if lu := least[u]; lu != inf {
+				if x := lu - appR[u]; x < l {
+					l, via = x, rEdge[j]
+				}
 			}
 		}
-		p.least[v], p.viaB[v] = l, via
+		least[r], viaB[r] = l, via
 	}
 	// A transaction that would have to run after x reached best and leave it below least.
 	for v := int32(0); v < p.nTxn; v++ {
-		if p.best[v] >= 0 && p.least[v] < inf && p.best[v]+p.app[v] >= p.least[v] {
-			p.contradictAt(all, k, v)
-			return false, true
+		r := p.rank[v]
+		if best[r] >= 0 && least[r] < inf && best[r]+appR[r] >= least[r] {
+			ps.contraV = v
+			return
 		}
 	}
 	for _, w := range in.Keys[k].Writers {
 		if !p.live(w) || p.pinned[w] {
 			continue
 		}
-		t := in.Writers[w].Txn
+		t := p.rank[in.Writers[w].Txn]
 		lo, hi := p.win.Lo[w], p.win.Hi[w]
-		if p.best[t] > lo {
-			lo = p.best[t]
+		if best[t] > lo {
+			lo = best[t]
 		}
-		if p.least[t] < inf {
-			hi = min(hi, p.least[t]-p.blockLen(w)-1)
+		if least[t] < inf {
+			hi = min(hi, least[t]-p.blockLen(w)-1)
 		}
 		if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
-			p.setWindow(w, lo, hi)
+			ps.narrow = append(ps.narrow, w, lo, hi)
+		}
+	}
+}
+
+// passesAll runs the passes of keys on two workers and applies what they narrowed, in
+// key order; it reports whether any window changed, and stops at the first key (in
+// order) whose passes contradict, explained.
+func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
+	narrow := make([][]int32, len(keys))
+	contra := make([]int32, len(keys))
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	batches := (len(keys) + lanes - 1) / lanes
+	workers := min(2, batches)
+	if p.ls[0] == nil && workers > 0 {
+		p.ls[0] = p.newLaneScratch()
+	}
+	if p.ls[1] == nil && workers > 1 {
+		p.ls[1] = p.newLaneScratch()
+	}
+	for wi := range workers {
+		ls := p.ls[wi]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				bi := int(next.Add(1)) - 1
+				if bi >= batches || p.expired() {
+					return
+				}
+				lo := bi * lanes
+				hi := min(lo+lanes, len(keys))
+				p.passesBatch(keys[lo:hi], ls)
+				for i := lo; i < hi; i++ {
+					contra[i] = ls.contraV[i-lo]
+					narrow[i] = append([]int32(nil), ls.narrow[i-lo]...)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, k := range keys {
+		if contra[i] >= 0 {
+			p.passes(k, p.ps[0]) // one key alone, keeping its paths for the explanation
+			p.contradictAt(all, k, p.ps[0].contraV)
+			return false, true
+		}
+		for j := 0; j < len(narrow[i]); j += 3 {
+			p.setWindow(narrow[i][j], narrow[i][j+1], narrow[i][j+2])
 			changed = true
 		}
 	}
@@ -569,6 +796,8 @@ func (p *pruner) passes(k int32, all []edge) (changed, stop bool) {
 }
 
 func (p *pruner) setWindow(w, lo, hi int32) {
+	p.changes++
+	p.touched[p.in.Writers[w].Key] = true
 	if !p.narrowed[w] {
 		p.narrowed[w] = true
 		p.res.Narrowed++
@@ -685,6 +914,8 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 // setWindowQuiet narrows w's window after tiling its own key (which needs no new tiling
 // of that key, but new passes).
 func (p *pruner) setWindowQuiet(w, lo, hi int32) {
+	p.changes++
+	p.touched[p.in.Writers[w].Key] = true
 	if !p.narrowed[w] {
 		p.narrowed[w] = true
 		p.res.Narrowed++
@@ -696,13 +927,14 @@ func (p *pruner) setWindowQuiet(w, lo, hi int32) {
 // forward path from θ(k,best) to v and the backward path from v to θ(k,least).
 func (p *pruner) contradictAt(all []edge, k, v int32) {
 	var fwd []int32
-	for u := v; p.viaF[u] >= 0; u = all[p.viaF[u]].from {
-		fwd = append(fwd, p.viaF[u])
+	ps := p.ps[0]
+	for u := v; ps.viaF[p.rank[u]] >= 0; u = all[ps.viaF[p.rank[u]]].from {
+		fwd = append(fwd, ps.viaF[p.rank[u]])
 	}
 	slices.Reverse(fwd)
 	var bwd []int32
-	for u := v; p.viaB[u] >= 0; u = all[p.viaB[u]].to {
-		bwd = append(bwd, p.viaB[u])
+	for u := v; ps.viaB[p.rank[u]] >= 0; u = all[ps.viaB[p.rank[u]]].to {
+		bwd = append(bwd, ps.viaB[p.rank[u]])
 	}
 	p.contradict(all, append(fwd, bwd...), k, v)
 }
@@ -846,7 +1078,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			lines = append(lines, "after "+name(from)+", "+keyName(k)+" has fewer values than where "+strings.Join(why, ", and "))
 		}
 		lines = append(lines, fmt.Sprintf("counting the values each of them appends to %s, %s would have to run after %s had %d values and finish with fewer: no attribution of the duplicates to appends allows that",
-			keyName(k), name(v), keyName(k), p.best[v]))
+			keyName(k), name(v), keyName(k), p.ps[0].best[p.rank[v]]))
 		// The list's own order closes the cycle: the last transaction precedes the first.
 		rw++
 	} else if len(c.Steps) > 0 {

@@ -1,0 +1,143 @@
+package prune
+
+// lanes is how many keys one batched pass serves: each traversal of the graph's
+// edges (the memory traffic that dominates) updates the bounds of all of them.
+const lanes = 8
+
+// laneScratch is the scratch of a batched pass, node-major: entry r*lanes+i is rank r
+// for the batch's i-th key.
+type laneScratch struct {
+	best, least, app, q []int32
+	// per key of the batch: narrowed windows (writer, lo, hi) and the contradiction.
+	narrow  [lanes][]int32
+	contraV [lanes]int32
+}
+
+func (p *pruner) newLaneScratch() *laneScratch {
+	n := int(p.nodes) * lanes
+	ls := &laneScratch{best: make([]int32, n), least: make([]int32, n), app: make([]int32, n), q: make([]int32, n)}
+	for i := range ls.q {
+		ls.q[i] = -1
+	}
+	return ls
+}
+
+// passesBatch runs the forward and backward passes of up to lanes keys in one traversal
+// each; per key it records what passes records (windows narrowed, or a contradiction).
+func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
+	in := p.in
+	L := int32(lanes)
+	for i, k := range keys {
+		b := p.thetaBase[k]
+		n := int32(len(in.Keys[k].Trace))
+		for _, w := range in.Keys[k].Writers {
+			if t := in.Writers[w].Txn; p.committed[t] {
+				ls.app[p.rank[t]*L+int32(i)] = p.blockLen(w)
+			}
+		}
+		for q := int32(0); q <= n+1; q++ {
+			ls.q[p.rank[b+q]*L+int32(i)] = q
+		}
+	}
+	defer func() {
+		for i, k := range keys {
+			b := p.thetaBase[k]
+			n := int32(len(in.Keys[k].Trace))
+			for _, w := range in.Keys[k].Writers {
+				ls.app[p.rank[in.Writers[w].Txn]*L+int32(i)] = 0
+			}
+			for q := int32(0); q <= n+1; q++ {
+				ls.q[p.rank[b+q]*L+int32(i)] = -1
+			}
+		}
+	}()
+	best, least, app, qs := ls.best, ls.least, ls.app, ls.q
+	for i := range best {
+		best[i], least[i] = -1, inf
+	}
+	N := p.nodes
+	rOff, rTo := p.rOff, p.rTo
+	var o [lanes]int32
+	for r := int32(0); r < N; r++ {
+		base := r * L
+		any := false
+		for i := int32(0); i < L; i++ {
+			bv := best[base+i]
+			if q := qs[base+i]; q > bv {
+				bv = q
+				best[base+i] = q
+			}
+			if bv < 0 {
+				o[i] = -1
+				continue
+			}
+			o[i] = bv + app[base+i]
+			any = true
+		}
+		if !any {
+			continue
+		}
+		for j := rOff[r]; j < rOff[r+1]; j++ {
+			ub := rTo[j] * L
+			dst := best[ub : ub+L : ub+L]
+			for i := range dst {
+				if o[i] > dst[i] {
+					dst[i] = o[i]
+				}
+			}
+		}
+	}
+	var l [lanes]int32
+	for r := N - 1; r >= 0; r-- {
+		base := r * L
+		for i := int32(0); i < L; i++ {
+			l[i] = inf
+			if q := qs[base+i]; q >= 0 {
+				l[i] = q
+			}
+		}
+		for j := rOff[r]; j < rOff[r+1]; j++ {
+			ub := rTo[j] * L
+			src := least[ub : ub+L : ub+L]
+			ap := app[ub : ub+L : ub+L]
+			for i := range src {
+				if lu := src[i]; lu != inf {
+					if x := lu - ap[i]; x < l[i] {
+						l[i] = x
+					}
+				}
+			}
+		}
+		copy(least[base:base+L], l[:])
+	}
+	for i, k := range keys {
+		ls.narrow[i], ls.contraV[i] = ls.narrow[i][:0], -1
+		li := int32(i)
+		for v := int32(0); v < p.nTxn; v++ {
+			x := p.rank[v]*L + li
+			if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
+				ls.contraV[i] = v
+				break
+			}
+		}
+		if ls.contraV[i] >= 0 {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			if !p.live(w) || p.pinned[w] {
+				continue
+			}
+			x := p.rank[in.Writers[w].Txn]*L + li
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if best[x] > lo {
+				lo = best[x]
+			}
+			if least[x] < inf {
+				hi = min(hi, least[x]-p.blockLen(w)-1)
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				ls.narrow[i] = append(ls.narrow[i], w, lo, hi)
+			}
+		}
+	}
+}
