@@ -115,6 +115,37 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	}
 	c.res.Stats.Pruned += pr.Narrowed
 	if pr.Contradiction != nil {
+		// The windows up to the contradiction are sound, so the problem within them has
+		// no solution: deciding it (bounded) names the anomaly as Elle does, from its
+		// cycles; the thresholds' own proof stands when that runs out.
+		n := len(c.res.Anomalies)
+		limit := c.opts.MaxConflicts
+		if limit == 0 || limit > explainConflicts {
+			c.opts.MaxConflicts = explainConflicts
+		}
+		named := func() bool {
+			for _, a := range c.res.Anomalies[n:] {
+				if !a.windowUnsat {
+					return true
+				}
+			}
+			return false
+		}
+		results := map[string]*ModelResult{}
+		c.decide(in, []string{m}, pr.Win, m, results)
+		if results[m].Valid != Invalid || !named() {
+			// The windows rule out a whole key: on a small history, the problem without
+			// them (bounded too) shows the cycles themselves.
+			c.res.Anomalies = c.res.Anomalies[:n]
+			if totalTrace(in) <= smallTrace {
+				c.decide(in, []string{m}, nil, m, results)
+			}
+		}
+		c.opts.MaxConflicts = limit
+		if results[m].Valid == Invalid && named() {
+			return Invalid, ""
+		}
+		c.res.Anomalies = c.res.Anomalies[:n]
 		c.addContradiction(m, pr.Contradiction)
 		return Invalid, ""
 	}
@@ -150,9 +181,21 @@ func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
 	c.res.Anomalies = append(c.res.Anomalies, a)
 }
 
+// smallTrace bounds the total trace length for which a contradiction is also decided
+// on the problem without windows, to name it from its cycles.
+const smallTrace = 20000
+
+func totalTrace(in *encode.Inference) int {
+	n := 0
+	for k := range in.Keys {
+		n += len(in.Keys[k].Trace)
+	}
+	return n
+}
+
 // addWindowUnsat reports a key with no segmentation within the windows.
 func (c *checker) addWindowUnsat(k int32) {
-	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k],
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true,
 		Explanation: fmt.Sprintf("key %s cannot be split into whole appends once each is placed where the other keys' reads allow", c.h.Keys[k])})
 }
 

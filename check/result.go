@@ -112,6 +112,8 @@ type Anomaly struct {
 	Txns        []TxnRef `json:"txns"`
 	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
 	Explanation string   `json:"explanation"`
+
+	windowUnsat bool // a key without segmentation within windows: a proof, not a name
 }
 
 // TxnRef names a transaction of the history.

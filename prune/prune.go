@@ -104,10 +104,10 @@ type pruner struct {
 	// The graph by rank (position in topological order): rank per node, the edges out
 	// of each rank (rOff), their targets' ranks (rTo) and ids (rEdge).
 	rank, rOff, rTo, rEdge []int32
-	// ps[0] runs one key's passes to explain a contradiction; ls, one per worker,
-	// the batched passes (allocated when first needed).
-	ps       [1]*passScratch
+	// ls, one per worker, hold the batched passes (allocated when first needed);
+	// explain, one key's passes with the edges that gave each bound.
 	ls       [2]*laneScratch
+	explain  *laneScratch
 	pinned   []bool // per writer: its block position is fixed by its own read
 	state    []encode.KeyState
 	dirty    []bool          // per key: a window of one of its writers changed
@@ -118,19 +118,6 @@ type pruner struct {
 	res                 *Result
 	changes             int    // window narrowings so far
 	touched             []bool // per key: a window of its writers narrowed since its last passes
-}
-
-// passScratch is what the passes of one key use, indexed by rank.
-type passScratch struct {
-	best  []int32 // forward pass: the largest p with θ(x,p) strictly before the node
-	least []int32 // backward pass: the smallest q with the node strictly before θ(x,q)
-	viaF  []int32 // forward pass: the edge giving best
-	viaB  []int32 // backward pass: the edge giving least
-	appR  []int32 // the appends of the pass's key per rank
-	qOf   []int32 // q for the key's θ(k,q) nodes, else -1
-	// What the passes narrowed: writer, lo, hi triples; and the key's first contradiction.
-	narrow  []int32
-	contraV int32
 }
 
 type edge struct {
@@ -146,6 +133,7 @@ const (
 	eReadBefore
 	eWinAfter
 	eWinBefore
+	eCross
 	eProcess
 	eRealtime
 )
@@ -310,7 +298,7 @@ func (p *pruner) build() {
 		p.thetaBase[k] = -1
 		if in.Keys[k].TraceBy >= 0 && !in.Keys[k].Bad {
 			p.thetaBase[k] = p.nodes
-			p.nodes += int32(len(in.Keys[k].Trace)) + 2 // θ(x,0..n+1)
+			p.nodes += 2 * (int32(len(in.Keys[k].Trace)) + 2) // pre and post of θ(x,0..n+1)
 		}
 	}
 	p.state = make([]encode.KeyState, len(in.Keys))
@@ -328,10 +316,40 @@ func (p *pruner) build() {
 			continue
 		}
 		n := int32(len(in.Keys[k].Trace))
-		for q := int32(0); q <= n; q++ {
-			p.static = append(p.static, edge{from: b + q, to: b + q + 1, kind: eChain, key: int32(k), aux: -1})
+		for q := int32(0); q <= n+1; q++ {
+			// Some transaction crosses q between the gaps before and after it.
+			p.static = append(p.static, edge{from: b + 2*q, to: b + 2*q + 1, kind: eChain, key: int32(k), aux: -1})
+			if q <= n {
+				p.static = append(p.static,
+					edge{from: b + 2*q, to: b + 2*q + 2, kind: eChain, key: int32(k), aux: -1},
+					edge{from: b + 2*q + 1, to: b + 2*q + 3, kind: eChain, key: int32(k), aux: -1})
+			}
 		}
 		p.dirty[k] = true
+	}
+	// A length some transaction read, or where a block is pinned, is a boundary: the
+	// transaction crossing it is not the one crossing the next.
+	boundary := make([][]bool, len(in.Keys))
+	for ri := range in.Reads {
+		r := &in.Reads[ri]
+		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] {
+			continue
+		}
+		if boundary[r.Key] == nil {
+			boundary[r.Key] = make([]bool, len(in.Keys[r.Key].Trace)+1)
+			boundary[r.Key][0] = true
+		}
+		if q := r.Len - r.Own; q <= int32(len(in.Keys[r.Key].Trace)) {
+			boundary[r.Key][q] = true
+		}
+	}
+	for k, bs := range boundary {
+		for q, ok := range bs {
+			if ok && int32(q) < int32(len(in.Keys[k].Trace)) {
+				b := p.thetaBase[k]
+				p.static = append(p.static, edge{from: b + 2*int32(q) + 1, to: b + 2*int32(q) + 2, kind: eChain, key: int32(k), aux: -1})
+			}
+		}
 	}
 	for ri := range in.Reads {
 		r := &in.Reads[ri]
@@ -353,8 +371,8 @@ func (p *pruner) build() {
 			continue
 		}
 		p.static = append(p.static,
-			edge{from: b + r.Len, to: r.Txn, kind: eReadAfter, key: r.Key, aux: int32(ri)},
-			edge{from: r.Txn, to: b + r.Len + 1, kind: eReadBefore, key: r.Key, aux: int32(ri)})
+			edge{from: b + 2*r.Len + 1, to: r.Txn, kind: eReadAfter, key: r.Key, aux: int32(ri)},
+			edge{from: r.Txn, to: b + 2*r.Len + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
 	}
 	if p.opts.Level.Process || p.opts.Level.Realtime {
 		commit := make([]encode.Commit, p.nTxn)
@@ -374,15 +392,6 @@ func (p *pruner) build() {
 				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eRealtime, key: -1, aux: -1})
 			}
 		}
-	}
-	for i := range p.ps {
-		ps := &passScratch{best: make([]int32, p.nodes), least: make([]int32, p.nodes),
-			viaF: make([]int32, p.nodes), viaB: make([]int32, p.nodes),
-			appR: make([]int32, p.nodes), qOf: make([]int32, p.nodes)}
-		for j := range ps.qOf {
-			ps.qOf[j] = -1
-		}
-		p.ps[i] = ps
 	}
 }
 
@@ -415,10 +424,18 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 		wr := &in.Writers[w]
 		b := p.thetaBase[wr.Key]
 		n := int32(len(in.Keys[wr.Key].Trace))
-		lo := min(p.win.Lo[w], n)
-		edges = append(edges, edge{from: b + lo, to: wr.Txn, kind: eWinAfter, key: wr.Key, aux: w})
-		if hi := p.win.Hi[w]; hi < n && hi+p.blockLen(w)+1 <= n+1 {
-			edges = append(edges, edge{from: wr.Txn, to: b + hi + p.blockLen(w) + 1, kind: eWinBefore, key: wr.Key, aux: w})
+		lo, hi, m := min(p.win.Lo[w], n), p.win.Hi[w], p.blockLen(w)
+		// After the gap following the crossing of lo; before the gap preceding the
+		// crossing of hi+m+1.
+		edges = append(edges, edge{from: b + 2*lo + 1, to: wr.Txn, kind: eWinAfter, key: wr.Key, aux: w})
+		if hi < n && hi+m+1 <= n+1 {
+			edges = append(edges, edge{from: wr.Txn, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
+		}
+		// Wherever it starts, it crosses hi+1..lo+m itself.
+		if hi < n && hi+1 <= lo+m {
+			edges = append(edges,
+				edge{from: b + 2*(hi+1), to: wr.Txn, kind: eCross, key: wr.Key, aux: w},
+				edge{from: wr.Txn, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
 		}
 	}
 	return edges
@@ -479,9 +496,6 @@ func (p *pruner) run() {
 		if stop {
 			return
 		}
-		if debugRounds {
-			fmt.Printf("round %d: narrowed %d, changes %d, contradiction %v\n", round, p.res.Narrowed, p.changes, p.res.Contradiction != nil)
-		}
 		if !changed {
 			return
 		}
@@ -491,8 +505,6 @@ func (p *pruner) run() {
 		}
 	}
 }
-
-var debugRounds = false
 
 // expensive reports whether tiling key k without windows would consider many blocks:
 // more than a few per position.
@@ -657,93 +669,6 @@ func (p *pruner) rankGraph(all []edge) {
 	}
 }
 
-// passes runs the forward and backward passes for key k with scratch ps, and records
-// in ps the windows they narrow (applied by the caller) or the transaction where they
-// contradict (ps.contraV >= 0). It only reads the pruner's state, so keys can run in
-// parallel.
-func (p *pruner) passes(k int32, ps *passScratch) {
-	in := p.in
-	b := p.thetaBase[k]
-	n := int32(len(in.Keys[k].Trace))
-	ps.narrow, ps.contraV = ps.narrow[:0], -1
-	for _, w := range in.Keys[k].Writers {
-		if t := in.Writers[w].Txn; p.committed[t] {
-			ps.appR[p.rank[t]] = p.blockLen(w)
-		}
-	}
-	for q := int32(0); q <= n+1; q++ {
-		ps.qOf[p.rank[b+q]] = q
-	}
-	defer func() {
-		for _, w := range in.Keys[k].Writers {
-			ps.appR[p.rank[in.Writers[w].Txn]] = 0
-		}
-		for q := int32(0); q <= n+1; q++ {
-			ps.qOf[p.rank[b+q]] = -1
-		}
-	}()
-	best, least, viaF, viaB, appR, qOf := ps.best, ps.least, ps.viaF, ps.viaB, ps.appR, ps.qOf
-	for i := range best {
-		best[i], least[i], viaF[i], viaB[i] = -1, inf, -1, -1
-	}
-	N := p.nodes
-	rOff, rTo, rEdge := p.rOff, p.rTo, p.rEdge
-	for r := int32(0); r < N; r++ {
-		bv := best[r]
-		if q := qOf[r]; q > bv {
-			bv, best[r], viaF[r] = q, q, -1
-		}
-		if bv < 0 {
-			continue
-		}
-		o := bv + appR[r]
-		for j := rOff[r]; j < rOff[r+1]; j++ {
-			if u := rTo[j]; o > best[u] {
-				best[u], viaF[u] = o, rEdge[j]
-			}
-		}
-	}
-	for r := N - 1; r >= 0; r-- {
-		l, via := inf, int32(-1)
-		if q := qOf[r]; q >= 0 {
-			l = q
-		}
-		for j := rOff[r]; j < rOff[r+1]; j++ {
-			u := rTo[j]
-			if lu := least[u]; lu != inf {
-				if x := lu - appR[u]; x < l {
-					l, via = x, rEdge[j]
-				}
-			}
-		}
-		least[r], viaB[r] = l, via
-	}
-	// A transaction that would have to run after x reached best and leave it below least.
-	for v := int32(0); v < p.nTxn; v++ {
-		r := p.rank[v]
-		if best[r] >= 0 && least[r] < inf && best[r]+appR[r] >= least[r] {
-			ps.contraV = v
-			return
-		}
-	}
-	for _, w := range in.Keys[k].Writers {
-		if !p.live(w) || p.pinned[w] {
-			continue
-		}
-		t := p.rank[in.Writers[w].Txn]
-		lo, hi := p.win.Lo[w], p.win.Hi[w]
-		if best[t] > lo {
-			lo = best[t]
-		}
-		if least[t] < inf {
-			hi = min(hi, least[t]-p.blockLen(w)-1)
-		}
-		if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
-			ps.narrow = append(ps.narrow, w, lo, hi)
-		}
-	}
-}
-
 // passesAll runs the passes of keys on two workers and applies what they narrowed, in
 // key order; it reports whether any window changed, and stops at the first key (in
 // order) whose passes contradict, explained.
@@ -783,8 +708,13 @@ func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
 	wg.Wait()
 	for i, k := range keys {
 		if contra[i] >= 0 {
-			p.passes(k, p.ps[0]) // one key alone, keeping its paths for the explanation
-			p.contradictAt(all, k, p.ps[0].contraV)
+			if p.explain == nil {
+				p.explain = p.newLaneScratch()
+				p.explain.viaF = make([]int32, len(p.explain.best))
+				p.explain.viaB = make([]int32, len(p.explain.best))
+			}
+			p.passesBatch([]int32{k}, p.explain) // one key alone, keeping its paths
+			p.contradictAt(all, k, p.explain.contraV[0])
 			return false, true
 		}
 		for j := 0; j < len(narrow[i]); j += 3 {
@@ -927,14 +857,15 @@ func (p *pruner) setWindowQuiet(w, lo, hi int32) {
 // forward path from θ(k,best) to v and the backward path from v to θ(k,least).
 func (p *pruner) contradictAt(all []edge, k, v int32) {
 	var fwd []int32
-	ps := p.ps[0]
-	for u := v; ps.viaF[p.rank[u]] >= 0; u = all[ps.viaF[p.rank[u]]].from {
-		fwd = append(fwd, ps.viaF[p.rank[u]])
+	ls := p.explain
+	via := func(arr []int32, u int32) int32 { return arr[p.rank[u]*lanes] }
+	for u := v; via(ls.viaF, u) >= 0; u = all[via(ls.viaF, u)].from {
+		fwd = append(fwd, via(ls.viaF, u))
 	}
 	slices.Reverse(fwd)
 	var bwd []int32
-	for u := v; ps.viaB[p.rank[u]] >= 0; u = all[ps.viaB[p.rank[u]]].to {
-		bwd = append(bwd, ps.viaB[p.rank[u]])
+	for u := v; via(ls.viaB, u) >= 0; u = all[via(ls.viaB, u)].to {
+		bwd = append(bwd, via(ls.viaB, u))
 	}
 	p.contradict(all, append(fwd, bwd...), k, v)
 }
@@ -993,7 +924,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		case eReadAfter, eReadBefore:
 			r := &in.Reads[e.aux]
 			return fmt.Sprintf("%s read %s with %d values", name(r.Txn), keyName(e.key), r.Len)
-		case eWinAfter, eWinBefore:
+		case eWinAfter, eWinBefore, eCross:
 			w := e.aux
 			n := int32(len(in.Keys[e.key].Trace))
 			how := "as the other keys' reads and real-time order allow"
@@ -1078,7 +1009,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			lines = append(lines, "after "+name(from)+", "+keyName(k)+" has fewer values than where "+strings.Join(why, ", and "))
 		}
 		lines = append(lines, fmt.Sprintf("counting the values each of them appends to %s, %s would have to run after %s had %d values and finish with fewer: no attribution of the duplicates to appends allows that",
-			keyName(k), name(v), keyName(k), p.ps[0].best[p.rank[v]]))
+			keyName(k), name(v), keyName(k), p.explain.best[p.rank[v]*lanes]))
 		// The list's own order closes the cycle: the last transaction precedes the first.
 		rw++
 	} else if len(c.Steps) > 0 {
