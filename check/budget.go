@@ -17,6 +17,10 @@ type budget struct {
 	conflicts    *int64 // the checker's running total over all solver stages and models
 	phase        string // the phase running now, as a gerund ("building the encoding")
 
+	// capEnd, when positive, is the conflict count at which the current bounded attempt
+	// (not the user's limits) stops: see capConflicts.
+	capEnd int64
+
 	spent      bool // a limit was reached; nothing more is searched
 	spentPhase string
 	spentWhy   string // which limit
@@ -78,6 +82,16 @@ func (b *budget) limit(own int64) (n int64, ok bool) {
 	if b.out() {
 		return 0, false
 	}
+	if b.capEnd > 0 {
+		// A cap of the checker's own (a bounded attempt): reaching it spends nothing.
+		capLeft := b.capEnd - *b.conflicts
+		if capLeft <= 0 {
+			return 0, false
+		}
+		if own == 0 || own > capLeft {
+			own = capLeft
+		}
+	}
 	left := b.conflictsLeft()
 	switch {
 	case left < 0:
@@ -96,4 +110,16 @@ func (b *budget) limit(own int64) (n int64, ok bool) {
 func (b *budget) message(m string) string {
 	return fmt.Sprintf("%s: the %s was reached while %s, after %d conflicts (all solver stages) and %.2fs",
 		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
+}
+
+// capConflicts bounds the solver runs that follow to n more conflicts in all, without
+// spending the limits (a bounded attempt: a witness, naming a proven anomaly); the
+// returned function lifts the cap.
+func (b *budget) capConflicts(n int64) (lift func()) {
+	prev := b.capEnd
+	b.capEnd = *b.conflicts + n
+	if prev > 0 && prev < b.capEnd {
+		b.capEnd = prev
+	}
+	return func() { b.capEnd = prev }
 }

@@ -7,6 +7,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/sat"
 )
 
 // Check decides h under each model of opts. An error means bad options, never a
@@ -16,7 +17,7 @@ func Check(h *history.History, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{h: h, opts: opts, cycleFound: map[string]bool{}, proven: map[string]bool{}}
+	c := &checker{h: h, opts: opts, cycleFound: map[string]bool{}, proven: map[string]bool{}, reported: map[string]bool{}}
 	c.budget = newBudget(opts, &c.res.Stats.Conflicts)
 	return c.run(names), nil
 }
@@ -42,6 +43,12 @@ type checker struct {
 	// budget is the limits, consulted by every phase; once spent, every model not yet
 	// decided is unknown.
 	budget *budget
+	// anomalyModel, when set, is the model every anomaly found now holds for: the
+	// problem was built within windows narrowed for it.
+	anomalyModel string
+	reported     map[string]bool // findings reported, by type and text
+	keyUnsat     bool            // pruning met a key with no segmentation at all
+	staticOrder  []sat.Var       // timeOrder's, for the current problem
 }
 
 func (c *checker) run(names []string) Result {
@@ -71,20 +78,61 @@ func (c *checker) run(names []string) Result {
 			return c.cutShort(in, names)
 		}
 	}
-	t0 = time.Now()
+	results := map[string]*ModelResult{}
+	if len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
+		c.decidePruned(in, names, results)
+	}
+	var left []string
+	for _, m := range names {
+		if results[m] == nil {
+			left = append(left, m)
+		}
+	}
+	if len(left) > 0 && !c.decide(in, left, nil, "", results) {
+		return c.cutShort(in, names)
+	}
+	for _, m := range names {
+		mr := results[m]
+		if mr == nil { // the limits ran out before this model's turn
+			mr = &ModelResult{Model: m, Valid: Unknown, Message: c.budget.message(m)}
+		}
+		mr.AnomalyTypes = c.forbiddenFound(m)
+		if mr.Valid == Unknown && len(mr.AnomalyTypes) > 0 {
+			mr.Valid, mr.Message = Invalid, ""
+		}
+		c.res.Models = append(c.res.Models, *mr)
+	}
+	return c.finish()
+}
+
+// decide builds the problem within win (nil: unnarrowed) and decides the models names
+// on it, weakest first, into results. With win, the problem holds only for the model
+// windowModel (the narrowing is sound for it and stronger ones): every anomaly found on
+// it is that model's. It reports false when the limits ran out before the encoding was
+// complete.
+func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windows, windowModel string, results map[string]*ModelResult) bool {
+	t0 := time.Now()
+	c.resetProblem()
+	c.anomalyModel = windowModel
+	defer func() { c.anomalyModel = "" }()
 	c.progress("building the encoding")
-	c.p = encode.BuildFromStop(in, c.budget.stop)
+	c.p = encode.BuildWithinStop(in, win, c.budget.stop)
 	if c.p == nil {
 		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
-		return c.cutShort(in, names)
+		return false
 	}
 	p := c.p
 	c.addOrderEdges(names)
 	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	c.fillStats()
 
-	for _, f := range p.In.Findings {
-		c.addFinding(f)
+	// Findings hold in every attribution (keys diagnosed without windows): every model.
+	// Each build diagnoses its keys again: report each finding once.
+	for _, f := range in.Findings {
+		if id := f.Type + "\x00" + f.Text; !c.reported[id] {
+			c.reported[id] = true
+			c.addFinding(f)
+		}
 	}
 
 	t1 := time.Now()
@@ -103,13 +151,12 @@ func (c *checker) run(names []string) Result {
 			c.knownCycles(si)
 		}
 	}
-	c.res.Stats.ExplainSeconds = time.Since(t1).Seconds()
-	if c.opts.Solver.ExportPrefix != "" {
+	c.res.Stats.ExplainSeconds += time.Since(t1).Seconds()
+	if c.opts.Solver.ExportPrefix != "" && win == nil {
 		c.exportAll(names)
 	}
 
 	open := p.NumVars > 0 || c.hasGuards()
-	results := map[string]*ModelResult{}
 	for _, m := range decideOrder(names) {
 		v := si
 		if m != "snapshot-isolation" {
@@ -126,22 +173,31 @@ func (c *checker) run(names []string) Result {
 			// Exactness first: a key without segmentation is a violation even if the
 			// diagnosis found no named anomaly.
 			mr.Valid = Invalid
+		case len(p.WindowUnsatKeys) > 0:
+			// Pruning checks every key's tiling within its windows, so this is a bug there;
+			// the windows still prove it for the model they were narrowed for.
+			mr.Valid = Invalid
+			c.addWindowUnsat(p.WindowUnsatKeys[0])
 		case impliedValid(m, results):
 		case c.budget.out():
 			// A phase before was cut short (known cycles may be missing) or the
 			// limits are spent: nothing more can be decided.
 			mr.Valid, mr.Message = Unknown, c.budget.message(m)
-		case open || v.split && c.siPairs():
+		case open || v != nil && v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
 		}
 	}
-	for _, m := range names {
-		mr := results[m]
-		mr.AnomalyTypes = c.forbiddenFound(m)
-		c.res.Models = append(c.res.Models, *mr)
-	}
-	return c.finish()
+	return true
+}
+
+// resetProblem forgets the previous problem's graph state before another is built.
+func (c *checker) resetProblem() {
+	c.p, c.edges, c.siGuards, c.litNames = nil, nil, nil, nil
+	c.nData, c.nDataProcess = 0, 0
+	c.dataCyclic = false
+	c.strictEdges, c.strictTried, c.strictSat = nil, false, false
+	c.staticOrder = nil
 }
 
 // addOrderEdges makes c.edges the problem's data edges, then the process and real-time

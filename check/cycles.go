@@ -46,7 +46,7 @@ func (c *checker) knownCycles(v *view) {
 			if cycle == nil {
 				return
 			}
-			if typ := c.classify(v, cycle); !c.cycleFound[typ] {
+			if typ := c.classify(v, cycle); !c.cycleFound[c.anomalyModel+typ] {
 				c.addCycle(v, typ, cycle)
 			}
 		}
@@ -67,7 +67,7 @@ func (c *checker) knownCycles(v *view) {
 		for _, x := range comp {
 			for _, id := range g.ids[g.start[x]:g.start[x+1]] {
 				e := &g.edges[id]
-				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || c.cycleFound["G-single"] {
+				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || c.cycleFound[c.anomalyModel+"G-single"] {
 					continue
 				}
 				tries++
@@ -162,7 +162,7 @@ func (c *checker) classify(v *view, cycle []int32) string {
 
 func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	ss := c.steps(v, cycle)
-	a := Anomaly{Type: typ}
+	a := Anomaly{Type: typ, Model: c.anomalyModel}
 	var why []string
 	for _, s := range ss {
 		st := Step{From: int(s.from), To: int(s.to), Kind: s.kind.String(), Why: c.explain(s)}
@@ -176,7 +176,7 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	first := encode.TxnName(c.h, ss[0].from)
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
 	c.res.Anomalies = append(c.res.Anomalies, a)
-	c.cycleFound[typ] = true
+	c.cycleFound[c.anomalyModel+typ] = true
 }
 
 // explain says in words why step s holds, checkable against the history.

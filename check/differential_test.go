@@ -74,6 +74,11 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				if slow.Valid != got {
 					t.Errorf("seed %d: %s: %v with the witness shortcut, %v without\n%s", seed, m, got, slow.Valid, brute.Format(h))
 				}
+				// And on the whole problem, without narrowing the blocks first.
+				whole, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoPrune: true}})
+				if whole.Valid != got {
+					t.Errorf("seed %d: %s: %v narrowed, %v without narrowing\n%s", seed, m, got, whole.Valid, brute.Format(h))
+				}
 				// And with every position's edges through hubs.
 				encode.PairwiseFactor = 0
 				hubbed, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})

@@ -13,6 +13,11 @@ import (
 	"doppel/internal/brute"
 )
 
+// wholeProblem searches the problem without narrowing the blocks first: narrowing
+// decides these histories without a conflict, and the limits of the solver's stages are
+// what these tests are about.
+var wholeProblem = SolverOptions{NoPrune: true}
+
 // hardHistory is a serializable history that neither replay nor witness decides: the
 // solver needs minutes for it (testdata/limits/README.md says how it was generated).
 func hardHistory(t *testing.T) *history.History {
@@ -52,7 +57,7 @@ func TestMaxConflictsCountsEveryStage(t *testing.T) {
 		{ModelNames(), 1},
 		{ModelNames(), 1000},
 	} {
-		res, err := Check(h, Options{Models: tc.models, MaxConflicts: tc.max})
+		res, err := Check(h, Options{Models: tc.models, MaxConflicts: tc.max, Solver: wholeProblem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +72,7 @@ func TestMaxConflictsCountsEveryStage(t *testing.T) {
 // for ends every model unknown, with the counters of the work done.
 func TestTimeoutGivesUnknown(t *testing.T) {
 	h := hardHistory(t)
-	res, err := Check(h, Options{Models: ModelNames(), Timeout: 300 * time.Millisecond})
+	res, err := Check(h, Options{Models: ModelNames(), Timeout: 300 * time.Millisecond, Solver: wholeProblem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +125,13 @@ func TestExplanationCutShortStaysInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, _ := Check(h, Options{})
+	full, _ := Check(h, Options{Solver: wholeProblem})
 	if full.Valid != Invalid || len(full.Anomalies) == 0 || full.Anomalies[0].Model == "" {
 		t.Fatalf("without limits: %v %+v; want a violation the solver proves", full.Valid, full.Anomalies)
 	}
 	proved := int64(0) // the smallest limit under which the solver proves the violation
 	for n := int64(1); n <= full.Stats.Conflicts && proved == 0; n++ {
-		res, _ := Check(h, Options{MaxConflicts: n})
+		res, _ := Check(h, Options{MaxConflicts: n, Solver: wholeProblem})
 		switch {
 		case res.Stats.Conflicts > n:
 			t.Fatalf("limit %d: %d conflicts", n, res.Stats.Conflicts)

@@ -77,6 +77,8 @@ type Options struct {
 type SolverOptions struct {
 	NoTheoryPropagation bool // the acyclicity theory only detects conflicts
 	NoWitness           bool // always search: no replay, first guess or strict/serializable shortcut
+	// NoPrune builds the problem without narrowing the blocks by thresholds first.
+	NoPrune bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
@@ -118,6 +120,8 @@ type Anomaly struct {
 	Txns        []TxnRef `json:"txns"`
 	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
 	Explanation string   `json:"explanation"`
+
+	windowUnsat bool // a key without segmentation within windows: a proof, not a name
 }
 
 // TxnRef names a transaction of the history.

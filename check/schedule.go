@@ -26,8 +26,16 @@ import (
 // stop, when not nil, is asked every few thousand steps; once it reports true the
 // replay gives up (returns false).
 func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, stop func() bool) ([]int32, bool) {
+	return scheduleWithin(h, in, commit, orderEdges, byCompletion, nil, stop)
+}
+
+// scheduleWithin is schedule with each :ok writer's block placed only within its window
+// (package prune narrowed them; nil: anywhere): far fewer wrong choices among duplicate
+// writers, and a wrong one is still caught by the verification.
+func scheduleWithin(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]int32, bool) {
 	r := newReplay(h, in, commit, orderEdges)
 	r.byCompletion = byCompletion
+	r.win = win
 	r.stop = stop
 	return r.run()
 }
@@ -88,6 +96,9 @@ type replay struct {
 	// none); others wait for its commit on keyWait[k]. nil for serial replays.
 	holds   []int32
 	keyWait []int32
+
+	// win, when set, bounds where each :ok writer's block may start.
+	win *encode.Windows
 
 	ready    txnHeap
 	deferred []int32
@@ -225,6 +236,24 @@ func (r *replay) check(t int32) (bool, int32) {
 			if r.holds != nil && r.holds[k] >= 0 && r.holds[k] != t {
 				return false, waitKey - k
 			}
+			if ks := &r.keys[k]; r.win != nil && at == ks.pos && h.Txns[t].Status == history.OK {
+				// The first append of t's block on k: inside its window.
+				w := r.writerOf(t, k)
+				if lo := min(r.win.Lo[w], ks.n); at < lo {
+					return false, ks.base + lo
+				}
+				if at > r.win.Hi[w] {
+					return false, waitNever
+				}
+				if at < ks.n && !r.win.Allowed(w, at) {
+					// Wait for the next position the window allows.
+					next := at + 1
+					for next < ks.n && !r.win.Allowed(w, next) {
+						next++
+					}
+					return false, ks.base + next
+				}
+			}
 			if ks := &r.keys[k]; at < ks.n {
 				if r.traceAt[ks.base+at] != op.Value {
 					// Wait until the key reaches the next position holding this value
@@ -312,8 +341,30 @@ func (r *replay) resolve(t int32) {
 	}
 }
 
-// prio: the middle of the transaction's interval estimates when it took effect.
+// prio: the middle of the transaction's interval estimates when it took effect. Within
+// windows, earliest deadline first: readers that append nothing first (running a ready
+// one never hurts), then writers by how few positions their tightest window leaves.
 func (r *replay) prio(t int32) int64 {
+	if r.win != nil {
+		slack := int64(1 << 20)
+		appends := false
+		for _, w := range r.in.TxnWriters(t) {
+			appends = true
+			if wr := &r.in.Writers[w]; wr.Status == history.OK {
+				if hi := r.win.Hi[w]; hi < r.keys[wr.Key].n {
+					slack = min(slack, int64(hi-r.keys[wr.Key].pos))
+				}
+			}
+		}
+		if !appends {
+			slack = -1
+		}
+		return (slack+1)<<42 + r.midpoint(t)
+	}
+	return r.midpoint(t)
+}
+
+func (r *replay) midpoint(t int32) int64 {
 	tx := &r.h.Txns[t]
 	inv := int64(tx.Invoke)
 	if tx.Complete >= 0 {
@@ -535,4 +586,14 @@ func (q *txnHeap) pop() txnPrio {
 	}
 	*q = h
 	return top
+}
+
+// writerOf returns t's writer id on key k (t appends to k).
+func (r *replay) writerOf(t, k int32) int32 {
+	for _, w := range r.in.TxnWriters(t) {
+		if r.in.Writers[w].Key == k {
+			return w
+		}
+	}
+	return -1
 }

@@ -2,8 +2,10 @@ package check
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -266,6 +268,9 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 		so.Restarts = cfg.restarts
 	}
 	s.SetOptions(so)
+	if so.Heuristic == "static" {
+		s.SetStaticOrder(c.timeOrder(v))
+	}
 	if cfg.conflicts > 0 {
 		s.SetConflictLimit(cfg.conflicts)
 	}
@@ -563,4 +568,59 @@ func cycleRank(typ string) int {
 		}
 	}
 	return -1
+}
+
+// timeOrder is the order the static heuristic decides variables in: each block choice
+// at the time its writer ran (the middle of its interval), so that the search places
+// blocks roughly as the database did, like a replay that can backtrack; the other
+// variables (boundaries, unobserved writers, counters) follow in their own order, as
+// the block choices mostly imply them.
+func (c *checker) timeOrder(v *view) []sat.Var {
+	n := int(c.p.NumVars + v.extraVars)
+	if len(c.staticOrder) == n {
+		return c.staticOrder
+	}
+	p, in := c.p, c.p.In
+	key := make([]int64, n)
+	for i := range key {
+		key[i] = 1<<62 + int64(i)
+	}
+	mid := func(t int32) int64 {
+		tx := &c.h.Txns[t]
+		switch {
+		case tx.Complete >= 0 && tx.Invoke >= 0:
+			return int64(tx.Invoke) + int64(tx.Complete)
+		case tx.Complete >= 0:
+			return 2 * int64(tx.Complete)
+		case tx.Invoke >= 0:
+			return 2*int64(tx.Invoke) + 1<<40
+		}
+		return 1 << 41
+	}
+	if p.Win != nil && p.Win.Rank != nil {
+		// The serial order that narrowed the windows: consistent with every read.
+		mid = func(t int32) int64 { return int64(p.Win.Rank[t]) }
+	}
+	for k, vars := range p.SegVar {
+		for i, x := range vars {
+			key[x] = mid(in.Writers[p.Plans[k].Cands[i].Writer].Txn)<<20 | int64(p.Plans[k].Cands[i].Pos&(1<<20-1))
+		}
+		for _, w := range p.Plans[k].Unobserved {
+			if u, ok := p.UnobservedVar(int32(k), w); ok {
+				key[u] = mid(in.Writers[w].Txn)<<20 | (1<<20 - 1)
+			}
+		}
+	}
+	for t, x := range p.CommitVar {
+		if x >= 0 {
+			key[x] = mid(int32(t)) << 20
+		}
+	}
+	order := make([]sat.Var, n)
+	for i := range order {
+		order[i] = sat.Var(i)
+	}
+	slices.SortStableFunc(order, func(a, b sat.Var) int { return cmp.Compare(key[a], key[b]) })
+	c.staticOrder = order
+	return order
 }

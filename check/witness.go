@@ -40,7 +40,22 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 			best := -1
 			for j := i; j < len(pl.Cands) && pl.Cands[j].Pos == pos; j++ {
 				w := pl.Cands[j].Writer
-				if !chosen[w] && (best < 0 || complete(in.Writers[w].Txn) < complete(in.Writers[pl.Cands[best].Writer].Txn)) {
+				if chosen[w] {
+					continue
+				}
+				if best < 0 {
+					best = j
+					continue
+				}
+				bw := pl.Cands[best].Writer
+				// Within windows, the writer first in the order that narrowed them.
+				if p.Win != nil && p.Win.Rank != nil {
+					if p.Win.Rank[in.Writers[w].Txn] < p.Win.Rank[in.Writers[bw].Txn] {
+						best = j
+					}
+					continue
+				}
+				if complete(in.Writers[w].Txn) < complete(in.Writers[bw].Txn) {
 					best = j
 				}
 			}

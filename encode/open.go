@@ -141,6 +141,9 @@ func (p *Problem) openKey(k int32) {
 		u := p.newVar()
 		p.unobsVar[int(p.keyBase[k])+wi] = u
 		lits = append(lits, Pos(u))
+		if p.Win.MustObserve(w, n) {
+			p.clause1(Neg(u))
+		}
 		for _, i := range cs {
 			p.clause2(Neg(u), Neg(s0+i))
 		}

@@ -71,6 +71,10 @@ type Problem struct {
 	SegVar [][]int32
 	// Unsat keys: no segmentation exists; the history is not valid.
 	UnsatKeys []int32
+	// Win narrowed the candidate blocks (BuildWithin); WindowUnsatKeys have no
+	// segmentation within it (but have one without).
+	Win             *Windows
+	WindowUnsatKeys []int32
 
 	// unobsVar[keyBase[k]+i] is the variable "writer Keys[k].Writers[i] committed but
 	// unobserved on key k" for writers of open keys that may or may not be observed,
@@ -146,21 +150,31 @@ func Build(h *history.History) *Problem {
 }
 
 // BuildFrom is Build for an existing inference.
-func BuildFrom(in *Inference) *Problem { return BuildFromStop(in, nil) }
+func BuildFrom(in *Inference) *Problem { return BuildWithinStop(in, nil, nil) }
 
 // BuildFromStop is BuildFrom that asks stop (when not nil) before each key and returns
 // nil as soon as it reports true: a checker's time limit.
+func BuildFromStop(in *Inference, stop func() bool) *Problem { return BuildWithinStop(in, nil, stop) }
+
+// BuildWithin is BuildFrom with the candidate blocks narrowed to win (nil: all), for
+// the models win's reasoning is sound for. A key with no segmentation within the
+// windows that has one without them is listed in WindowUnsatKeys, not diagnosed: the
+// windows, not the key alone, rule it out.
+func BuildWithin(in *Inference, win *Windows) *Problem { return BuildWithinStop(in, win, nil) }
+
+// BuildWithinStop is BuildWithin with BuildFromStop's stop.
 //
 // Each key's edges and clauses are emitted twice: first only to measure them (into
 // small buffers emptied after every key), right after segmenting the key while its
 // reads and writers are in cache, then for good into lists of exactly the right size.
 // Growing those lists instead (the biggest structures of a check) would copy them
 // several times over and leave as much garbage.
-func BuildFromStop(in *Inference, stop func() bool) *Problem {
+func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 	h := in.H
-	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns))}
+	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), Win: win}
 	p.Nodes = len(h.Txns) + len(in.Keys)
 	sc := newScratch(in, true)
+	sc.win = win
 	p.sc = sc
 
 	// Which transactions are in the graph: ok ones; :info ones observed in a fixed
@@ -189,6 +203,17 @@ func BuildFromStop(in *Inference, stop func() bool) *Problem {
 			continue
 		}
 		p.Plans[k] = sc.segment(int32(k), true, true)
+		if p.Plans[k].State == KeyUnsat && win != nil {
+			sc.win = nil
+			if sc.segment(int32(k), true, true).State != KeyUnsat {
+				p.Plans[k] = Plan{State: KeyOutsideWindows}
+				p.WindowUnsatKeys = append(p.WindowUnsatKeys, int32(k))
+				sc.win = win
+				continue
+			}
+			p.Plans[k] = sc.segment(int32(k), true, true) // diagnosed without windows
+			sc.win = win
+		}
 		switch p.Plans[k].State {
 		case KeyUnsat:
 			p.UnsatKeys = append(p.UnsatKeys, int32(k))
@@ -284,6 +309,10 @@ func (p *Problem) emitKey(k int32) {
 	case KeyOpen:
 		p.openKey(k)
 	case KeyUnsat:
+		// Diagnosed without windows: the key alone has no segmentation.
+		win := p.sc.win
+		p.sc.win = nil
+		defer func() { p.sc.win = win }()
 		if p.counting {
 			// Findings are recorded once, when emitting.
 			n := len(p.In.Findings)
@@ -491,11 +520,14 @@ type scratch struct {
 	cands slab[Cand]
 	// segVars: the flat SegVar lists of open keys, handed out in key order.
 	segVars []int32
+	// win, when set, narrows the candidate blocks (BuildWithin).
+	win *Windows
 
 	// segment
 	pinAt, cutBefore, blockWriters []int32
 	byVal                          []uint64
-	cs, blocks                     []Cand
+	cs, cs2, blocks                []Cand
+	posCount                       []int32
 	f, g                           []int8
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32

@@ -19,6 +19,9 @@ const (
 	KeyOpen
 	// Unsat: no segmentation at all; the history is not valid under any model here.
 	KeyUnsat
+	// OutsideWindows: segmentations exist, but none within the windows the problem was
+	// built with (BuildWithin): not valid under the models the windows are sound for.
+	KeyOutsideWindows
 )
 
 // Cand is a possible block: writer W's appends start at trace position Pos.
@@ -54,6 +57,61 @@ const (
 // segmentations exist (counting up to 2, ignoring that writers must be distinct; a
 // unique segmentation that repeats a writer is handed to the solver as Open).
 func (in *Inference) Segment(k int32) Plan { return newScratch(in, false).segment(k, true, true) }
+
+// Windows narrows where blocks may start: writer w (an index into Inference.Writers)
+// may start its block on its key only at positions Lo[w]..Hi[w]; Hi[w] >= the trace
+// length means it may also stay unobserved, Hi[w] < the trace length that it must be
+// observed. Windows come from reasoning that is sound for some models only (package
+// prune): a problem built within them decides those models only.
+type Windows struct {
+	Lo, Hi []int32
+	// Allow, when Allow[w] is not nil, lists (sorted) the only positions writer w's
+	// block may start at, besides staying unobserved when Hi allows.
+	Allow [][]int32
+	// Rank, when set, is a serial order of the transactions consistent with what
+	// narrowed the windows (position per transaction): a guide for guesses only.
+	Rank []int32
+}
+
+// Allowed reports whether writer w's block may start at pos.
+func (win *Windows) Allowed(w, pos int32) bool {
+	if win == nil {
+		return true
+	}
+	if pos < win.Lo[w] || pos > win.Hi[w] {
+		return false
+	}
+	if win.Allow == nil || win.Allow[w] == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(win.Allow[w], pos)
+	return ok
+}
+
+// Unbounded is a Hi that allows every position and leaving the writer unobserved.
+const Unbounded = int32(1<<31 - 1)
+
+// NewWindows returns windows that allow everything, for n writers.
+func NewWindows(n int) *Windows {
+	w := &Windows{Lo: make([]int32, n), Hi: make([]int32, n)}
+	for i := range w.Hi {
+		w.Hi[i] = Unbounded
+	}
+	return w
+}
+
+// MustObserve reports whether writer w's window keeps its block inside the trace of
+// length n.
+func (win *Windows) MustObserve(w, n int32) bool { return win != nil && win.Hi[w] < n }
+
+// SegmentWithin is Segment with only the blocks win allows (nil: all). A key that has
+// no segmentation within the windows but has one without them is KeyUnsat here; the
+// caller tells the two apart.
+func (in *Inference) SegmentWithin(k int32, win *Windows) Plan {
+	sc := newScratch(in, false)
+	sc.win = win
+	return sc.segment(k, true, true)
+}
 
 // segment is Segment with the read cuts or the pins optionally ignored, which tells
 // which observations make a key unsatisfiable.
@@ -97,6 +155,18 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	if n == 0 {
 		p.State = KeyFixed
 		return p
+	}
+	if sc.win != nil {
+		// A writer whose window holds one position inside the trace is placed as surely
+		// as by its own read: pinned there, its block's end a boundary too.
+		for wi, w := range key.Writers {
+			if lo := sc.win.Lo[w]; p.Pin[wi] == pinFree && lo == sc.win.Hi[w] && lo < n && in.Writers[w].Status != history.Fail {
+				p.Pin[wi] = lo
+				if e := lo + in.Writers[w].End - in.Writers[w].Start; e <= n {
+					p.Cut[e] = true
+				}
+			}
+		}
 	}
 	// A pinned block must start exactly at its pin: the pin is a boundary, and only the
 	// pinned writer may start there. pinnedAt[pos]: the index of the writer pinned at
@@ -150,21 +220,34 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
 				return
 			}
+			if sc.win != nil && !sc.win.Allowed(w, i) {
+				return
+			}
 			cands = append(cands, Cand{Pos: i, Writer: w})
 		}
+		lo, hi := int32(0), n-1
+		if sc.win != nil {
+			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
+		}
 		if q := p.Pin[wi]; q >= 0 {
-			try(q)
+			if q >= lo && q <= hi {
+				try(q)
+			}
 			continue
 		}
 		v := valKey(seq[0])
-		j, _ := slices.BinarySearch(byVal, v)
-		for ; j < int(n) && byVal[j]&^0xffffffff == v; j++ {
+		j, _ := slices.BinarySearch(byVal, v|uint64(max(lo, 0)))
+		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
 			try(int32(uint32(byVal[j])))
 		}
 	}
-	// The same (unstable) order as sort.Slice by position: the variables and clauses
-	// follow it.
-	slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
+	// By position; the variables and clauses follow this order. Many candidates (long
+	// lists of few values) are sorted by counting, in the order of their writers.
+	if len(cands) > 4*int(n)+64 {
+		cands = sc.countingSort(cands, n)
+	} else {
+		slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
+	}
 	sc.cs = cands
 
 	// Count segmentations forwards (f) and completions backwards (g), capped at 2.
@@ -199,6 +282,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			viable = append(viable, c)
 		}
 	}
+	if sc.win != nil && !sc.observable(k, viable) {
+		p.State = KeyUnsat
+		return p
+	}
 	switch f[n] {
 	case 0:
 		p.State = KeyUnsat
@@ -225,7 +312,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		for i := 1; i < len(ws); i++ {
 			repeated = repeated || ws[i] == ws[i-1]
 		}
-		if !repeated {
+		if !repeated && (sc.win == nil || sc.observedIn(k, blocks)) {
 			p.State = KeyFixed
 			p.Blocks = sc.keepCands(blocks)
 			return p
@@ -273,4 +360,67 @@ func (sc *scratch) keyWriterIndex(k, t int32) int {
 		}
 	}
 	return -1
+}
+
+// observable reports whether every writer of key k that its window says must be
+// observed has a viable block.
+func (sc *scratch) observable(k int32, viable []Cand) bool {
+	in := sc.in
+	n := int32(len(in.Keys[k].Trace))
+	need := 0
+	for _, w := range in.Keys[k].Writers {
+		if in.Writers[w].Status != history.Fail && sc.win.MustObserve(w, n) {
+			need++
+		}
+	}
+	if need == 0 {
+		return true
+	}
+	seen := map[int32]bool{}
+	for _, c := range viable {
+		if sc.win.MustObserve(c.Writer, n) && !seen[c.Writer] {
+			seen[c.Writer] = true
+			need--
+		}
+	}
+	return need == 0
+}
+
+// observedIn reports whether the unique segmentation blocks uses every writer that
+// must be observed.
+func (sc *scratch) observedIn(k int32, blocks []Cand) bool {
+	in := sc.in
+	n := int32(len(in.Keys[k].Trace))
+	used := 0
+	for _, c := range blocks {
+		if sc.win.MustObserve(c.Writer, n) {
+			used++
+		}
+	}
+	need := 0
+	for _, w := range in.Keys[k].Writers {
+		if in.Writers[w].Status != history.Fail && sc.win.MustObserve(w, n) {
+			need++
+		}
+	}
+	return used == need
+}
+
+// countingSort sorts candidates by position (< n), stably, into a second buffer.
+func (sc *scratch) countingSort(cands []Cand, n int32) []Cand {
+	count := grow(&sc.posCount, int(n)+1)
+	clear(count)
+	for _, c := range cands {
+		count[c.Pos+1]++
+	}
+	for i := int32(1); i <= n; i++ {
+		count[i] += count[i-1]
+	}
+	out := grow(&sc.cs2, len(cands))
+	for _, c := range cands {
+		out[count[c.Pos]] = c
+		count[c.Pos]++
+	}
+	sc.cs2 = cands[:0] // the buffers swap roles
+	return out
 }

@@ -57,7 +57,10 @@ type Solver struct {
 	varInc     float64
 	order      varHeap
 	polarity   []bool // saved phase: true means the negative literal
-	staticNext Var    // lowest possibly-unassigned variable for the "static" heuristic
+	staticNext Var    // lowest possibly-unassigned rank for the "static" heuristic
+	// staticOrder lists the variables in the order the "static" heuristic decides them
+	// and staticRank is its inverse; nil: variable order.
+	staticOrder, staticRank []Var
 
 	// Conflict analysis scratch.
 	seen        []uint8
@@ -165,6 +168,24 @@ func (s *Solver) NumLearnts() int { return len(s.learnts) }
 
 // SetTheory attaches a theory; it sees the whole trail on its first Propagate.
 func (s *Solver) SetTheory(t Theory) { s.theory = t }
+
+// SetStaticOrder sets the order in which the "static" heuristic decides variables: a
+// permutation of all of them (nil: variable order). Call it after the last NewVar.
+func (s *Solver) SetStaticOrder(order []Var) {
+	if order == nil {
+		s.staticOrder, s.staticRank = nil, nil
+		return
+	}
+	if len(order) != len(s.assigns) {
+		panic("sat: static order is not a permutation of the variables")
+	}
+	s.staticOrder = order
+	s.staticRank = make([]Var, len(order))
+	for r, v := range order {
+		s.staticRank[v] = Var(r)
+	}
+	s.staticNext = 0
+}
 
 // SetConflictLimit bounds the conflicts of each Solve call; 0 means no bound.
 func (s *Solver) SetConflictLimit(n int64) { s.conflictLimit = n }
@@ -476,8 +497,12 @@ func (s *Solver) cancelUntil(lvl int) {
 			s.polarity[v] = l.IsNeg()
 		}
 		s.order.insert(v)
-		if v < s.staticNext {
-			s.staticNext = v
+		r := v
+		if s.staticRank != nil {
+			r = s.staticRank[v]
+		}
+		if r < s.staticNext {
+			s.staticNext = r
 		}
 	}
 	s.trail = s.trail[:n]
@@ -839,11 +864,17 @@ func (s *Solver) reduceDB() {
 func (s *Solver) pickBranch() Lit {
 	var v Var = -1
 	if s.opts.Heuristic == "static" {
-		for int(s.staticNext) < len(s.assigns) && s.assigns[s.staticNext] != LUndef {
+		at := func(r Var) Var {
+			if s.staticOrder != nil {
+				return s.staticOrder[r]
+			}
+			return r
+		}
+		for int(s.staticNext) < len(s.assigns) && s.assigns[at(s.staticNext)] != LUndef {
 			s.staticNext++
 		}
 		if int(s.staticNext) < len(s.assigns) {
-			v = s.staticNext
+			v = at(s.staticNext)
 		}
 	} else {
 		for !s.order.empty() {

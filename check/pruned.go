@@ -1,0 +1,237 @@
+package check
+
+import (
+	"fmt"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+	"doppel/prune"
+)
+
+// decidePruned decides the serializable-family models the replay did not prove, each on
+// a problem narrowed by thresholds (package prune) with the orders the model has. Strict
+// serializability goes first whether asked or not: real-time order narrows the most, so
+// its problem is the smallest, and a strict-serializable solution proves every model
+// (snapshot isolation too). The others follow weakest first, since an anomaly of a
+// weaker model is one of the stronger ones. What stays undecided is left out of results.
+func (c *checker) decidePruned(in *encode.Inference, names []string, results map[string]*ModelResult) {
+	var serial []string
+	for _, m := range decideOrder(names) {
+		if !models[m].snapshot {
+			serial = append(serial, m)
+		}
+	}
+	if len(serial) == 0 {
+		return
+	}
+	for _, m := range serial {
+		if c.proven[m] {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		}
+	}
+	settleAll := func() {
+		for _, m := range names {
+			if results[m] == nil {
+				results[m] = &ModelResult{Model: m, Valid: Valid}
+			}
+		}
+	}
+	strict := "strict-serializable"
+	asked := contains(names, strict)
+	strictFrom, strictTo := 0, 0 // the anomalies the strict attempt reported
+	if results[strict] == nil {
+		n := len(c.res.Anomalies)
+		strictFrom = n
+		lift := func() {}
+		if !asked {
+			// Only a witness: bounded, the history may be serializable without being strict.
+			lift = c.budget.capConflicts(strictWitnessConflicts)
+		}
+		v, msg := c.decideNarrowed(in, strict)
+		lift()
+		if c.keyUnsat {
+			return // a key alone proves every model invalid: decided without narrowing
+		}
+		switch {
+		case v == Valid:
+			results[strict] = &ModelResult{Model: strict, Valid: Valid}
+			settleAll()
+			return
+		case asked:
+			results[strict] = &ModelResult{Model: strict, Valid: v, Message: msg}
+		default:
+			// Only a witness: its anomaly is not part of the answer.
+			c.res.Anomalies = c.res.Anomalies[:n]
+		}
+		strictTo = len(c.res.Anomalies)
+	}
+	for _, m := range serial {
+		if results[m] != nil {
+			continue
+		}
+		if len(c.forbiddenFound(m)) > 0 {
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
+			continue
+		}
+		v, msg := c.decideNarrowed(in, m)
+		if c.keyUnsat {
+			clear(results)
+			return
+		}
+		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
+		if v == Valid {
+			// Every serializable execution is snapshot isolated.
+			if contains(names, "snapshot-isolation") && results["snapshot-isolation"] == nil {
+				results["snapshot-isolation"] = &ModelResult{Model: "snapshot-isolation", Valid: Valid}
+			}
+		}
+	}
+	// An anomaly of a weaker model found after the strict attempt is one of strict
+	// serializability too: report the weakest, as deciding weakest first would.
+	if strictTo > strictFrom {
+		for _, a := range c.res.Anomalies[strictTo:] {
+			if a.Model != strict && graphWithin(a.Model, strict) {
+				c.res.Anomalies = append(c.res.Anomalies[:strictFrom], c.res.Anomalies[strictTo:]...)
+				break
+			}
+		}
+	}
+}
+
+// decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
+func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
+	c.progress("narrowing for " + m)
+	t0 := time.Now()
+	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime}}
+	opts.Deadline = c.budget.deadline
+	pr := prune.Run(in, opts)
+	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+	if pr.KeyUnsat {
+		c.keyUnsat = true
+		return Unknown, ""
+	}
+	c.res.Stats.Pruned += pr.Narrowed
+	if pr.Contradiction != nil {
+		// The windows up to the contradiction are sound, so the problem within them has
+		// no solution: deciding it (bounded) names the anomaly as Elle does, from its
+		// cycles; the thresholds' own proof stands when that runs out.
+		n := len(c.res.Anomalies)
+		lift := c.budget.capConflicts(explainConflicts)
+		named := func() bool {
+			for _, a := range c.res.Anomalies[n:] {
+				if !a.windowUnsat {
+					return true
+				}
+			}
+			return false
+		}
+		invalid := func(results map[string]*ModelResult) bool {
+			return results[m] != nil && results[m].Valid == Invalid && named()
+		}
+		results := map[string]*ModelResult{}
+		c.decide(in, []string{m}, pr.Win, m, results)
+		if !invalid(results) && !c.budget.out() {
+			// The windows rule out a whole key: on a small history, the problem without
+			// them (bounded too) shows the cycles themselves.
+			c.res.Anomalies = c.res.Anomalies[:n]
+			clear(results)
+			if totalTrace(in) <= smallTrace {
+				c.decide(in, []string{m}, nil, m, results)
+			}
+		}
+		lift()
+		if invalid(results) {
+			return Invalid, ""
+		}
+		c.res.Anomalies = c.res.Anomalies[:n]
+		c.addContradiction(m, pr.Contradiction)
+		return Invalid, ""
+	}
+	if !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
+		return Valid, ""
+	}
+	results := map[string]*ModelResult{}
+	if !c.decide(in, []string{m}, pr.Win, m, results) || results[m] == nil {
+		return Unknown, c.budget.message(m)
+	}
+	r := results[m]
+	return r.Valid, r.Message
+}
+
+// addContradiction reports a proof by thresholds as model m's anomaly.
+func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
+	a := Anomaly{Type: pc.Type, Model: m, Explanation: pc.Text}
+	if pc.Key >= 0 {
+		a.Key = c.h.Keys[pc.Key]
+	}
+	seen := map[int32]bool{}
+	for _, t := range pc.Txns {
+		if !seen[t] {
+			seen[t] = true
+			a.Txns = append(a.Txns, c.txnRef(t))
+		}
+	}
+	for _, s := range pc.Steps {
+		st := Step{From: int(s.From), To: int(s.To), Kind: s.Kind, Why: s.Why}
+		if s.Key >= 0 {
+			st.Key = c.h.Keys[s.Key]
+		}
+		a.Steps = append(a.Steps, st)
+	}
+	c.res.Anomalies = append(c.res.Anomalies, a)
+}
+
+// smallTrace bounds the total trace length for which a contradiction is also decided
+// on the problem without windows, to name it from its cycles.
+const smallTrace = 20000
+
+func totalTrace(in *encode.Inference) int {
+	n := 0
+	for k := range in.Keys {
+		n += len(in.Keys[k].Trace)
+	}
+	return n
+}
+
+// addWindowUnsat reports a key with no segmentation within the windows.
+func (c *checker) addWindowUnsat(k int32) {
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true,
+		Explanation: fmt.Sprintf("key %s cannot be split into whole appends once each is placed where the other keys' reads allow", c.h.Keys[k])})
+}
+
+// replayWithin replays serially with every block inside its window (guided by process
+// and real-time order, then, for a model without them, unguided), verified like every
+// replay; it reports whether that proved model m.
+func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windows) bool {
+	h := c.h
+	commit := make([]encode.Commit, len(h.Txns))
+	for t := range h.Txns {
+		switch h.Txns[t].Status {
+		case history.OK:
+			commit[t] = encode.Committed
+		case history.Info:
+			commit[t] = encode.MayCommit
+		}
+	}
+	p := &encode.Problem{In: in, Commit: commit}
+	guide := append(p.ProcessEdges(), p.RealtimeEdges()...)
+	try := func(edges []encode.Edge, process, realtime bool) bool {
+		for _, byCompletion := range []bool{false, true} {
+			order, ok := scheduleWithin(h, in, commit, edges, byCompletion, win, c.budget.stop)
+			if !ok {
+				continue
+			}
+			if verifySerial(h, in, order, process, realtime) != nil {
+				c.res.Stats.ReplayRejected++
+				continue
+			}
+			c.res.Stats.Witnessed++
+			c.res.Stats.Replayed++
+			return true
+		}
+		return false
+	}
+	spec := models[m]
+	return try(guide, spec.process, spec.realtime) || !spec.process && !spec.realtime && try(nil, false, false)
+}

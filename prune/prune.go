@@ -1,0 +1,1070 @@
+// Package prune narrows, before the encoding is built, where each writer's block can
+// start on its key (docs/DESIGN.md, "Pruning by thresholds").
+//
+// In a serial order every key's list only grows, so for each key x and length p there is
+// a moment θ(x,p): the transaction that makes x reach p values. A transaction that read x
+// with l values ran after θ(x,l) and before θ(x,l+1); a transaction whose block on x may
+// start only at positions lo..hi runs after θ(x,lo) and, if it must be observed, before
+// θ(x,hi+len+1). With process and real-time order (for the models that have them), this
+// is a graph of "strictly before" facts. Along any path, what a transaction knows about a
+// key carries over: if T1 precedes T2, x has at least as many values before T2 as after
+// T1. So for each key a forward pass over the graph in topological order gives every
+// writer a lower bound on where its block starts, a backward pass an upper bound; blocks
+// outside the bounds are impossible in every attribution (they would order some
+// transaction before itself), and the segmentation of each key within the bounds (only
+// blocks that tile the trace) narrows them again. Rounds repeat until nothing changes.
+//
+// Narrowing is sound for the models whose graph contains the edges used (data edges
+// always; process and real-time order when Level says so) and loses no solution of those
+// models, so the problem built within the windows decides them exactly and is much
+// smaller: on long lists of few values, a writer's block could start at half the
+// positions of the list, but its reads of other keys place it within a few.
+package prune
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// Level says which orders besides the data dependencies the models to decide have.
+type Level struct {
+	Process, Realtime bool
+}
+
+// Options bound the work.
+type Options struct {
+	Level    Level
+	Deadline time.Time // zero: none
+	// MaxRounds bounds the rounds (0: a default).
+	MaxRounds int
+	// Work bounds the graph passes of one round, in node and edge visits (0: a default).
+	Work int64
+}
+
+// Result is what pruning found.
+type Result struct {
+	Win *encode.Windows
+	// Contradiction, when set, proves that no attribution satisfies the models Level is
+	// sound for.
+	Contradiction *Contradiction
+	// KeyUnsat: a key has no segmentation at all (before any narrowing): the key alone
+	// proves the history invalid for every model, and pruning stopped.
+	KeyUnsat bool
+	Rounds   int
+	Narrowed int // writers whose window shrank
+	Removed  int // candidate blocks removed, where counted
+}
+
+// Contradiction is a proof by thresholds: a transaction that would have to run both
+// after and before a point of a key's list, or a key whose list cannot be split into
+// blocks within the windows.
+type Contradiction struct {
+	Type  string  // the cycle kind, as Elle names it (the order it needs as -process / -realtime)
+	Key   int32   // the key whose thresholds contradict
+	Txn   int32   // the transaction that would precede itself (-1: the key cannot be tiled)
+	Txns  []int32 // the transactions on the cycle, in order
+	Steps []Step
+	Text  string
+}
+
+// Step is one "strictly before" fact of a contradiction, From before To.
+type Step struct {
+	From, To int32 // transactions
+	Kind     string
+	Key      int32 // -1 for process and real-time order
+	Why      string
+}
+
+const inf = int32(1<<31 - 1)
+
+type pruner struct {
+	in   *encode.Inference
+	h    *history.History
+	opts Options
+	win  *encode.Windows
+
+	nTxn      int32
+	thetaBase []int32 // per key: node of θ(x,0), -1 when the key was never read
+	nodes     int32
+	committed []bool // :ok transactions: the only ones in the graph
+
+	// Static edges (θ chains, reads, order) and this round's writer edges, as a list
+	// turned into CSR each round.
+	static  []edge
+	succOff []int32
+	succ    []int32
+	topo    []int32
+	// The graph by rank (position in topological order): rank per node, the edges out
+	// of each rank (rOff), their targets' ranks (rTo) and ids (rEdge).
+	rank, rOff, rTo, rEdge []int32
+	// ls, one per worker, hold the batched passes (allocated when first needed);
+	// explain, one key's passes with the edges that gave each bound.
+	ls       [2]*laneScratch
+	explain  *laneScratch
+	pinned   []bool // per writer: its block position is fixed by its own read
+	state    []encode.KeyState
+	dirty    []bool          // per key: a window of one of its writers changed
+	lastPlan [][]encode.Cand // per key: the blocks its last tiling found viable
+	// Per writer, scratch of segmentOnce: first and last viable position, forced one.
+	first, last, forced []int32
+	narrowed            []bool // per writer
+	res                 *Result
+	changes             int    // window narrowings so far
+	touched             []bool // per key: a window of its writers narrowed since its last passes
+}
+
+type edge struct {
+	from, to int32
+	kind     uint8
+	key      int32 // the key a read or window edge is about
+	aux      int32 // the read, or the writer
+}
+
+const (
+	eChain uint8 = iota
+	eReadAfter
+	eReadBefore
+	eWinAfter
+	eWinBefore
+	eCross
+	eProcess
+	eRealtime
+)
+
+// Run narrows the windows of in's writers for the models of opts.Level.
+func Run(in *encode.Inference, opts Options) *Result {
+	if opts.MaxRounds == 0 {
+		opts.MaxRounds = 50
+	}
+	p := &pruner{in: in, h: in.H, opts: opts, win: encode.NewWindows(len(in.Writers)), res: &Result{}}
+	p.res.Win = p.win
+	p.build()
+	p.run()
+	p.allow()
+	if p.res.Contradiction == nil && !p.res.KeyUnsat {
+		p.order()
+	}
+	return p.res
+}
+
+// order ranks the transactions by a topological order of the final graph that, among
+// the nodes it may take next, takes thresholds first and transactions by the middle of
+// their interval: a serial order consistent with everything the passes know, and close
+// to how the database ran. Windows.Rank holds it (an estimate for guesses, not a fact).
+func (p *pruner) order() {
+	all := p.windowEdges(slices.Clone(p.static))
+	p.csr(all)
+	indeg := make([]int32, p.nodes)
+	for i := range all {
+		indeg[all[i].to]++
+	}
+	h := p.h
+	key := func(v int32) int64 {
+		if v >= p.nTxn {
+			return -1
+		}
+		tx := &h.Txns[v]
+		switch {
+		case tx.Complete >= 0 && tx.Invoke >= 0:
+			return int64(tx.Invoke) + int64(tx.Complete)
+		case tx.Complete >= 0:
+			return 2 * int64(tx.Complete)
+		case tx.Invoke >= 0:
+			return 2*int64(tx.Invoke) + 1<<40
+		}
+		return 1 << 41
+	}
+	q := &nodeHeap{key: key}
+	for v := int32(0); v < p.nodes; v++ {
+		if indeg[v] == 0 {
+			q.push(v)
+		}
+	}
+	rank := make([]int32, p.nTxn)
+	for i := range rank {
+		rank[i] = -1
+	}
+	next := int32(0)
+	for len(q.items) > 0 {
+		v := q.pop()
+		if v < p.nTxn {
+			rank[v] = next
+			next++
+		}
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			u := all[e].to
+			indeg[u]--
+			if indeg[u] == 0 {
+				q.push(u)
+			}
+		}
+	}
+	for t := range rank {
+		if rank[t] < 0 { // only on a cycle, which the rounds would have reported
+			rank[t] = next
+			next++
+		}
+	}
+	p.win.Rank = rank
+}
+
+// nodeHeap is a binary min-heap of nodes by key.
+type nodeHeap struct {
+	items []int32
+	key   func(int32) int64
+}
+
+func (q *nodeHeap) push(v int32) {
+	q.items = append(q.items, v)
+	i := len(q.items) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if q.key(q.items[parent]) <= q.key(q.items[i]) {
+			break
+		}
+		q.items[parent], q.items[i] = q.items[i], q.items[parent]
+		i = parent
+	}
+}
+
+func (q *nodeHeap) pop() int32 {
+	top := q.items[0]
+	last := len(q.items) - 1
+	q.items[0] = q.items[last]
+	q.items = q.items[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(q.items) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(q.items) && q.key(q.items[r]) < q.key(q.items[l]) {
+			m = r
+		}
+		if q.key(q.items[i]) <= q.key(q.items[m]) {
+			break
+		}
+		q.items[i], q.items[m] = q.items[m], q.items[i]
+		i = m
+	}
+	return top
+}
+
+// allow records, for the writers of each key tiled, the positions its last tiling
+// found viable (intersected with the final windows by Windows.Allowed).
+func (p *pruner) allow() {
+	in := p.in
+	p.win.Allow = make([][]int32, len(in.Writers))
+	for k, cands := range p.lastPlan {
+		if cands == nil {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			if p.live(w) {
+				p.win.Allow[w] = []int32{}
+			}
+		}
+		for _, c := range cands {
+			if p.live(c.Writer) {
+				p.win.Allow[c.Writer] = append(p.win.Allow[c.Writer], c.Pos)
+			}
+		}
+	}
+}
+
+func (p *pruner) expired() bool {
+	return !p.opts.Deadline.IsZero() && time.Now().After(p.opts.Deadline)
+}
+
+// build makes the nodes, the static edges and the first windows (pins).
+func (p *pruner) build() {
+	in, h := p.in, p.h
+	p.nTxn = int32(len(h.Txns))
+	p.committed = make([]bool, p.nTxn)
+	for t := range h.Txns {
+		p.committed[t] = h.Txns[t].Status == history.OK
+	}
+	p.thetaBase = make([]int32, len(in.Keys))
+	p.nodes = p.nTxn
+	for k := range in.Keys {
+		p.thetaBase[k] = -1
+		if in.Keys[k].TraceBy >= 0 && !in.Keys[k].Bad {
+			p.thetaBase[k] = p.nodes
+			p.nodes += 2 * (int32(len(in.Keys[k].Trace)) + 2) // pre and post of θ(x,0..n+1)
+		}
+	}
+	p.state = make([]encode.KeyState, len(in.Keys))
+	p.dirty = make([]bool, len(in.Keys))
+	p.touched = make([]bool, len(in.Keys))
+	p.lastPlan = make([][]encode.Cand, len(in.Keys))
+	p.first = make([]int32, len(in.Writers))
+	p.last = make([]int32, len(in.Writers))
+	p.forced = make([]int32, len(in.Writers))
+	p.narrowed = make([]bool, len(in.Writers))
+	p.pinned = make([]bool, len(in.Writers))
+	for k := range in.Keys {
+		b := p.thetaBase[k]
+		if b < 0 {
+			continue
+		}
+		n := int32(len(in.Keys[k].Trace))
+		for q := int32(0); q <= n+1; q++ {
+			// Some transaction crosses q between the gaps before and after it.
+			p.static = append(p.static, edge{from: b + 2*q, to: b + 2*q + 1, kind: eChain, key: int32(k), aux: -1})
+			if q <= n {
+				p.static = append(p.static,
+					edge{from: b + 2*q, to: b + 2*q + 2, kind: eChain, key: int32(k), aux: -1},
+					edge{from: b + 2*q + 1, to: b + 2*q + 3, kind: eChain, key: int32(k), aux: -1})
+			}
+		}
+		p.dirty[k] = true
+	}
+	// A length some transaction read, or where a block is pinned, is a boundary: the
+	// transaction crossing it is not the one crossing the next.
+	boundary := make([][]bool, len(in.Keys))
+	for ri := range in.Reads {
+		r := &in.Reads[ri]
+		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] {
+			continue
+		}
+		if boundary[r.Key] == nil {
+			boundary[r.Key] = make([]bool, len(in.Keys[r.Key].Trace)+1)
+			boundary[r.Key][0] = true
+		}
+		if q := r.Len - r.Own; q <= int32(len(in.Keys[r.Key].Trace)) {
+			boundary[r.Key][q] = true
+		}
+	}
+	for k, bs := range boundary {
+		for q, ok := range bs {
+			if ok && int32(q) < int32(len(in.Keys[k].Trace)) {
+				b := p.thetaBase[k]
+				p.static = append(p.static, edge{from: b + 2*int32(q) + 1, to: b + 2*int32(q) + 2, kind: eChain, key: int32(k), aux: -1})
+			}
+		}
+	}
+	for ri := range in.Reads {
+		r := &in.Reads[ri]
+		b := p.thetaBase[r.Key]
+		if b < 0 || !p.committed[r.Txn] {
+			continue
+		}
+		n := int32(len(in.Keys[r.Key].Trace))
+		if r.Writes {
+			// Its block is pinned: start at Len-Own (past the trace: never observed).
+			w := p.writerOf(r.Txn, r.Key)
+			q := r.Len - r.Own
+			p.pinned[w] = true
+			if q < n {
+				p.win.Lo[w], p.win.Hi[w] = q, q
+			} else {
+				p.win.Lo[w] = max(p.win.Lo[w], n)
+			}
+			continue
+		}
+		p.static = append(p.static,
+			edge{from: b + 2*r.Len + 1, to: r.Txn, kind: eReadAfter, key: r.Key, aux: int32(ri)},
+			edge{from: r.Txn, to: b + 2*r.Len + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
+	}
+	if p.opts.Level.Process || p.opts.Level.Realtime {
+		commit := make([]encode.Commit, p.nTxn)
+		for t := range commit {
+			if p.committed[t] {
+				commit[t] = encode.Committed
+			}
+		}
+		pr := &encode.Problem{In: in, Commit: commit}
+		if p.opts.Level.Process {
+			for _, e := range pr.ProcessEdges() {
+				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eProcess, key: -1, aux: -1})
+			}
+		}
+		if p.opts.Level.Realtime {
+			for _, e := range pr.RealtimeEdges() {
+				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eRealtime, key: -1, aux: -1})
+			}
+		}
+	}
+}
+
+// writerOf returns t's writer id on key k.
+func (p *pruner) writerOf(t, k int32) int32 {
+	for _, w := range p.in.TxnWriters(t) {
+		if p.in.Writers[w].Key == k {
+			return w
+		}
+	}
+	panic("prune: no writer")
+}
+
+func (p *pruner) blockLen(w int32) int32 { return p.in.Writers[w].End - p.in.Writers[w].Start }
+
+// live reports whether writer w takes part: committed, of a key with thresholds.
+func (p *pruner) live(w int32) bool {
+	wr := &p.in.Writers[w]
+	return p.committed[wr.Txn] && p.thetaBase[wr.Key] >= 0
+}
+
+// windowEdges appends the edges of the writers' current windows.
+func (p *pruner) windowEdges(edges []edge) []edge {
+	in := p.in
+	for w := range in.Writers {
+		w := int32(w)
+		if !p.live(w) {
+			continue
+		}
+		wr := &in.Writers[w]
+		b := p.thetaBase[wr.Key]
+		n := int32(len(in.Keys[wr.Key].Trace))
+		lo, hi, m := min(p.win.Lo[w], n), p.win.Hi[w], p.blockLen(w)
+		// After the gap following the crossing of lo; before the gap preceding the
+		// crossing of hi+m+1.
+		edges = append(edges, edge{from: b + 2*lo + 1, to: wr.Txn, kind: eWinAfter, key: wr.Key, aux: w})
+		if hi < n && hi+m+1 <= n+1 {
+			edges = append(edges, edge{from: wr.Txn, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
+		}
+		// Wherever it starts, it crosses hi+1..lo+m itself.
+		if hi < n && hi+1 <= lo+m {
+			edges = append(edges,
+				edge{from: b + 2*(hi+1), to: wr.Txn, kind: eCross, key: wr.Key, aux: w},
+				edge{from: wr.Txn, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
+		}
+	}
+	return edges
+}
+
+func (p *pruner) run() {
+	var all []edge
+	for round := 0; round < p.opts.MaxRounds; round++ {
+		if p.expired() {
+			return
+		}
+		p.res.Rounds = round + 1
+		// Segment the keys whose windows changed: tiling narrows them again. In the first
+		// round, keys whose blocks could start almost anywhere (long lists of few values)
+		// get their passes first: tiling them unbounded is what costs quadratic time.
+		for k := range p.in.Keys {
+			if !p.dirty[k] {
+				continue
+			}
+			if round == 0 && p.expensive(int32(k)) {
+				p.state[k] = encode.KeyOpen
+				continue
+			}
+			p.dirty[k] = false
+			if p.segment(int32(k)) {
+				return
+			}
+		}
+		all = p.windowEdges(append(all[:0], p.static...))
+		p.csr(all)
+		if cyc := p.sortTopo(all); cyc {
+			return
+		}
+		p.rankGraph(all)
+		keys := p.openKeys()
+		if round >= 2 {
+			// By now a key's passes rarely narrow anything unless its own writers moved.
+			active := keys[:0]
+			for _, k := range keys {
+				if p.touched[k] {
+					active = append(active, k)
+				}
+			}
+			keys = active
+		}
+		clear(p.touched)
+		limit := p.opts.Work
+		if limit == 0 {
+			limit = 1_000_000_000
+		}
+		{
+			if per := 2 * int64(len(p.rTo)+len(p.topo)); per > 0 && int64(len(keys))*per > limit {
+				keys = keys[:max(1, limit/per)]
+			}
+		}
+		before := p.changes
+		changed, stop := p.passesAll(keys, all)
+		if stop {
+			return
+		}
+		if !changed {
+			return
+		}
+		// Later rounds narrow less and less: stop when one changes almost nothing.
+		if round >= 1 && p.changes-before <= len(p.in.Writers)/500 {
+			return
+		}
+	}
+}
+
+// expensive reports whether tiling key k without windows would consider many blocks:
+// more than a few per position.
+func (p *pruner) expensive(k int32) bool {
+	in := p.in
+	L := in.Keys[k].Trace
+	if len(L) < 64 {
+		return false
+	}
+	count := map[int32]int{}
+	for _, v := range L {
+		count[v]++
+	}
+	total := 0
+	for _, w := range in.Keys[k].Writers {
+		if p.live(w) && !p.pinned[w] {
+			total += count[in.WriterVals[in.Writers[w].Start]]
+		}
+	}
+	return total > 8*len(L)
+}
+
+// openKeys lists the keys some of whose live writers still have a choice, those with
+// the most choice first.
+func (p *pruner) openKeys() []int32 {
+	var ks []int32
+	var width []int64
+	for k := range p.in.Keys {
+		if p.thetaBase[k] < 0 || p.state[k] != encode.KeyOpen {
+			continue
+		}
+		ks = append(ks, int32(k))
+		wd := int64(0)
+		for _, w := range p.in.Keys[k].Writers {
+			if p.live(w) && p.win.Lo[w] != p.win.Hi[w] {
+				wd += int64(min(p.win.Hi[w], int32(len(p.in.Keys[k].Trace))) - p.win.Lo[w])
+			}
+		}
+		width = append(width, wd)
+	}
+	idx := make([]int, len(ks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case width[a] > width[b]:
+			return -1
+		case width[a] < width[b]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int32, len(ks))
+	for i, j := range idx {
+		out[i] = ks[j]
+	}
+	return out
+}
+
+func (p *pruner) csr(all []edge) {
+	if p.succOff == nil {
+		p.succOff = make([]int32, p.nodes+1)
+	}
+	clear(p.succOff)
+	for i := range all {
+		p.succOff[all[i].from+1]++
+	}
+	for v := int32(0); v < p.nodes; v++ {
+		p.succOff[v+1] += p.succOff[v]
+	}
+	p.succ = slices.Grow(p.succ[:0], len(all))[:len(all)]
+	fill := slices.Clone(p.succOff[:p.nodes])
+	for i := range all {
+		p.succ[fill[all[i].from]] = int32(i) // edge ids, so steps can be explained
+		fill[all[i].from]++
+	}
+}
+
+// sortTopo orders the nodes topologically (Kahn); a cycle is a contradiction, reported.
+func (p *pruner) sortTopo(all []edge) bool {
+	indeg := make([]int32, p.nodes)
+	for i := range all {
+		indeg[all[i].to]++
+	}
+	p.topo = p.topo[:0]
+	for v := int32(0); v < p.nodes; v++ {
+		if indeg[v] == 0 {
+			p.topo = append(p.topo, v)
+		}
+	}
+	for i := 0; i < len(p.topo); i++ {
+		v := p.topo[i]
+		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
+			u := all[e].to
+			indeg[u]--
+			if indeg[u] == 0 {
+				p.topo = append(p.topo, u)
+			}
+		}
+	}
+	if int32(len(p.topo)) == p.nodes {
+		return false
+	}
+	// A cycle among the nodes left: walk back along edges between them until a node
+	// repeats.
+	left := make([]bool, p.nodes)
+	for v := range indeg {
+		left[v] = indeg[v] > 0
+	}
+	pred := make([]int32, p.nodes)
+	for i := range all {
+		if left[all[i].from] && left[all[i].to] {
+			pred[all[i].to] = int32(i)
+		}
+	}
+	var v int32
+	for v = 0; !left[v]; v++ {
+	}
+	seen := map[int32]int{}
+	var path []int32
+	for {
+		if at, ok := seen[v]; ok {
+			path = path[at:]
+			break
+		}
+		seen[v] = len(path)
+		e := pred[v]
+		path = append(path, e)
+		v = all[e].from
+	}
+	slices.Reverse(path)
+	p.contradict(all, path, -1, -1)
+	return true
+}
+
+// rankGraph numbers the nodes in topological order (rank) and lays the edges out in
+// that order, so that the passes walk memory front to back.
+func (p *pruner) rankGraph(all []edge) {
+	if p.rank == nil {
+		p.rank = make([]int32, p.nodes)
+		p.rOff = make([]int32, p.nodes+1)
+	}
+	for r, v := range p.topo {
+		p.rank[v] = int32(r)
+	}
+	clear(p.rOff)
+	for i := range all {
+		p.rOff[p.rank[all[i].from]+1]++
+	}
+	for r := int32(0); r < p.nodes; r++ {
+		p.rOff[r+1] += p.rOff[r]
+	}
+	p.rTo = slices.Grow(p.rTo[:0], len(all))[:len(all)]
+	p.rEdge = slices.Grow(p.rEdge[:0], len(all))[:len(all)]
+	fill := slices.Clone(p.rOff[:p.nodes])
+	for i := range all {
+		r := p.rank[all[i].from]
+		p.rTo[fill[r]] = p.rank[all[i].to]
+		p.rEdge[fill[r]] = int32(i)
+		fill[r]++
+	}
+}
+
+// passesAll runs the passes of keys on two workers and applies what they narrowed, in
+// key order; it reports whether any window changed, and stops at the first key (in
+// order) whose passes contradict, explained.
+func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
+	narrow := make([][]int32, len(keys))
+	contra := make([]int32, len(keys))
+	for i := range contra {
+		contra[i] = -1 // also for the keys left when time runs out
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	batches := (len(keys) + lanes - 1) / lanes
+	workers := min(2, batches)
+	if p.ls[0] == nil && workers > 0 {
+		p.ls[0] = p.newLaneScratch()
+	}
+	if p.ls[1] == nil && workers > 1 {
+		p.ls[1] = p.newLaneScratch()
+	}
+	for wi := range workers {
+		ls := p.ls[wi]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				bi := int(next.Add(1)) - 1
+				if bi >= batches || p.expired() {
+					return
+				}
+				lo := bi * lanes
+				hi := min(lo+lanes, len(keys))
+				p.passesBatch(keys[lo:hi], ls)
+				for i := lo; i < hi; i++ {
+					contra[i] = ls.contraV[i-lo]
+					narrow[i] = append([]int32(nil), ls.narrow[i-lo]...)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, k := range keys {
+		if contra[i] >= 0 {
+			if p.explain == nil {
+				p.explain = p.newLaneScratch()
+				p.explain.viaF = make([]int32, len(p.explain.best))
+				p.explain.viaB = make([]int32, len(p.explain.best))
+			}
+			p.passesBatch([]int32{k}, p.explain) // one key alone, keeping its paths
+			if p.explain.contraV[0] < 0 {
+				panic("prune: a key's passes contradict in a batch and not alone")
+			}
+			p.contradictAt(all, k, p.explain.contraV[0])
+			return false, true
+		}
+		for j := 0; j < len(narrow[i]); j += 3 {
+			p.setWindow(narrow[i][j], narrow[i][j+1], narrow[i][j+2])
+			changed = true
+		}
+	}
+	return changed, false
+}
+
+func (p *pruner) setWindow(w, lo, hi int32) {
+	p.changes++
+	p.touched[p.in.Writers[w].Key] = true
+	if !p.narrowed[w] {
+		p.narrowed[w] = true
+		p.res.Narrowed++
+	}
+	p.win.Lo[w], p.win.Hi[w] = lo, hi
+	p.dirty[p.in.Writers[w].Key] = true
+}
+
+// segment tiles key k within the windows and narrows its writers to the blocks that
+// tile; it stops on a key that cannot be tiled within the windows (a contradiction) or
+// at all (left to the encoding's diagnosis: the key alone proves the history invalid).
+func (p *pruner) segment(k int32) (stop bool) {
+	if p.thetaBase[k] < 0 {
+		return false
+	}
+	for range 20 {
+		again, stop := p.segmentOnce(k)
+		if stop || !again {
+			return stop
+		}
+	}
+	return false
+}
+
+// segmentOnce tiles key k once; again: some window of its own writers narrowed.
+func (p *pruner) segmentOnce(k int32) (again, stop bool) {
+	in := p.in
+	plan := in.SegmentWithin(k, p.win)
+	p.state[k] = plan.State
+	switch plan.State {
+	case encode.KeyOpen:
+		p.lastPlan[k] = plan.Cands
+	case encode.KeyFixed:
+		p.lastPlan[k] = plan.Blocks
+		if p.lastPlan[k] == nil {
+			p.lastPlan[k] = []encode.Cand{}
+		}
+	}
+	n := int32(len(in.Keys[k].Trace))
+	switch plan.State {
+	case encode.KeyUnsat:
+		if in.SegmentWithin(k, nil).State == encode.KeyUnsat {
+			p.res.KeyUnsat = true // no attribution at all: the encoding diagnoses it
+			return false, true
+		}
+		p.contradictKey(k)
+		return false, true
+	case encode.KeyFixed:
+		for _, w := range in.Keys[k].Writers {
+			p.forced[w] = -1
+		}
+		for _, c := range plan.Blocks {
+			p.forced[c.Writer] = c.Pos
+		}
+		for _, w := range in.Keys[k].Writers {
+			if !p.live(w) {
+				continue
+			}
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if pos := p.forced[w]; pos >= 0 {
+				lo, hi = pos, pos
+			} else {
+				lo = max(lo, n)
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				p.setWindowQuiet(w, lo, hi)
+				again = true
+			}
+		}
+	case encode.KeyOpen:
+		// Each writer's viable blocks; a boundary every tiling has (a read's cut, or 0)
+		// with a single viable block forces it.
+		for _, w := range in.Keys[k].Writers {
+			p.first[w], p.last[w], p.forced[w] = -1, -1, -1
+		}
+		for i, c := range plan.Cands {
+			if p.first[c.Writer] < 0 {
+				p.first[c.Writer] = c.Pos
+			}
+			p.last[c.Writer] = c.Pos
+			single := (i == 0 || plan.Cands[i-1].Pos != c.Pos) && (i+1 == len(plan.Cands) || plan.Cands[i+1].Pos != c.Pos)
+			if single && (c.Pos == 0 || plan.Cut[c.Pos]) {
+				p.forced[c.Writer] = c.Pos
+			}
+		}
+		for _, w := range in.Keys[k].Writers {
+			if !p.live(w) {
+				continue
+			}
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if pos := p.forced[w]; pos >= 0 {
+				lo, hi = pos, pos
+			} else if f := p.first[w]; f >= 0 {
+				lo = max(lo, f)
+				if hi < n {
+					hi = min(hi, p.last[w])
+				}
+			} else {
+				lo = max(lo, n) // no block fits: it can only stay unobserved
+			}
+			if lo > hi {
+				p.contradictKey(k)
+				return false, true
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				p.setWindowQuiet(w, lo, hi)
+				again = true
+			}
+		}
+	}
+	return again, false
+}
+
+// setWindowQuiet narrows w's window after tiling its own key (which needs no new tiling
+// of that key, but new passes).
+func (p *pruner) setWindowQuiet(w, lo, hi int32) {
+	p.changes++
+	p.touched[p.in.Writers[w].Key] = true
+	if !p.narrowed[w] {
+		p.narrowed[w] = true
+		p.res.Narrowed++
+	}
+	p.win.Lo[w], p.win.Hi[w] = lo, hi
+}
+
+// contradictAt reports the contradiction of the passes for key k at transaction v: the
+// forward path from θ(k,best) to v and the backward path from v to θ(k,least).
+func (p *pruner) contradictAt(all []edge, k, v int32) {
+	var fwd []int32
+	ls := p.explain
+	via := func(arr []int32, u int32) int32 { return arr[p.rank[u]*lanes] }
+	for u := v; via(ls.viaF, u) >= 0; u = all[via(ls.viaF, u)].from {
+		fwd = append(fwd, via(ls.viaF, u))
+	}
+	slices.Reverse(fwd)
+	var bwd []int32
+	for u := v; via(ls.viaB, u) >= 0; u = all[via(ls.viaB, u)].to {
+		bwd = append(bwd, via(ls.viaB, u))
+	}
+	p.contradict(all, append(fwd, bwd...), k, v)
+}
+
+// contradictKey reports a key that cannot be tiled within the windows.
+func (p *pruner) contradictKey(k int32) {
+	in := p.in
+	n := int32(len(in.Keys[k].Trace))
+	var txns []int32
+	var parts []string
+	for _, w := range in.Keys[k].Writers {
+		if !p.live(w) {
+			continue
+		}
+		txns = append(txns, in.Writers[w].Txn)
+		if lo, hi := p.win.Lo[w], p.win.Hi[w]; lo > 0 || hi < n {
+			parts = append(parts, fmt.Sprintf("%s's block at %s", encode.TxnName(p.h, in.Writers[w].Txn), windowText(lo, hi, n)))
+		}
+	}
+	p.res.Contradiction = &Contradiction{Type: p.suffix(cycleType(2, 0, false, false)), Key: k, Txn: -1, Txns: txns,
+		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions 0-based): %s",
+			p.h.Keys[k], encode.ShortList(p.h, in.Keys[k].Trace), strings.Join(parts, "; "))}
+}
+
+func windowText(lo, hi, n int32) string {
+	switch {
+	case lo >= n:
+		return "no position of the trace (never observed)"
+	case hi >= n:
+		return fmt.Sprintf("position %d or later, or never observed", lo)
+	case lo == hi:
+		return fmt.Sprintf("position %d", lo)
+	}
+	return fmt.Sprintf("positions %d..%d", lo, hi)
+}
+
+// contradict turns a path of graph edges into a Contradiction: a closed cycle (v < 0),
+// or, for the passes of key k at transaction v, a path from θ(k,b) to v and on to
+// θ(k,l) with b plus the appends on the way at least l.
+func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
+	h, in := p.h, p.in
+	name := func(t int32) string { return encode.TxnName(h, t) }
+	keyName := func(k int32) string { return "key " + h.Keys[k] }
+	if v < 0 {
+		// Start the cycle at a transaction.
+		for i, id := range path {
+			if all[id].from < p.nTxn {
+				path = append(path[i:len(path):len(path)], path[:i]...)
+				break
+			}
+		}
+	}
+	c := &Contradiction{Key: k, Txn: v}
+	describe := func(e *edge) string {
+		switch e.kind {
+		case eReadAfter, eReadBefore:
+			r := &in.Reads[e.aux]
+			return fmt.Sprintf("%s read %s with %d values", name(r.Txn), keyName(e.key), r.Len)
+		case eWinAfter, eWinBefore, eCross:
+			w := e.aux
+			n := int32(len(in.Keys[e.key].Trace))
+			how := "as the other keys' reads and real-time order allow"
+			if p.pinned[w] {
+				how = "it read the key right before appending"
+			}
+			return fmt.Sprintf("%s's append of %s to %s can only start at %s (%s)", name(in.Writers[w].Txn),
+				encode.ShortList(h, in.Vals(w)), keyName(e.key), windowText(p.win.Lo[w], p.win.Hi[w], n), how)
+		case eProcess:
+			return fmt.Sprintf("%s and %s ran on process %s in this order", name(e.from), name(e.to), h.Processes[h.Txns[e.from].Process])
+		case eRealtime:
+			return fmt.Sprintf("%s completed (line %d) before %s was invoked", name(e.from), h.Txns[e.from].Line, name(e.to))
+		}
+		return ""
+	}
+	// Each hop from a transaction to the next is one step; its kind is that of a
+	// dependency: from a read to a later append (rw), from an append to a read (wr), between
+	// appends (ww), between two reads (a read that missed an append the other saw: rw, wr).
+	var rw, wr int
+	var process, realtime bool
+	var why []string
+	from := int32(-1)
+	var lead []string
+	hopKind := func(out, into *edge) string {
+		switch {
+		case out.kind == eProcess || into.kind == eProcess:
+			process = true
+			return "process"
+		case out.kind == eRealtime || into.kind == eRealtime:
+			realtime = true
+			return "realtime"
+		}
+		reader := out.kind == eReadBefore
+		readBy := into.kind == eReadAfter
+		switch {
+		case reader && readBy:
+			rw++
+			wr++
+			return "rw"
+		case reader:
+			rw++
+			return "rw"
+		case readBy:
+			wr++
+			return "wr"
+		}
+		return "ww"
+	}
+	var out *edge
+	for _, id := range path {
+		e := &all[id]
+		if e.from < p.nTxn {
+			from, out, why = e.from, e, why[:0]
+		}
+		if d := describe(e); d != "" && !slices.Contains(why, d) && !slices.Contains(lead, d) {
+			if from < 0 {
+				lead = append(lead, d)
+			} else {
+				why = append(why, d)
+			}
+		}
+		if e.to < p.nTxn && from >= 0 {
+			st := Step{From: from, To: e.to, Kind: hopKind(out, e), Key: e.key,
+				Why: fmt.Sprintf("%s < %s because %s", name(from), name(e.to), strings.Join(why, ", and "))}
+			c.Steps = append(c.Steps, st)
+			c.Txns = append(c.Txns, from)
+			from, why = e.to, why[:0]
+		}
+	}
+	var lines []string
+	if len(lead) > 0 {
+		lines = append(lines, "Before "+name(c.firstTxn(v))+", "+keyName(k)+" already had the values up to where "+strings.Join(lead, ", and "))
+	}
+	for _, s := range c.Steps {
+		lines = append(lines, s.Why)
+	}
+	if v >= 0 {
+		if len(c.Steps) == 0 || c.Steps[len(c.Steps)-1].To != v && !slices.Contains(c.Txns, v) {
+			c.Txns = append(c.Txns, v)
+		}
+		if from >= 0 && len(why) > 0 {
+			lines = append(lines, "after "+name(from)+", "+keyName(k)+" has fewer values than where "+strings.Join(why, ", and "))
+		}
+		lines = append(lines, fmt.Sprintf("counting the values each of them appends to %s, %s would have to run after %s had %d values and finish with fewer: no attribution of the duplicates to appends allows that",
+			keyName(k), name(v), keyName(k), p.explain.best[p.rank[v]*lanes]))
+		// The list's own order closes the cycle: the last transaction precedes the first.
+		rw++
+	} else if len(c.Steps) > 0 {
+		lines = append(lines, fmt.Sprintf("so %s would precede itself: a cycle", name(c.Steps[0].From)))
+	}
+	c.Text = strings.Join(lines, "; ")
+	c.Type = p.suffix(cycleType(rw, wr, process, realtime))
+	p.res.Contradiction = c
+}
+
+// suffix marks a contradiction with the strongest order of the level: the windows it
+// rests on may have been narrowed through that order even where its last cycle is not.
+func (p *pruner) suffix(typ string) string {
+	if strings.HasSuffix(typ, "-realtime") || strings.HasSuffix(typ, "-process") && !p.opts.Level.Realtime {
+		return typ
+	}
+	typ = strings.TrimSuffix(typ, "-process")
+	switch {
+	case p.opts.Level.Realtime:
+		return typ + "-realtime"
+	case p.opts.Level.Process:
+		return typ + "-process"
+	}
+	return typ
+}
+
+func (c *Contradiction) firstTxn(v int32) int32 {
+	if len(c.Steps) > 0 {
+		return c.Steps[0].From
+	}
+	return v
+}
+
+// cycleType names a cycle as Elle does, from its dependency kinds.
+func cycleType(rw, wr int, process, realtime bool) string {
+	typ := "G2-item"
+	switch {
+	case rw == 0 && wr == 0:
+		typ = "G0"
+	case rw == 0:
+		typ = "G1c"
+	case rw == 1:
+		typ = "G-single"
+	}
+	if realtime {
+		return typ + "-realtime"
+	}
+	if process {
+		return typ + "-process"
+	}
+	return typ
+}
