@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -76,6 +77,16 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
 	}
+	if len(h.Txns) == 0 {
+		// A verdict on nothing would read as "valid": say what is missing instead.
+		endProgress()
+		what := "it is empty"
+		if h.Events > 0 {
+			what = fmt.Sprintf("none of its %d operations has :f :txn", h.Events)
+		}
+		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", fs.Arg(0), what)
+		return exitUsage
+	}
 	parse := time.Since(t0).Seconds()
 	res, err := check.Check(h, opts)
 	endProgress()
@@ -88,11 +99,18 @@ func runCheck(args []string) int {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
-			fmt.Fprintln(os.Stderr, "doppel check:", err)
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
 		}
 	} else {
-		writeReport(os.Stdout, fs.Arg(0), &res, *stats)
+		// Buffered so that a failed write (a full disk, a closed pipe) is seen at Flush
+		// and reported, rather than exiting with a verdict nobody received.
+		out := bufio.NewWriter(os.Stdout)
+		writeReport(out, fs.Arg(0), &res, *stats)
+		if err := out.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
+			return exitUsage
+		}
 	}
 	switch res.Valid {
 	case check.Valid:

@@ -102,3 +102,66 @@ func TestCheckJSON(t *testing.T) {
 		t.Fatalf("stats: %v", res.Stats)
 	}
 }
+
+// checkStderr runs doppel check with args, stdout going to stdout (a file), and returns
+// its exit code and what it wrote on standard error.
+func checkStderr(t *testing.T, stdout *os.File, args ...string) (int, string) {
+	t.Helper()
+	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = stdout, errFile
+	code := runCheck(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	errFile.Close()
+	b, err := os.ReadFile(errFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+// A history without transactions has no verdict: it is bad input, named by file.
+func TestCheckNoTransactionsIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	for name, text := range map[string]string{
+		"empty.edn":      "",
+		"blank.edn":      "  \n\n\t\n",
+		"vector.edn":     "[]\n",
+		"nemesis.edn":    "{:type :info, :process :nemesis, :f :kill, :value nil}\n{:type :info, :process :nemesis, :f :kill, :value :done}\n",
+		"empty.jsonl":    "\n",
+		"reads-only.edn": "{:type :invoke, :process 0, :f :read, :value nil}\n{:type :ok, :process 0, :f :read, :value 3}\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, msg := checkStderr(t, devNull, path)
+		if code != exitUsage || !strings.Contains(msg, name) || !strings.Contains(msg, "no transactions") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and a message naming the file", name, code, msg)
+		}
+	}
+}
+
+// A report nobody received is not a verdict: a failed write on stdout exits 3 and says why.
+func TestCheckWriteErrorIsReported(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system:", err)
+	}
+	defer full.Close()
+	g1a := filepath.Join("..", "..", "testdata", "cases", "fig1d.edn")
+	for _, args := range [][]string{{g1a}, {"--json", g1a}} {
+		code, msg := checkStderr(t, full, args...)
+		if code != exitUsage || !strings.Contains(msg, "writing the report") || !strings.Contains(msg, "no space left") {
+			t.Errorf("check %v > /dev/full: exit %d, stderr %q; want exit 3 with the write error", args, code, msg)
+		}
+	}
+}
