@@ -123,6 +123,20 @@ func (c *checker) run(names []string) Result {
 			mr.Valid, mr.Message = c.solve(m, v)
 		}
 	}
+	// A model found not valid must name an anomaly it forbids. When nothing does (the
+	// solver's proof by cases found no attribution at all), a key alone has no
+	// segmentation with distinct writers: name it.
+	for _, m := range names {
+		if results[m].Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
+			n := len(p.In.Findings)
+			if p.ExplainOpenKeys() {
+				for _, f := range p.In.Findings[n:] {
+					c.addFinding(f)
+				}
+			}
+			break
+		}
+	}
 	for _, m := range names {
 		mr := results[m]
 		mr.AnomalyTypes = c.forbiddenFound(m)
