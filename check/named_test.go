@@ -83,7 +83,8 @@ func TestKeyAnomalyNames(t *testing.T) {
 	for _, tc := range []struct{ name, text, typ, says string }{
 		{"read twice, appended once", "T1 p0 ok [a x 1]\nT2 p1 ok [r x [1 1]]", "duplicate-elements", "1 occurs twice"},
 		{"duplicate inside one append's values", "T1 p0 ok [a x 1] [a x 2]\nT2 p1 ok [r x [1 2 1]]", "duplicate-elements", "appended once (by T0)"},
-		{"the second append came after the read", "T1 p0 ok [a x 3]\nT2 p0 ok [a x 1]\nT3 p1 ok [r x [1 3 1]] [a x 1]", "duplicate-elements", "only one append of it can lie there (by T1): T2 appended it only after reading the first 3 values"},
+		{"the second append came after the read", "T1 p0 ok [a x 3]\nT2 p0 ok [a x 1]\nT3 p1 ok [r x [1 3 1]] [a x 1]\nT4 p2 ok [r x [1 3 1]] [a x 1]", "duplicate-elements", "only one append of it can lie there (by T1): T2 appended it only after reading the first 3 values; T3 appended it only after"},
+		{"a read of its own later append", "T1 p0 ok [a x 3]\nT2 p0 ok [a x 1]\nT3 p1 ok [r x [1 3 1]] [a x 1]", "future-read", "T2 read key x = [1 3 1] and then appended 1 to it: 1 occurs twice in the first 3 values (at positions 1 and 3), and one append (by T1) of it can lie there, so only T2's own later append could make up the count"},
 		{"failed appends do not count", "T1 p0 ok [a x 1]\nT2 p1 fail [a x 1]\nT3 p2 ok [r x [1 1]]", "duplicate-elements", "T1 also appended it but failed"},
 		{"only a failed append", "T1 p0 fail [a x 1]\nT2 p1 ok [r x [1]]", "G1a", "failed"},
 		{"nobody appended it", "T1 p0 ok [a x 1]\nT2 p1 ok [r x [2]]", "garbage-read", "no transaction appended 2"},

@@ -240,6 +240,33 @@ func (in *Inference) duplicateElements(k int32, end int, pin []int32) {
 			txns = append(txns, t)
 		}
 	}
+	// A transaction whose own later append of v is the only one that could make up the
+	// count read its own future: name it for that (future-read) rather than the count.
+	for j, w := range key.Writers {
+		if len(late) != 1 {
+			break
+		}
+		c := int(occurrences(in.Vals(w), v))
+		if c == 0 || in.Writers[w].Status == history.Fail || pin[j] < 0 || int(pin[j]) <= end || n+c < len(ps) {
+			continue
+		}
+		t := in.Writers[w].Txn
+		var own *Read
+		for _, ri := range key.Reads {
+			if in.Reads[ri].Txn == t {
+				own = &in.Reads[ri]
+				break
+			}
+		}
+		others := "no other append"
+		if n > 0 {
+			others = fmt.Sprintf("%s (by %s)", appends(n), strings.Join(could, ", "))
+		}
+		in.Findings = append(in.Findings, Finding{Type: "future-read", Key: k, Txns: dedup(append([]int32{t}, txns[1:]...)), Ops: []int32{own.Op},
+			Text: fmt.Sprintf("%s read %s = %s and then appended %s to it: %s occurs %s in the first %d values (at %s), and %s of it can lie there, so only %s's own later append could make up the count",
+				in.txnName(t), in.keyName(k), ListAround(in.H, L[:own.Len], ps...), in.valName(v), in.valName(v), times(len(ps)), end+1, positionList(ps), others, in.txnName(t))})
+		return
+	}
 	text := fmt.Sprintf("%s read %s = %s: %s occurs %s in its first %d values (at %s), but ",
 		in.txnName(r.Txn), in.keyName(k), ListAround(in.H, L[:r.Len], ps...), in.valName(v), times(len(ps)), end+1, positionList(ps))
 	if len(late) == 0 {
