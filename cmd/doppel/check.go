@@ -12,6 +12,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/report"
 )
 
 func init() {
@@ -31,6 +32,7 @@ func runCheck(args []string) int {
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
+	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
 		fs.PrintDefaults()
@@ -95,6 +97,12 @@ func runCheck(args []string) int {
 		return exitUsage
 	}
 	res.Stats.ParseSeconds = parse
+	if *directory != "" {
+		if err := report.Write(*directory, h, &res); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report directory:", err)
+			return exitUsage
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")

@@ -165,3 +165,20 @@ func TestCheckWriteErrorIsReported(t *testing.T) {
 		}
 	}
 }
+
+// --directory writes the report beside the verdict, which stays the same.
+func TestCheckDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	code, out := captureCheck(t, "--directory", dir, "--model", "serializable,snapshot-isolation", filepath.Join("..", "..", "testdata", "cases", "writeskew.edn"))
+	if code != exitInvalid || !strings.Contains(out, "G2-item") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	for _, f := range []string{"index.html", "serializable/G2-item.txt", "serializable/G2-item-1.dot"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapshot-isolation")); !os.IsNotExist(err) {
+		t.Errorf("snapshot-isolation is valid, yet has a directory of anomalies")
+	}
+}
