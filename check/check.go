@@ -17,17 +17,16 @@ func Check(h *history.History, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{h: h, opts: opts, cycleFound: map[string]bool{}, proven: map[string]bool{}, reported: map[string]bool{}}
+	c := &checker{h: h, opts: opts, proven: map[string]bool{}}
 	c.budget = newBudget(opts, &c.res.Stats.Conflicts)
 	return c.run(names), nil
 }
 
 type checker struct {
-	h          *history.History
-	opts       Options
-	p          *encode.Problem
-	res        Result
-	cycleFound map[string]bool // cycle kinds reported among known edges
+	h    *history.History
+	opts Options
+	p    *encode.Problem
+	res  Result
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	// siGuards holds the guards of edges only snapshot isolation has.
@@ -46,9 +45,8 @@ type checker struct {
 	// anomalyModel, when set, is the model every anomaly found now holds for: the
 	// problem was built within windows narrowed for it.
 	anomalyModel string
-	reported     map[string]bool // findings reported, by type and text
-	keyUnsat     bool            // pruning met a key with no segmentation at all
-	staticOrder  []sat.Var       // timeOrder's, for the current problem
+	keyUnsat     bool      // pruning met a key with no segmentation at all
+	staticOrder  []sat.Var // timeOrder's, for the current problem
 }
 
 func (c *checker) run(names []string) Result {
@@ -129,8 +127,7 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	// Findings hold in every attribution (keys diagnosed without windows): every model.
 	// Each build diagnoses its keys again: report each finding once.
 	for _, f := range in.Findings {
-		if id := f.Type + "\x00" + f.Text; !c.reported[id] {
-			c.reported[id] = true
+		if !c.hasFinding(f) {
 			c.addFinding(f)
 		}
 	}
@@ -186,6 +183,23 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 		case open || v != nil && v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
+		}
+	}
+	// A model found not valid must name an anomaly it forbids. When nothing does (the
+	// solver's proof by cases found no attribution at all), a key alone has no
+	// segmentation with distinct writers: name it. (Only without windows: within them,
+	// a key's failure is the windows' model's, not every model's.)
+	for _, m := range names {
+		if win == nil && results[m].Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
+			n := len(p.In.Findings)
+			if p.ExplainOpenKeys() {
+				for _, f := range p.In.Findings[n:] {
+					if !c.hasFinding(f) {
+						c.addFinding(f)
+					}
+				}
+			}
+			break
 		}
 	}
 	return true
@@ -366,6 +380,17 @@ func (c *checker) txnRef(t int32) TxnRef {
 		r.Process = c.h.Processes[tx.Process]
 	}
 	return r
+}
+
+// hasFinding reports whether finding f is among the anomalies already: each build of
+// the problem diagnoses its keys again.
+func (c *checker) hasFinding(f encode.Finding) bool {
+	for i := range c.res.Anomalies {
+		if a := &c.res.Anomalies[i]; a.Model == "" && a.Type == f.Type && a.Explanation == f.Text {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) addFinding(f encode.Finding) {

@@ -46,7 +46,7 @@ func (c *checker) knownCycles(v *view) {
 			if cycle == nil {
 				return
 			}
-			if typ := c.classify(v, cycle); !c.cycleFound[c.anomalyModel+typ] {
+			if typ := c.classify(v, cycle); !c.cycleFound(typ) {
 				c.addCycle(v, typ, cycle)
 			}
 		}
@@ -67,7 +67,7 @@ func (c *checker) knownCycles(v *view) {
 		for _, x := range comp {
 			for _, id := range g.ids[g.start[x]:g.start[x+1]] {
 				e := &g.edges[id]
-				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || c.cycleFound[c.anomalyModel+"G-single"] {
+				if e.Kind != encode.RW || !inComp[e.To] || tries >= maxSingleTries || c.cycleFound("G-single") {
 					continue
 				}
 				tries++
@@ -175,8 +175,57 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	}
 	first := encode.TxnName(c.h, ss[0].from)
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
+	c.addAnomaly(a)
+}
+
+// addAnomaly reports a, unless the same anomaly (type and transactions) was found
+// already on another model's problem: then once, for every model either finding holds
+// for, when one of their models' graphs lies within the other's.
+func (c *checker) addAnomaly(a Anomaly) {
+	for i := range c.res.Anomalies {
+		b := &c.res.Anomalies[i]
+		if b.Type != a.Type || !sameTxns(b.Txns, a.Txns) {
+			continue
+		}
+		switch {
+		case b.Model == "" || a.Model != "" && graphWithin(b.Model, a.Model):
+			return // b already holds wherever a does
+		case a.Model == "" || graphWithin(a.Model, b.Model):
+			b.Model = a.Model // a holds for more models
+			return
+		}
+	}
 	c.res.Anomalies = append(c.res.Anomalies, a)
-	c.cycleFound[c.anomalyModel+typ] = true
+}
+
+// cycleFound reports whether a cycle of kind typ was reported for the model the current
+// problem decides (one per kind is enough: the shortest found first).
+func (c *checker) cycleFound(typ string) bool {
+	for i := range c.res.Anomalies {
+		if a := &c.res.Anomalies[i]; a.Type == typ && len(a.Steps) > 0 && (a.Model == "" || a.Model == c.anomalyModel) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameTxns(a, b []TxnRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[int]int{}
+	for _, t := range a {
+		seen[t.ID]++
+	}
+	for _, t := range b {
+		seen[t.ID]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // explain says in words why step s holds, checkable against the history.

@@ -25,7 +25,7 @@ var models = map[string]model{
 // -process or -realtime suffix when the cycle needs such an edge.
 var baseAnomalies = []string{
 	"G0", "G1a", "G1b", "G1c", "G-single", "G-nonadjacent", "G2-item",
-	"internal", "incompatible-order", "garbage-read", "future-read", "incomplete-append",
+	"internal", "incompatible-order", "garbage-read", "future-read", "incomplete-append", "duplicate-elements",
 }
 
 // forbids reports whether model m forbids anomaly type typ: the table that decides

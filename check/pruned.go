@@ -39,10 +39,8 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 	}
 	strict := "strict-serializable"
 	asked := contains(names, strict)
-	strictFrom, strictTo := 0, 0 // the anomalies the strict attempt reported
 	if results[strict] == nil {
 		n := len(c.res.Anomalies)
-		strictFrom = n
 		lift := func() {}
 		if !asked {
 			// Only a witness: bounded, the history may be serializable without being strict.
@@ -64,7 +62,6 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			// Only a witness: its anomaly is not part of the answer.
 			c.res.Anomalies = c.res.Anomalies[:n]
 		}
-		strictTo = len(c.res.Anomalies)
 	}
 	for _, m := range serial {
 		if results[m] != nil {
@@ -87,16 +84,6 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			}
 		}
 	}
-	// An anomaly of a weaker model found after the strict attempt is one of strict
-	// serializability too: report the weakest, as deciding weakest first would.
-	if strictTo > strictFrom {
-		for _, a := range c.res.Anomalies[strictTo:] {
-			if a.Model != strict && graphWithin(a.Model, strict) {
-				c.res.Anomalies = append(c.res.Anomalies[:strictFrom], c.res.Anomalies[strictTo:]...)
-				break
-			}
-		}
-	}
 }
 
 // decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
@@ -112,51 +99,59 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		return Unknown, ""
 	}
 	c.res.Stats.Pruned += pr.Narrowed
-	if pr.Contradiction != nil {
-		// The windows up to the contradiction are sound, so the problem within them has
-		// no solution: deciding it (bounded) names the anomaly as Elle does, from its
-		// cycles; the thresholds' own proof stands when that runs out.
-		n := len(c.res.Anomalies)
-		lift := c.budget.capConflicts(explainConflicts)
-		named := func() bool {
-			for _, a := range c.res.Anomalies[n:] {
-				if !a.windowUnsat {
-					return true
-				}
-			}
-			return false
-		}
-		invalid := func(results map[string]*ModelResult) bool {
-			return results[m] != nil && results[m].Valid == Invalid && named()
-		}
-		results := map[string]*ModelResult{}
-		c.decide(in, []string{m}, pr.Win, m, results)
-		if !invalid(results) && !c.budget.out() {
-			// The windows rule out a whole key: on a small history, the problem without
-			// them (bounded too) shows the cycles themselves.
-			c.res.Anomalies = c.res.Anomalies[:n]
-			clear(results)
-			if totalTrace(in) <= smallTrace {
-				c.decide(in, []string{m}, nil, m, results)
-			}
-		}
-		lift()
-		if invalid(results) {
-			return Invalid, ""
-		}
-		c.res.Anomalies = c.res.Anomalies[:n]
-		c.addContradiction(m, pr.Contradiction)
-		return Invalid, ""
-	}
-	if !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
+	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""
+	}
+	// With a contradiction, the windows up to it are sound, so the problem within them
+	// has no solution: deciding it (bounded) names the anomaly as Elle does, from its
+	// cycles; the thresholds' own proof stands when that runs out.
+	n := len(c.res.Anomalies)
+	named := func() bool {
+		for _, a := range c.res.Anomalies {
+			if !a.windowUnsat && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
+				return true
+			}
+		}
+		return false
+	}
+	lift := func() {}
+	if pr.Contradiction != nil {
+		lift = c.budget.capConflicts(explainConflicts)
 	}
 	results := map[string]*ModelResult{}
 	if !c.decide(in, []string{m}, pr.Win, m, results) || results[m] == nil {
+		lift()
 		return Unknown, c.budget.message(m)
 	}
-	r := results[m]
-	return r.Valid, r.Message
+	if r := results[m]; r.Valid != Invalid && pr.Contradiction == nil {
+		lift()
+		return r.Valid, r.Message
+	}
+	if (results[m].Valid != Invalid || !named()) && !c.budget.out() {
+		// Not named within the windows (they rule out a whole key, or every attribution
+		// of one): on a small history, the problem without them (bounded too) shows the
+		// cycles themselves.
+		c.res.Anomalies = c.res.Anomalies[:n]
+		if pr.Contradiction == nil {
+			lift = c.budget.capConflicts(explainConflicts)
+		}
+		clear(results)
+		if totalTrace(in) <= smallTrace {
+			c.decide(in, []string{m}, nil, m, results)
+		}
+	}
+	lift()
+	if results[m] != nil && results[m].Valid == Invalid && named() {
+		return Invalid, ""
+	}
+	c.res.Anomalies = c.res.Anomalies[:n]
+	if pr.Contradiction != nil {
+		c.addContradiction(m, pr.Contradiction)
+	} else {
+		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m,
+			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
+	}
+	return Invalid, ""
 }
 
 // addContradiction reports a proof by thresholds as model m's anomaly.
@@ -179,7 +174,7 @@ func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
 		}
 		a.Steps = append(a.Steps, st)
 	}
-	c.res.Anomalies = append(c.res.Anomalies, a)
+	c.addAnomaly(a)
 }
 
 // smallTrace bounds the total trace length for which a contradiction is also decided

@@ -419,7 +419,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	}
 	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. ", m) +
 		strings.Join(parts, " ") + " " + end
-	c.res.Anomalies = append(c.res.Anomalies, a)
+	c.addAnomaly(a)
 	return ""
 }
 

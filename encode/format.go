@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,8 @@ func ListString(h *history.History, vals []int32) string {
 }
 
 // ShortList prints a list for an explanation: whole when short, else its first and
-// last values around an ellipsis, with its length (the full list is in the
-// transaction's operations, printed beside every explanation).
+// last values around an ellipsis, with its length (the full list is on the
+// transaction's line of the history, which every report names).
 func ShortList(h *history.History, vals []int32) string {
 	const head, tail = 3, 4
 	if len(vals) <= head+tail+2 {
@@ -52,7 +53,8 @@ func ShortList(h *history.History, vals []int32) string {
 	return b.String()
 }
 
-// OpsString prints transaction t's micro-ops as EDN.
+// OpsString prints transaction t's micro-ops as EDN, long reads cut as ShortList cuts
+// them (a read of a 200K-element key would otherwise fill a report by itself).
 func OpsString(h *history.History, t int32) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -66,7 +68,7 @@ func OpsString(h *history.History, t int32) string {
 		}
 		b.WriteString("[:r " + h.Keys[op.Key] + " ")
 		if op.Known {
-			b.WriteString(ListString(h, h.ReadValues[op.Start:op.End]))
+			b.WriteString(ShortList(h, h.ReadValues[op.Start:op.End]))
 		} else {
 			b.WriteString("nil")
 		}
@@ -78,5 +80,76 @@ func OpsString(h *history.History, t int32) string {
 
 func (in *Inference) txnName(t int32) string      { return TxnName(in.H, t) }
 func (in *Inference) keyName(k int32) string      { return "key " + in.H.Keys[k] }
-func (in *Inference) listString(v []int32) string { return ListString(in.H, v) }
+func (in *Inference) listString(v []int32) string { return ShortList(in.H, v) }
 func (in *Inference) valName(v int32) string      { return in.H.Values[v] }
+
+// ListAround prints a list for an explanation, cut around the positions that matter
+// (0-based): whole when short, else a few values on each side of each position, "…"
+// for the rest, and which positions are shown (1-based), so that one anomaly on a long
+// key prints a line, not megabytes.
+func ListAround(h *history.History, vals []int32, focus ...int) string {
+	const (
+		whole  = 12 // lists this short are printed whole
+		around = 2  // values shown on each side of a focus position
+		most   = 4  // windows shown at most
+	)
+	if len(vals) <= whole {
+		return ListString(h, vals)
+	}
+	if len(focus) == 0 {
+		return ShortList(h, vals)
+	}
+	fs := slices.Clone(focus)
+	slices.Sort(fs)
+	// Merge the windows [p-around, p+around] that touch.
+	type window struct{ lo, hi int }
+	var ws []window
+	for _, p := range fs {
+		if p < 0 || p >= len(vals) {
+			continue
+		}
+		lo, hi := max(p-around, 0), min(p+around, len(vals)-1)
+		if n := len(ws); n > 0 && lo <= ws[n-1].hi+1 {
+			ws[n-1].hi = max(ws[n-1].hi, hi)
+			continue
+		}
+		ws = append(ws, window{lo, hi})
+	}
+	if len(ws) == 0 {
+		return ShortList(h, vals)
+	}
+	more := len(ws) > most
+	ws = ws[:min(len(ws), most)]
+	var b, where strings.Builder
+	b.WriteByte('[')
+	for i, w := range ws {
+		if w.lo > 0 && (i == 0 || w.lo > ws[i-1].hi+1) {
+			b.WriteString("… ")
+		}
+		for p := w.lo; p <= w.hi; p++ {
+			b.WriteString(h.Values[vals[p]])
+			if p < w.hi {
+				b.WriteByte(' ')
+			}
+		}
+		if i < len(ws)-1 || w.hi < len(vals)-1 {
+			b.WriteByte(' ')
+		}
+		if i > 0 {
+			where.WriteString(", ")
+		}
+		where.WriteString(strconv.Itoa(w.lo + 1))
+		if w.hi > w.lo {
+			where.WriteString("-" + strconv.Itoa(w.hi+1))
+		}
+	}
+	if ws[len(ws)-1].hi < len(vals)-1 {
+		b.WriteString("…")
+	}
+	b.WriteString("] (positions " + where.String())
+	if more {
+		b.WriteString(", …")
+	}
+	b.WriteString(" of " + strconv.Itoa(len(vals)) + ", counted from 1)")
+	return b.String()
+}

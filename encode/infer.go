@@ -5,6 +5,8 @@
 package encode
 
 import (
+	"strconv"
+
 	"doppel/history"
 )
 
@@ -194,6 +196,7 @@ func Infer(h *history.History) *Inference {
 		in.Keys[k].Reads = rs[nr[k]:nr[k+1]:nr[k+1]]
 	}
 	in.traces()
+	in.valueFindings()
 	return in
 }
 
@@ -279,11 +282,15 @@ func (in *Inference) traces() {
 		trace := h.ReadList(&h.Ops[in.Reads[lr].Op])
 		if ri := bad[k]; ri >= 0 {
 			vals := h.ReadList(&h.Ops[in.Reads[ri].Op])
+			d := 0 // where the two lists diverge
+			for d < len(vals) && vals[d] == trace[d] {
+				d++
+			}
 			in.Findings = append(in.Findings, Finding{Type: "incompatible-order", Key: int32(k),
 				Txns: []int32{in.Reads[ri].Txn, in.Reads[lr].Txn}, Ops: []int32{in.Reads[ri].Op, in.Reads[lr].Op},
-				Text: in.txnName(in.Reads[ri].Txn) + " read " + in.keyName(int32(k)) + " = " + in.listString(vals) + " and " +
-					in.txnName(in.Reads[lr].Txn) + " read " + in.listString(trace) +
-					": the first is not a prefix of the second, so no single order of appends explains both"})
+				Text: in.txnName(in.Reads[ri].Txn) + " read " + in.keyName(int32(k)) + " = " + ListAround(h, vals, d) + " and " +
+					in.txnName(in.Reads[lr].Txn) + " read " + ListAround(h, trace, d) +
+					": they differ at position " + strconv.Itoa(d+1) + " (counted from 1), so no single order of appends explains both"})
 			key.Bad = true
 			continue
 		}

@@ -1068,3 +1068,11 @@ func cycleType(rw, wr int, process, realtime bool) string {
 	}
 	return typ
 }
+
+// NoAttributionType names a violation proved without a single cycle to show: as the
+// cycles of several attributions with at least two anti-dependencies would be (the most
+// permissive name), marked with the strongest order the proof may use.
+func NoAttributionType(process, realtime bool) string {
+	p := &pruner{opts: Options{Level: Level{Process: process, Realtime: realtime}}}
+	return p.suffix(cycleType(2, 0, false, false))
+}

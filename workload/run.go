@@ -19,6 +19,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/report"
 )
 
 // Append implementations.
@@ -416,6 +417,10 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	r.requireEvidence()
 	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), resultFile{Result: r.res.Check, Partial: r.res.Interrupted}); err != nil {
 		return r.res, err
+	}
+	// The evidence for people, as doppel check --directory writes it.
+	if err := report.Write(cfg.OutDir, h, &r.res.Check); err != nil {
+		return r.res, fmt.Errorf("writing the report: %w", err)
 	}
 	return r.res, nil
 }

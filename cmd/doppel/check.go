@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/report"
 )
 
 func init() {
@@ -26,10 +28,12 @@ func runCheck(args []string) int {
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
+	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
+	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
 		fs.PrintDefaults()
@@ -63,7 +67,7 @@ func runCheck(args []string) int {
 	}
 	t0 := time.Now() // --timeout counts parsing too
 	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts, Start: t0,
-		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness,
+		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
@@ -79,6 +83,16 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
 	}
+	if len(h.Txns) == 0 {
+		// A verdict on nothing would read as "valid": say what is missing instead.
+		endProgress()
+		what := "it is empty"
+		if h.Events > 0 {
+			what = fmt.Sprintf("none of its %d operations has :f :txn", h.Events)
+		}
+		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", fs.Arg(0), what)
+		return exitUsage
+	}
 	parse := time.Since(t0).Seconds()
 	res, err := check.Check(h, opts)
 	endProgress()
@@ -90,15 +104,28 @@ func runCheck(args []string) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(os.Stderr, "doppel check:", w)
 	}
+	if *directory != "" {
+		if err := report.Write(*directory, h, &res); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report directory:", err)
+			return exitUsage
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
-			fmt.Fprintln(os.Stderr, "doppel check:", err)
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
 		}
 	} else {
-		writeReport(os.Stdout, fs.Arg(0), &res, *stats)
+		// Buffered so that a failed write (a full disk, a closed pipe) is seen at Flush
+		// and reported, rather than exiting with a verdict nobody received.
+		out := bufio.NewWriter(os.Stdout)
+		writeReport(out, fs.Arg(0), &res, *stats)
+		if err := out.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
+			return exitUsage
+		}
 	}
 	switch res.Valid {
 	case check.Valid:

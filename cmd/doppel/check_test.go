@@ -134,8 +134,10 @@ func TestCheckLimitsExitUnknown(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding serializable", "after 1 conflicts"}},
-		{[]string{"--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms) was reached while"}},
+		// Narrowing decides hard-350 without a conflict: the solver's limits are tested on
+		// the whole problem.
+		{[]string{"--no-prune", "--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding serializable", "after 1 conflicts"}},
+		{[]string{"--no-prune", "--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms) was reached while"}},
 		{[]string{"--timeout", "1ns", filepath.Join("..", "..", "testdata", "cases", "fig1b.edn")}, []string{"time limit (1ns) was reached while inferring dependencies", "after 0 conflicts"}},
 	} {
 		code, out, _ := captureBoth(t, tc.args...)
@@ -184,5 +186,85 @@ func TestCheckExportAlways(t *testing.T) {
 	}
 	if _, err := os.Stat(prefix + "-serializable.cnf"); err == nil {
 		t.Errorf("an export past the time limit wrote a file")
+	}
+}
+
+// checkStderr runs doppel check with args, stdout going to stdout (a file), and returns
+// its exit code and what it wrote on standard error.
+func checkStderr(t *testing.T, stdout *os.File, args ...string) (int, string) {
+	t.Helper()
+	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = stdout, errFile
+	code := runCheck(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	errFile.Close()
+	b, err := os.ReadFile(errFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+// A history without transactions has no verdict: it is bad input, named by file.
+func TestCheckNoTransactionsIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	for name, text := range map[string]string{
+		"empty.edn":      "",
+		"blank.edn":      "  \n\n\t\n",
+		"vector.edn":     "[]\n",
+		"nemesis.edn":    "{:type :info, :process :nemesis, :f :kill, :value nil}\n{:type :info, :process :nemesis, :f :kill, :value :done}\n",
+		"empty.jsonl":    "\n",
+		"reads-only.edn": "{:type :invoke, :process 0, :f :read, :value nil}\n{:type :ok, :process 0, :f :read, :value 3}\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, msg := checkStderr(t, devNull, path)
+		if code != exitUsage || !strings.Contains(msg, name) || !strings.Contains(msg, "no transactions") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and a message naming the file", name, code, msg)
+		}
+	}
+}
+
+// A report nobody received is not a verdict: a failed write on stdout exits 3 and says why.
+func TestCheckWriteErrorIsReported(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system:", err)
+	}
+	defer full.Close()
+	g1a := filepath.Join("..", "..", "testdata", "cases", "fig1d.edn")
+	for _, args := range [][]string{{g1a}, {"--json", g1a}} {
+		code, msg := checkStderr(t, full, args...)
+		if code != exitUsage || !strings.Contains(msg, "writing the report") || !strings.Contains(msg, "no space left") {
+			t.Errorf("check %v > /dev/full: exit %d, stderr %q; want exit 3 with the write error", args, code, msg)
+		}
+	}
+}
+
+// --directory writes the report beside the verdict, which stays the same.
+func TestCheckDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	code, out := captureCheck(t, "--directory", dir, "--model", "serializable,snapshot-isolation", filepath.Join("..", "..", "testdata", "cases", "writeskew.edn"))
+	if code != exitInvalid || !strings.Contains(out, "G2-item") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	for _, f := range []string{"index.html", "serializable/G2-item.txt", "serializable/G2-item-1.dot"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapshot-isolation")); !os.IsNotExist(err) {
+		t.Errorf("snapshot-isolation is valid, yet has a directory of anomalies")
 	}
 }
