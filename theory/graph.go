@@ -27,6 +27,8 @@ type Stats struct {
 	Enabled      int64 // edge enablings (known edges included)
 	Reorders     int64 // nodes repositioned by Pearce–Kelly
 	Searches     int64 // reachability searches made for propagation
+	Visited      int64 // nodes visited by those searches
+	LookAhead    int64 // literals implied by the look-ahead (included in Propagations)
 }
 
 // Graph is the acyclicity theory. Build it with NewGraph and AddEdge, call
@@ -92,6 +94,7 @@ type Graph struct {
 	stampF       uint32
 	stampB       uint32
 	parent       []int32 // per node: edge by which a search reached it
+	parentB      []int32 // per node: edge by which the look-ahead's backward search reached it
 	queue        []int32
 	backList     []int32
 	posScratch   []int32
@@ -101,6 +104,8 @@ type Graph struct {
 	cycle        []int32 // last cycle found (LastCycle)
 	path         []int32 // path found by reaches
 	inited       bool
+	solver       *sat.Solver // during Propagate
+	implied      bool        // a literal was implied since the flag was cleared
 	knownCycle   bool
 	initPending  bool
 	numLits      int
@@ -134,6 +139,7 @@ func NewGraph(nodes int) *Graph {
 		markF:          make([]uint32, nodes),
 		markB:          make([]uint32, nodes),
 		parent:         make([]int32, nodes),
+		parentB:        make([]int32, nodes),
 	}
 	for i := range nodes {
 		g.ord[i] = int32(i)
@@ -372,27 +378,25 @@ func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
 			}
 		}
 	}
+	g.solver = s
+	defer func() { g.solver = nil }()
 	for {
-		trail := s.Trail()
-		if len(trail) < len(g.seenLits) {
+		g.implied = false
+		if len(s.Trail()) < len(g.seenLits) {
 			// The trail was cut without Backtrack: forget the lost positions.
-			g.Backtrack(len(trail))
+			g.Backtrack(len(s.Trail()))
 		}
-		for len(g.seenLits) < len(trail) {
+		// The look-ahead may imply literals (growing the trail) as it goes;
+		// they are processed in this loop too.
+		for len(g.seenLits) < len(s.Trail()) {
 			pos := len(g.seenLits)
-			if conflict := g.processLit(pos, trail[pos]); conflict != nil {
+			if conflict := g.processLit(pos, s.Trail()[pos]); conflict != nil {
 				g.pending = g.pending[:0]
 				return conflict
 			}
 		}
-		if len(g.pending) == 0 {
-			return nil
-		}
-		implied, conflict := g.propagatePending(s)
-		if conflict != nil {
-			return conflict
-		}
-		if !implied {
+		g.propagatePending()
+		if !g.implied {
 			return nil
 		}
 	}
@@ -603,13 +607,15 @@ func (g *Graph) buildCycle(start, end, closing int32) {
 
 // lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
 // y ~> u now closes a cycle if enabled. Explore a few nodes forward from v and
-// backward from u and queue such edges for the propagation check. The work
+// backward from u; for such an edge whose guard is one literal from true, the
+// two search trees already hold the path y ~> u -> v ~> x, so the last
+// literal is implied false at once, without a search of its own. The work
 // (edges looked at) is bounded too, since hub nodes can have huge degrees.
 func (g *Graph) lookAhead(e int32) {
 	u, v := g.from[e], g.to[e]
 	limit := g.NeighbourLimit
 	work := 8 * limit
-	// Backward from u, marked in markB.
+	// Backward from u, marked in markB; parentB[w] is w's edge towards u.
 	g.nextStampB()
 	g.markB[u] = g.stampB
 	back := append(g.backList[:0], u)
@@ -619,6 +625,7 @@ func (g *Graph) lookAhead(e int32) {
 			w := g.from[f]
 			if g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
+				g.parentB[w] = f
 				back = append(back, w)
 				if len(back) >= limit || work <= 0 {
 					break
@@ -627,7 +634,8 @@ func (g *Graph) lookAhead(e int32) {
 		}
 	}
 	g.backList = back
-	// Forward from v; check guarded out-edges of each node reached.
+	// Forward from v (parent[w] is the edge that reached w); check guarded
+	// out-edges of each node reached.
 	work = 8 * limit
 	g.nextStampF()
 	g.markF[v] = g.stampF
@@ -640,9 +648,30 @@ func (g *Graph) lookAhead(e int32) {
 		}
 		work -= len(guarded)
 		for _, f := range guarded {
-			if g.remaining[f] == 1 && g.markB[g.to[f]] == g.stampB {
-				g.pending = append(g.pending, f)
+			if g.remaining[f] != 1 || g.markB[g.to[f]] != g.stampB {
+				continue
 			}
+			last := g.lastLiteral(f)
+			if last < 0 {
+				continue
+			}
+			g.Stats.LookAhead++
+			// Path from f's head y to its tail x: y ~> u, e, v ~> x.
+			pathStart := int32(len(g.reasonPath))
+			for y := g.to[f]; y != u; {
+				pf := g.parentB[y]
+				g.reasonPath = append(g.reasonPath, pf)
+				y = g.to[pf]
+			}
+			g.reasonPath = append(g.reasonPath, e)
+			mid := len(g.reasonPath)
+			for y := x; y != v; {
+				pf := g.parent[y]
+				g.reasonPath = append(g.reasonPath, pf)
+				y = g.from[pf]
+			}
+			slices.Reverse(g.reasonPath[mid:])
+			g.imply(f, last, pathStart)
 		}
 		for _, f := range g.out[x] {
 			if len(fwd) >= limit || work <= 0 {
@@ -652,6 +681,7 @@ func (g *Graph) lookAhead(e int32) {
 			w := g.to[f]
 			if g.markF[w] != g.stampF {
 				g.markF[w] = g.stampF
+				g.parent[w] = f
 				fwd = append(fwd, w)
 			}
 		}
@@ -659,10 +689,54 @@ func (g *Graph) lookAhead(e int32) {
 	g.queue = fwd
 }
 
+// lastLiteral returns the one literal of e's guard that is unassigned when all
+// the others are true, or -1 (a guard over variables the solver does not have
+// never holds).
+func (g *Graph) lastLiteral(e int32) sat.Lit {
+	s := g.solver
+	numVars := s.NumVars()
+	last := sat.Lit(-1)
+	for _, l := range g.guard(e) {
+		if int(l.Var()) >= numVars {
+			return -1
+		}
+		switch s.Value(l) {
+		case sat.LTrue:
+		case sat.LUndef:
+			if last >= 0 {
+				return -1
+			}
+			last = l
+		default:
+			return -1
+		}
+	}
+	return last
+}
+
+// imply implies the negation of last, the unassigned literal of e's guard;
+// the path from e's head to its tail is g.reasonPath[pathStart:]. last is
+// unassigned, so the solver accepts it.
+func (g *Graph) imply(e int32, last sat.Lit, pathStart int32) {
+	s := g.solver
+	g.reasons = append(g.reasons, reason{
+		lit:       last.Not(),
+		pos:       int32(len(s.Trail())),
+		edge:      e,
+		pathStart: pathStart,
+		pathEnd:   int32(len(g.reasonPath)),
+	})
+	g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
+	g.Stats.Propagations++
+	g.implied = true
+	if !s.Imply(last.Not()) {
+		panic("theory: the solver refused an unassigned literal")
+	}
+}
+
 // propagatePending checks the queued "one literal left" edges and implies the
 // negation of the last literal of those whose head reaches their tail.
-func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Lit) {
-	numVars := s.NumVars()
+func (g *Graph) propagatePending() {
 	for len(g.pending) > 0 {
 		e := g.pending[len(g.pending)-1]
 		g.pending = g.pending[:len(g.pending)-1]
@@ -670,52 +744,23 @@ func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Li
 			continue
 		}
 		u, v := g.from[e], g.to[e]
-		// Find the literal not yet true; it must be unassigned (and a
-		// variable of the solver: a guard over unknown variables never holds).
-		last := sat.Lit(-1)
-		for _, l := range g.guard(e) {
-			if int(l.Var()) >= numVars {
-				last = -1
-				break
-			}
-			if last < 0 && s.Value(l) != sat.LTrue {
-				last = l
-			}
-		}
-		if last < 0 || s.Value(last) != sat.LUndef {
-			continue
-		}
 		if u != v && g.ord[v] > g.ord[u] {
 			continue // v cannot reach u
+		}
+		last := g.lastLiteral(e)
+		if last < 0 {
+			continue
 		}
 		if u != v && !g.reaches(v, u) {
 			continue
 		}
-		// Record the reason: the path v~>u, left in g.path by reaches.
+		// The reason's path v~>u was left in g.path by reaches.
 		pathStart := int32(len(g.reasonPath))
 		if u != v {
 			g.reasonPath = append(g.reasonPath, g.path...)
 		}
-		g.reasons = append(g.reasons, reason{
-			lit:       last.Not(),
-			pos:       int32(len(s.Trail())),
-			edge:      e,
-			pathStart: pathStart,
-			pathEnd:   int32(len(g.reasonPath)),
-		})
-		g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
-		g.Stats.Propagations++
-		if !s.Imply(last.Not()) {
-			// Cannot happen (last was unassigned); report the reason as a conflict.
-			r := g.Explain(last.Not())
-			g.reasons = g.reasons[:len(g.reasons)-1]
-			g.reasonPath = g.reasonPath[:pathStart]
-			g.pending = g.pending[:0]
-			return false, r
-		}
-		implied = true
+		g.imply(e, last, pathStart)
 	}
-	return implied, nil
 }
 
 // reaches reports whether from reaches to over enabled edges (to != from),
@@ -750,6 +795,7 @@ func (g *Graph) reaches(from, to int32) bool {
 				g.markF[w] = g.stampF
 				g.parent[w] = f
 				q = append(q, w)
+				g.Stats.Visited++
 			}
 		}
 	}
