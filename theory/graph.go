@@ -65,6 +65,17 @@ type Graph struct {
 
 	// remaining[e] is the number of guard literals of e not yet seen true.
 	remaining []int32
+	// With propagation on (tracking): falseLits[e] is the number of guard
+	// literals of e seen false. A guarded edge is live when it is one
+	// unassigned literal from enabled (remaining 1, falseLits 0). liveEdges
+	// is guardedOut with each node's live edges first: x's are
+	// liveEdges[guardedOutStart[x]:][:liveOut[x]], and livePos[e] is e's
+	// index there. The look-ahead scans only those.
+	tracking  bool
+	falseLits []int32
+	liveOut   []int32
+	liveEdges []int32
+	livePos   []int32
 	enabled   []bool
 
 	// Pearce–Kelly order: ord[node] = position, nodeAt[position] = node.
@@ -97,6 +108,7 @@ type Graph struct {
 	parentB      []int32 // per node: edge by which the look-ahead's backward search reached it
 	queue        []int32
 	backList     []int32
+	candidates   []int32 // look-ahead: edges that would close a cycle if u's backward search finds their head
 	posScratch   []int32
 	nodeScratch  []int32
 	litMark      []uint32 // per literal stamp, for deduplicating clauses
@@ -255,9 +267,22 @@ func (g *Graph) Init() (cycle []int) {
 	} else {
 		g.initialOrder()
 	}
+	g.tracking = g.Propagation && g.NeighbourLimit > 0
+	if g.tracking {
+		g.falseLits = make([]int32, m)
+		g.liveOut = make([]int32, g.nodes)
+		g.liveEdges = slices.Clone(g.guardedOut)
+		g.livePos = make([]int32, m)
+		for i, e := range g.liveEdges {
+			g.livePos[e] = int32(i)
+		}
+	}
 	for e := range m {
 		n := g.guardStart[e+1] - g.guardStart[e]
 		g.remaining[e] = n
+		if n == 1 && g.tracking {
+			g.setLive(int32(e))
+		}
 		if n == 0 {
 			if !g.insert(int32(e)) {
 				g.knownCycle = true
@@ -412,10 +437,30 @@ func (g *Graph) processLit(pos int, l sat.Lit) []sat.Lit {
 		return nil
 	}
 	ws := g.watchEdges[g.watchStart[l]:g.watchStart[l+1]]
-	for _, e := range ws {
-		g.remaining[e]--
-		if g.remaining[e] == 1 && g.Propagation {
-			g.pending = append(g.pending, e)
+	if g.tracking {
+		for _, e := range ws {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
+			g.remaining[e]--
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+				g.pending = append(g.pending, e)
+			}
+		}
+		n := l.Not()
+		for _, e := range g.watchEdges[g.watchStart[n]:g.watchStart[n+1]] {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
+			g.falseLits[e]++
+		}
+	} else {
+		for _, e := range ws {
+			g.remaining[e]--
+			if g.remaining[e] == 1 && g.Propagation {
+				g.pending = append(g.pending, e)
+			}
 		}
 	}
 	for _, e := range ws {
@@ -606,72 +651,37 @@ func (g *Graph) buildCycle(start, end, closing int32) {
 }
 
 // lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
-// y ~> u now closes a cycle if enabled. Explore a few nodes forward from v and
-// backward from u; for such an edge whose guard is one literal from true, the
-// two search trees already hold the path y ~> u -> v ~> x, so the last
-// literal is implied false at once, without a search of its own. The work
-// (edges looked at) is bounded too, since hub nodes can have huge degrees.
+// y ~> u now closes a cycle if enabled. Explore a few nodes forward from v,
+// collecting the edges x->y one literal from enabled that could close one
+// (ord[y] <= ord[u], since y ~> u); only if there are some, search backward
+// from u for their heads, over nodes ordered after the lowest head (every
+// path y ~> u climbs the order). The two search trees hold the path
+// y ~> u -> v ~> x, so the last literal is implied false at once, without a
+// search of its own. The work (edges looked at) is bounded too, since hub
+// nodes can have huge degrees.
 func (g *Graph) lookAhead(e int32) {
 	u, v := g.from[e], g.to[e]
 	limit := g.NeighbourLimit
+	ordU := g.ord[u]
+	// Forward from v (parent[w] is the edge that reached w).
 	work := 8 * limit
-	// Backward from u, marked in markB; parentB[w] is w's edge towards u.
-	g.nextStampB()
-	g.markB[u] = g.stampB
-	back := append(g.backList[:0], u)
-	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
-		for _, f := range g.in[back[i]] {
-			work--
-			w := g.from[f]
-			if g.markB[w] != g.stampB {
-				g.markB[w] = g.stampB
-				g.parentB[w] = f
-				back = append(back, w)
-				if len(back) >= limit || work <= 0 {
-					break
-				}
-			}
-		}
-	}
-	g.backList = back
-	// Forward from v (parent[w] is the edge that reached w); check guarded
-	// out-edges of each node reached.
-	work = 8 * limit
 	g.nextStampF()
 	g.markF[v] = g.stampF
 	fwd := append(g.queue[:0], v)
+	candidates := g.candidates[:0]
+	minOrd := ordU
 	for i := 0; i < len(fwd) && work > 0; i++ {
 		x := fwd[i]
-		guarded := g.guardedOut[g.guardedOutStart[x]:g.guardedOutStart[x+1]]
-		if len(guarded) > work {
-			guarded = guarded[:work]
+		live := g.liveEdges[g.guardedOutStart[x]:][:g.liveOut[x]]
+		if len(live) > work {
+			live = live[:work]
 		}
-		work -= len(guarded)
-		for _, f := range guarded {
-			if g.remaining[f] != 1 || g.markB[g.to[f]] != g.stampB {
-				continue
+		work -= len(live)
+		for _, f := range live {
+			if y := g.to[f]; g.ord[y] <= ordU {
+				candidates = append(candidates, f)
+				minOrd = min(minOrd, g.ord[y])
 			}
-			last := g.lastLiteral(f)
-			if last < 0 {
-				continue
-			}
-			g.Stats.LookAhead++
-			// Path from f's head y to its tail x: y ~> u, e, v ~> x.
-			pathStart := int32(len(g.reasonPath))
-			for y := g.to[f]; y != u; {
-				pf := g.parentB[y]
-				g.reasonPath = append(g.reasonPath, pf)
-				y = g.to[pf]
-			}
-			g.reasonPath = append(g.reasonPath, e)
-			mid := len(g.reasonPath)
-			for y := x; y != v; {
-				pf := g.parent[y]
-				g.reasonPath = append(g.reasonPath, pf)
-				y = g.from[pf]
-			}
-			slices.Reverse(g.reasonPath[mid:])
-			g.imply(f, last, pathStart)
 		}
 		for _, f := range g.out[x] {
 			if len(fwd) >= limit || work <= 0 {
@@ -687,6 +697,77 @@ func (g *Graph) lookAhead(e int32) {
 		}
 	}
 	g.queue = fwd
+	g.candidates = candidates
+	if len(candidates) == 0 {
+		return
+	}
+	// Backward from u over nodes ordered at or after minOrd, marked in markB;
+	// parentB[w] is w's edge towards u.
+	work = 8 * limit
+	g.nextStampB()
+	g.markB[u] = g.stampB
+	back := append(g.backList[:0], u)
+	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
+		for _, f := range g.in[back[i]] {
+			work--
+			w := g.from[f]
+			if g.ord[w] >= minOrd && g.markB[w] != g.stampB {
+				g.markB[w] = g.stampB
+				g.parentB[w] = f
+				back = append(back, w)
+				if len(back) >= limit || work <= 0 {
+					break
+				}
+			}
+		}
+	}
+	g.backList = back
+	for _, f := range candidates {
+		if g.markB[g.to[f]] != g.stampB {
+			continue
+		}
+		last := g.lastLiteral(f) // again: an implication may have settled it
+		if last < 0 {
+			continue
+		}
+		g.Stats.LookAhead++
+		// Path from f's head y to its tail x: y ~> u, e, v ~> x.
+		pathStart := int32(len(g.reasonPath))
+		for y := g.to[f]; y != u; {
+			pf := g.parentB[y]
+			g.reasonPath = append(g.reasonPath, pf)
+			y = g.to[pf]
+		}
+		g.reasonPath = append(g.reasonPath, e)
+		mid := len(g.reasonPath)
+		for y := g.from[f]; y != v; {
+			pf := g.parent[y]
+			g.reasonPath = append(g.reasonPath, pf)
+			y = g.from[pf]
+		}
+		slices.Reverse(g.reasonPath[mid:])
+		g.imply(f, last, pathStart)
+	}
+}
+
+// setLive moves guarded edge e into its tail's live edges.
+func (g *Graph) setLive(e int32) {
+	x := g.from[e]
+	g.swapLive(g.livePos[e], g.guardedOutStart[x]+g.liveOut[x])
+	g.liveOut[x]++
+}
+
+// setDead moves live edge e out of its tail's live edges.
+func (g *Graph) setDead(e int32) {
+	x := g.from[e]
+	g.liveOut[x]--
+	g.swapLive(g.livePos[e], g.guardedOutStart[x]+g.liveOut[x])
+}
+
+func (g *Graph) swapLive(i, j int32) {
+	a, b := g.liveEdges[i], g.liveEdges[j]
+	g.liveEdges[i], g.liveEdges[j] = b, a
+	g.livePos[a], g.livePos[b] = j, i
 }
 
 // lastLiteral returns the one literal of e's guard that is unassigned when all
@@ -855,8 +936,28 @@ func (g *Graph) undoTo(n int) {
 		if int(l) >= g.numLits || l < 0 {
 			continue
 		}
+		if !g.tracking {
+			for _, e := range g.watchEdges[g.watchStart[l]:g.watchStart[l+1]] {
+				g.remaining[e]++
+			}
+			continue
+		}
+		// The reverse of processLit.
+		nl := l.Not()
+		for _, e := range g.watchEdges[g.watchStart[nl]:g.watchStart[nl+1]] {
+			g.falseLits[e]--
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+			}
+		}
 		for _, e := range g.watchEdges[g.watchStart[l]:g.watchStart[l+1]] {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
 			g.remaining[e]++
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+			}
 		}
 	}
 	g.seenLits = g.seenLits[:n]
