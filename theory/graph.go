@@ -84,6 +84,9 @@ type Graph struct {
 
 	// Adjacency of enabled edges (edge ids); enabling appends, backtracking pops.
 	out, in [][]int32
+	// outTo[x][k] = to[out[x][k]] and inFrom[x][k] = from[in[x][k]]: the
+	// searches read the neighbour without a random access to to/from.
+	outTo, inFrom [][]int32
 
 	// Undo log of enabled guarded edges, with the trail position that enabled them.
 	enabledLog    []int32
@@ -148,6 +151,8 @@ func NewGraph(nodes int) *Graph {
 		nodeAt:         make([]int32, nodes),
 		out:            make([][]int32, nodes),
 		in:             make([][]int32, nodes),
+		outTo:          make([][]int32, nodes),
+		inFrom:         make([][]int32, nodes),
 		markF:          make([]uint32, nodes),
 		markB:          make([]uint32, nodes),
 		parent:         make([]int32, nodes),
@@ -551,6 +556,8 @@ func (g *Graph) insert(e int32) bool {
 	}
 	g.out[u] = append(g.out[u], e)
 	g.in[v] = append(g.in[v], e)
+	g.outTo[u] = append(g.outTo[u], v)
+	g.inFrom[v] = append(g.inFrom[v], u)
 	return true
 }
 
@@ -564,8 +571,8 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	g.markF[v] = g.stampF
 	for i := 0; i < len(g.queue); i++ {
 		x := g.queue[i]
-		for _, f := range g.out[x] {
-			w := g.to[f]
+		for k, w := range g.outTo[x] {
+			f := g.out[x][k]
 			if w == u {
 				g.parent[u] = f
 				g.buildCycle(v, u, e)
@@ -587,8 +594,7 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, f := range g.in[x] {
-			w := g.from[f]
+		for _, w := range g.inFrom[x] {
 			if g.ord[w] > lb && g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
 				g.backList = append(g.backList, w)
@@ -683,15 +689,14 @@ func (g *Graph) lookAhead(e int32) {
 				minOrd = min(minOrd, g.ord[y])
 			}
 		}
-		for _, f := range g.out[x] {
+		for k, w := range g.outTo[x] {
 			if len(fwd) >= limit || work <= 0 {
 				break
 			}
 			work--
-			w := g.to[f]
 			if g.markF[w] != g.stampF {
 				g.markF[w] = g.stampF
-				g.parent[w] = f
+				g.parent[w] = g.out[x][k]
 				fwd = append(fwd, w)
 			}
 		}
@@ -708,12 +713,12 @@ func (g *Graph) lookAhead(e int32) {
 	g.markB[u] = g.stampB
 	back := append(g.backList[:0], u)
 	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
-		for _, f := range g.in[back[i]] {
+		x := back[i]
+		for k, w := range g.inFrom[x] {
 			work--
-			w := g.from[f]
 			if g.ord[w] >= minOrd && g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
-				g.parentB[w] = f
+				g.parentB[w] = g.in[x][k]
 				back = append(back, w)
 				if len(back) >= limit || work <= 0 {
 					break
@@ -856,8 +861,8 @@ func (g *Graph) reaches(from, to int32) bool {
 	defer func() { g.queue = q[:0] }()
 	for i := 0; i < len(q); i++ {
 		x := q[i]
-		for _, f := range g.out[x] {
-			w := g.to[f]
+		for k, w := range g.outTo[x] {
+			f := g.out[x][k]
 			if w == to {
 				g.parent[to] = f
 				g.path = g.path[:0]
@@ -927,6 +932,8 @@ func (g *Graph) undoTo(n int) {
 		u, v := g.from[e], g.to[e]
 		g.out[u] = g.out[u][:len(g.out[u])-1]
 		g.in[v] = g.in[v][:len(g.in[v])-1]
+		g.outTo[u] = g.outTo[u][:len(g.outTo[u])-1]
+		g.inFrom[v] = g.inFrom[v][:len(g.inFrom[v])-1]
 		g.enabled[e] = false
 		g.enabledLog = g.enabledLog[:k]
 		g.enabledLogPos = g.enabledLogPos[:k]
