@@ -7,7 +7,11 @@
 // incremental topological order (Pearce–Kelly). Enabling an edge that closes a
 // cycle is a conflict whose clause negates the guards along the cycle. When all
 // guard literals of an edge but one are true and its head already reaches its
-// tail, the last literal is forced false (theory propagation).
+// tail, the last literal is forced false (theory propagation). Such edges are
+// found when their guard gets down to one literal (a search bounded by the
+// topological order) and, after each enabling u->v, by a bounded look-ahead
+// over the live edges (one unassigned literal left) near it, whose own search
+// trees give the reason path.
 //
 // Backtracking is cheap: enabled edges are removed in stack order and the
 // topological order is left as it is, since an order valid for a set of edges
