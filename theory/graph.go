@@ -7,7 +7,11 @@
 // incremental topological order (Pearce–Kelly). Enabling an edge that closes a
 // cycle is a conflict whose clause negates the guards along the cycle. When all
 // guard literals of an edge but one are true and its head already reaches its
-// tail, the last literal is forced false (theory propagation).
+// tail, the last literal is forced false (theory propagation). Such edges are
+// found when their guard gets down to one literal (a search bounded by the
+// topological order) and, after each enabling u->v, by a bounded look-ahead
+// over the live edges (one unassigned literal left) near it, whose own search
+// trees give the reason path.
 //
 // Backtracking is cheap: enabled edges are removed in stack order and the
 // topological order is left as it is, since an order valid for a set of edges
@@ -27,6 +31,8 @@ type Stats struct {
 	Enabled      int64 // edge enablings (known edges included)
 	Reorders     int64 // nodes repositioned by Pearce–Kelly
 	Searches     int64 // reachability searches made for propagation
+	Visited      int64 // nodes visited by those searches
+	LookAhead    int64 // literals implied by the look-ahead (included in Propagations)
 }
 
 // Graph is the acyclicity theory. Build it with NewGraph and AddEdge, call
@@ -63,6 +69,17 @@ type Graph struct {
 
 	// remaining[e] is the number of guard literals of e not yet seen true.
 	remaining []int32
+	// With propagation on (tracking): falseLits[e] is the number of guard
+	// literals of e seen false. A guarded edge is live when it is one
+	// unassigned literal from enabled (remaining 1, falseLits 0). liveEdges
+	// is guardedOut with each node's live edges first: x's are
+	// liveEdges[guardedOutStart[x]:][:liveOut[x]], and livePos[e] is e's
+	// index there. The look-ahead scans only those.
+	tracking  bool
+	falseLits []int32
+	liveOut   []int32
+	liveEdges []int32
+	livePos   []int32
 	enabled   []bool
 
 	// Pearce–Kelly order: ord[node] = position, nodeAt[position] = node.
@@ -71,6 +88,9 @@ type Graph struct {
 
 	// Adjacency of enabled edges (edge ids); enabling appends, backtracking pops.
 	out, in [][]int32
+	// outTo[x][k] = to[out[x][k]] and inFrom[x][k] = from[in[x][k]]: the
+	// searches read the neighbour without a random access to to/from.
+	outTo, inFrom [][]int32
 
 	// Undo log of enabled guarded edges, with the trail position that enabled them.
 	enabledLog    []int32
@@ -92,8 +112,10 @@ type Graph struct {
 	stampF       uint32
 	stampB       uint32
 	parent       []int32 // per node: edge by which a search reached it
+	parentB      []int32 // per node: edge by which the look-ahead's backward search reached it
 	queue        []int32
 	backList     []int32
+	candidates   []int32 // look-ahead: edges that would close a cycle if u's backward search finds their head
 	posScratch   []int32
 	nodeScratch  []int32
 	litMark      []uint32 // per literal stamp, for deduplicating clauses
@@ -101,6 +123,8 @@ type Graph struct {
 	cycle        []int32 // last cycle found (LastCycle)
 	path         []int32 // path found by reaches
 	inited       bool
+	solver       *sat.Solver // during Propagate
+	implied      bool        // a literal was implied since the flag was cleared
 	knownCycle   bool
 	initPending  bool
 	numLits      int
@@ -131,9 +155,12 @@ func NewGraph(nodes int) *Graph {
 		nodeAt:         make([]int32, nodes),
 		out:            make([][]int32, nodes),
 		in:             make([][]int32, nodes),
+		outTo:          make([][]int32, nodes),
+		inFrom:         make([][]int32, nodes),
 		markF:          make([]uint32, nodes),
 		markB:          make([]uint32, nodes),
 		parent:         make([]int32, nodes),
+		parentB:        make([]int32, nodes),
 	}
 	for i := range nodes {
 		g.ord[i] = int32(i)
@@ -249,9 +276,22 @@ func (g *Graph) Init() (cycle []int) {
 	} else {
 		g.initialOrder()
 	}
+	g.tracking = g.Propagation && g.NeighbourLimit > 0
+	if g.tracking {
+		g.falseLits = make([]int32, m)
+		g.liveOut = make([]int32, g.nodes)
+		g.liveEdges = slices.Clone(g.guardedOut)
+		g.livePos = make([]int32, m)
+		for i, e := range g.liveEdges {
+			g.livePos[e] = int32(i)
+		}
+	}
 	for e := range m {
 		n := g.guardStart[e+1] - g.guardStart[e]
 		g.remaining[e] = n
+		if n == 1 && g.tracking {
+			g.setLive(int32(e))
+		}
 		if n == 0 {
 			if !g.insert(int32(e)) {
 				g.knownCycle = true
@@ -372,27 +412,25 @@ func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
 			}
 		}
 	}
+	g.solver = s
+	defer func() { g.solver = nil }()
 	for {
-		trail := s.Trail()
-		if len(trail) < len(g.seenLits) {
+		g.implied = false
+		if len(s.Trail()) < len(g.seenLits) {
 			// The trail was cut without Backtrack: forget the lost positions.
-			g.Backtrack(len(trail))
+			g.Backtrack(len(s.Trail()))
 		}
-		for len(g.seenLits) < len(trail) {
+		// The look-ahead may imply literals (growing the trail) as it goes;
+		// they are processed in this loop too.
+		for len(g.seenLits) < len(s.Trail()) {
 			pos := len(g.seenLits)
-			if conflict := g.processLit(pos, trail[pos]); conflict != nil {
+			if conflict := g.processLit(pos, s.Trail()[pos]); conflict != nil {
 				g.pending = g.pending[:0]
 				return conflict
 			}
 		}
-		if len(g.pending) == 0 {
-			return nil
-		}
-		implied, conflict := g.propagatePending(s)
-		if conflict != nil {
-			return conflict
-		}
-		if !implied {
+		g.propagatePending()
+		if !g.implied {
 			return nil
 		}
 	}
@@ -408,10 +446,30 @@ func (g *Graph) processLit(pos int, l sat.Lit) []sat.Lit {
 		return nil
 	}
 	ws := g.watchEdges[g.watchStart[l]:g.watchStart[l+1]]
-	for _, e := range ws {
-		g.remaining[e]--
-		if g.remaining[e] == 1 && g.Propagation {
-			g.pending = append(g.pending, e)
+	if g.tracking {
+		for _, e := range ws {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
+			g.remaining[e]--
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+				g.pending = append(g.pending, e)
+			}
+		}
+		n := l.Not()
+		for _, e := range g.watchEdges[g.watchStart[n]:g.watchStart[n+1]] {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
+			g.falseLits[e]++
+		}
+	} else {
+		for _, e := range ws {
+			g.remaining[e]--
+			if g.remaining[e] == 1 && g.Propagation {
+				g.pending = append(g.pending, e)
+			}
 		}
 	}
 	for _, e := range ws {
@@ -502,6 +560,8 @@ func (g *Graph) insert(e int32) bool {
 	}
 	g.out[u] = append(g.out[u], e)
 	g.in[v] = append(g.in[v], e)
+	g.outTo[u] = append(g.outTo[u], v)
+	g.inFrom[v] = append(g.inFrom[v], u)
 	return true
 }
 
@@ -515,8 +575,8 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	g.markF[v] = g.stampF
 	for i := 0; i < len(g.queue); i++ {
 		x := g.queue[i]
-		for _, f := range g.out[x] {
-			w := g.to[f]
+		for k, w := range g.outTo[x] {
+			f := g.out[x][k]
 			if w == u {
 				g.parent[u] = f
 				g.buildCycle(v, u, e)
@@ -538,8 +598,7 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, f := range g.in[x] {
-			w := g.from[f]
+		for _, w := range g.inFrom[x] {
 			if g.ord[w] > lb && g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
 				g.backList = append(g.backList, w)
@@ -602,23 +661,68 @@ func (g *Graph) buildCycle(start, end, closing int32) {
 }
 
 // lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
-// y ~> u now closes a cycle if enabled. Explore a few nodes forward from v and
-// backward from u and queue such edges for the propagation check. The work
-// (edges looked at) is bounded too, since hub nodes can have huge degrees.
+// y ~> u now closes a cycle if enabled. Explore a few nodes forward from v,
+// collecting the edges x->y one literal from enabled that could close one
+// (ord[y] <= ord[u], since y ~> u); only if there are some, search backward
+// from u for their heads, over nodes ordered after the lowest head (every
+// path y ~> u climbs the order). The two search trees hold the path
+// y ~> u -> v ~> x, so the last literal is implied false at once, without a
+// search of its own. The work (edges looked at) is bounded too, since hub
+// nodes can have huge degrees.
 func (g *Graph) lookAhead(e int32) {
 	u, v := g.from[e], g.to[e]
 	limit := g.NeighbourLimit
+	ordU := g.ord[u]
+	// Forward from v (parent[w] is the edge that reached w).
 	work := 8 * limit
-	// Backward from u, marked in markB.
+	g.nextStampF()
+	g.markF[v] = g.stampF
+	fwd := append(g.queue[:0], v)
+	candidates := g.candidates[:0]
+	minOrd := ordU
+	for i := 0; i < len(fwd) && work > 0; i++ {
+		x := fwd[i]
+		live := g.liveEdges[g.guardedOutStart[x]:][:g.liveOut[x]]
+		if len(live) > work {
+			live = live[:work]
+		}
+		work -= len(live)
+		for _, f := range live {
+			if y := g.to[f]; g.ord[y] <= ordU {
+				candidates = append(candidates, f)
+				minOrd = min(minOrd, g.ord[y])
+			}
+		}
+		for k, w := range g.outTo[x] {
+			if len(fwd) >= limit || work <= 0 {
+				break
+			}
+			work--
+			if g.markF[w] != g.stampF {
+				g.markF[w] = g.stampF
+				g.parent[w] = g.out[x][k]
+				fwd = append(fwd, w)
+			}
+		}
+	}
+	g.queue = fwd
+	g.candidates = candidates
+	if len(candidates) == 0 {
+		return
+	}
+	// Backward from u over nodes ordered at or after minOrd, marked in markB;
+	// parentB[w] is w's edge towards u.
+	work = 8 * limit
 	g.nextStampB()
 	g.markB[u] = g.stampB
 	back := append(g.backList[:0], u)
 	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
-		for _, f := range g.in[back[i]] {
+		x := back[i]
+		for k, w := range g.inFrom[x] {
 			work--
-			w := g.from[f]
-			if g.markB[w] != g.stampB {
+			if g.ord[w] >= minOrd && g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
+				g.parentB[w] = g.in[x][k]
 				back = append(back, w)
 				if len(back) >= limit || work <= 0 {
 					break
@@ -627,42 +731,102 @@ func (g *Graph) lookAhead(e int32) {
 		}
 	}
 	g.backList = back
-	// Forward from v; check guarded out-edges of each node reached.
-	work = 8 * limit
-	g.nextStampF()
-	g.markF[v] = g.stampF
-	fwd := append(g.queue[:0], v)
-	for i := 0; i < len(fwd) && work > 0; i++ {
-		x := fwd[i]
-		guarded := g.guardedOut[g.guardedOutStart[x]:g.guardedOutStart[x+1]]
-		if len(guarded) > work {
-			guarded = guarded[:work]
+	for _, f := range candidates {
+		if g.markB[g.to[f]] != g.stampB {
+			continue
 		}
-		work -= len(guarded)
-		for _, f := range guarded {
-			if g.remaining[f] == 1 && g.markB[g.to[f]] == g.stampB {
-				g.pending = append(g.pending, f)
-			}
+		last := g.lastLiteral(f) // again: an implication may have settled it
+		if last < 0 {
+			continue
 		}
-		for _, f := range g.out[x] {
-			if len(fwd) >= limit || work <= 0 {
-				break
+		g.Stats.LookAhead++
+		// Path from f's head y to its tail x: y ~> u, e, v ~> x.
+		pathStart := int32(len(g.reasonPath))
+		for y := g.to[f]; y != u; {
+			pf := g.parentB[y]
+			g.reasonPath = append(g.reasonPath, pf)
+			y = g.to[pf]
+		}
+		g.reasonPath = append(g.reasonPath, e)
+		mid := len(g.reasonPath)
+		for y := g.from[f]; y != v; {
+			pf := g.parent[y]
+			g.reasonPath = append(g.reasonPath, pf)
+			y = g.from[pf]
+		}
+		slices.Reverse(g.reasonPath[mid:])
+		g.imply(f, last, pathStart)
+	}
+}
+
+// setLive moves guarded edge e into its tail's live edges.
+func (g *Graph) setLive(e int32) {
+	x := g.from[e]
+	g.swapLive(g.livePos[e], g.guardedOutStart[x]+g.liveOut[x])
+	g.liveOut[x]++
+}
+
+// setDead moves live edge e out of its tail's live edges.
+func (g *Graph) setDead(e int32) {
+	x := g.from[e]
+	g.liveOut[x]--
+	g.swapLive(g.livePos[e], g.guardedOutStart[x]+g.liveOut[x])
+}
+
+func (g *Graph) swapLive(i, j int32) {
+	a, b := g.liveEdges[i], g.liveEdges[j]
+	g.liveEdges[i], g.liveEdges[j] = b, a
+	g.livePos[a], g.livePos[b] = j, i
+}
+
+// lastLiteral returns the one literal of e's guard that is unassigned when all
+// the others are true, or -1 (a guard over variables the solver does not have
+// never holds).
+func (g *Graph) lastLiteral(e int32) sat.Lit {
+	s := g.solver
+	numVars := s.NumVars()
+	last := sat.Lit(-1)
+	for _, l := range g.guard(e) {
+		if int(l.Var()) >= numVars {
+			return -1
+		}
+		switch s.Value(l) {
+		case sat.LTrue:
+		case sat.LUndef:
+			if last >= 0 {
+				return -1
 			}
-			work--
-			w := g.to[f]
-			if g.markF[w] != g.stampF {
-				g.markF[w] = g.stampF
-				fwd = append(fwd, w)
-			}
+			last = l
+		default:
+			return -1
 		}
 	}
-	g.queue = fwd
+	return last
+}
+
+// imply implies the negation of last, the unassigned literal of e's guard;
+// the path from e's head to its tail is g.reasonPath[pathStart:]. last is
+// unassigned, so the solver accepts it.
+func (g *Graph) imply(e int32, last sat.Lit, pathStart int32) {
+	s := g.solver
+	g.reasons = append(g.reasons, reason{
+		lit:       last.Not(),
+		pos:       int32(len(s.Trail())),
+		edge:      e,
+		pathStart: pathStart,
+		pathEnd:   int32(len(g.reasonPath)),
+	})
+	g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
+	g.Stats.Propagations++
+	g.implied = true
+	if !s.Imply(last.Not()) {
+		panic("theory: the solver refused an unassigned literal")
+	}
 }
 
 // propagatePending checks the queued "one literal left" edges and implies the
 // negation of the last literal of those whose head reaches their tail.
-func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Lit) {
-	numVars := s.NumVars()
+func (g *Graph) propagatePending() {
 	for len(g.pending) > 0 {
 		e := g.pending[len(g.pending)-1]
 		g.pending = g.pending[:len(g.pending)-1]
@@ -670,52 +834,23 @@ func (g *Graph) propagatePending(s *sat.Solver) (implied bool, conflict []sat.Li
 			continue
 		}
 		u, v := g.from[e], g.to[e]
-		// Find the literal not yet true; it must be unassigned (and a
-		// variable of the solver: a guard over unknown variables never holds).
-		last := sat.Lit(-1)
-		for _, l := range g.guard(e) {
-			if int(l.Var()) >= numVars {
-				last = -1
-				break
-			}
-			if last < 0 && s.Value(l) != sat.LTrue {
-				last = l
-			}
-		}
-		if last < 0 || s.Value(last) != sat.LUndef {
-			continue
-		}
 		if u != v && g.ord[v] > g.ord[u] {
 			continue // v cannot reach u
+		}
+		last := g.lastLiteral(e)
+		if last < 0 {
+			continue
 		}
 		if u != v && !g.reaches(v, u) {
 			continue
 		}
-		// Record the reason: the path v~>u, left in g.path by reaches.
+		// The reason's path v~>u was left in g.path by reaches.
 		pathStart := int32(len(g.reasonPath))
 		if u != v {
 			g.reasonPath = append(g.reasonPath, g.path...)
 		}
-		g.reasons = append(g.reasons, reason{
-			lit:       last.Not(),
-			pos:       int32(len(s.Trail())),
-			edge:      e,
-			pathStart: pathStart,
-			pathEnd:   int32(len(g.reasonPath)),
-		})
-		g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
-		g.Stats.Propagations++
-		if !s.Imply(last.Not()) {
-			// Cannot happen (last was unassigned); report the reason as a conflict.
-			r := g.Explain(last.Not())
-			g.reasons = g.reasons[:len(g.reasons)-1]
-			g.reasonPath = g.reasonPath[:pathStart]
-			g.pending = g.pending[:0]
-			return false, r
-		}
-		implied = true
+		g.imply(e, last, pathStart)
 	}
-	return implied, nil
 }
 
 // reaches reports whether from reaches to over enabled edges (to != from),
@@ -730,8 +865,8 @@ func (g *Graph) reaches(from, to int32) bool {
 	defer func() { g.queue = q[:0] }()
 	for i := 0; i < len(q); i++ {
 		x := q[i]
-		for _, f := range g.out[x] {
-			w := g.to[f]
+		for k, w := range g.outTo[x] {
+			f := g.out[x][k]
 			if w == to {
 				g.parent[to] = f
 				g.path = g.path[:0]
@@ -750,6 +885,7 @@ func (g *Graph) reaches(from, to int32) bool {
 				g.markF[w] = g.stampF
 				g.parent[w] = f
 				q = append(q, w)
+				g.Stats.Visited++
 			}
 		}
 	}
@@ -800,6 +936,8 @@ func (g *Graph) undoTo(n int) {
 		u, v := g.from[e], g.to[e]
 		g.out[u] = g.out[u][:len(g.out[u])-1]
 		g.in[v] = g.in[v][:len(g.in[v])-1]
+		g.outTo[u] = g.outTo[u][:len(g.outTo[u])-1]
+		g.inFrom[v] = g.inFrom[v][:len(g.inFrom[v])-1]
 		g.enabled[e] = false
 		g.enabledLog = g.enabledLog[:k]
 		g.enabledLogPos = g.enabledLogPos[:k]
@@ -809,8 +947,28 @@ func (g *Graph) undoTo(n int) {
 		if int(l) >= g.numLits || l < 0 {
 			continue
 		}
+		if !g.tracking {
+			for _, e := range g.watchEdges[g.watchStart[l]:g.watchStart[l+1]] {
+				g.remaining[e]++
+			}
+			continue
+		}
+		// The reverse of processLit.
+		nl := l.Not()
+		for _, e := range g.watchEdges[g.watchStart[nl]:g.watchStart[nl+1]] {
+			g.falseLits[e]--
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+			}
+		}
 		for _, e := range g.watchEdges[g.watchStart[l]:g.watchStart[l+1]] {
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setDead(e)
+			}
 			g.remaining[e]++
+			if g.remaining[e] == 1 && g.falseLits[e] == 0 {
+				g.setLive(e)
+			}
 		}
 	}
 	g.seenLits = g.seenLits[:n]

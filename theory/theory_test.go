@@ -142,6 +142,9 @@ func (c *checkedTheory) Propagate(s *sat.Solver) []sat.Lit {
 	before := len(s.Trail())
 	conflict := c.g.Propagate(s)
 	trail := s.Trail()
+	if err := c.g.checkCounts(); err != nil {
+		c.t.Fatal(err)
+	}
 	if conflict != nil {
 		for _, l := range conflict {
 			if s.Value(l) != sat.LFalse {
@@ -206,7 +209,63 @@ func (c *checkedTheory) forcesCycle(clause []sat.Lit) bool {
 }
 
 func (c *checkedTheory) Explain(l sat.Lit) []sat.Lit { return c.g.Explain(l) }
-func (c *checkedTheory) Backtrack(n int)             { c.g.Backtrack(n) }
+
+func (c *checkedTheory) Backtrack(n int) {
+	c.g.Backtrack(n)
+	if err := c.g.checkCounts(); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// checkCounts recomputes, from the trail literals the graph has seen, what its
+// incremental bookkeeping must hold: remaining, falseLits, the live edges of
+// each node and their positions, and the enabled edges.
+func (g *Graph) checkCounts() error {
+	seen := make(map[sat.Lit]bool)
+	for _, l := range g.seenLits {
+		seen[l] = true
+	}
+	for e := range g.Edges() {
+		var rem, fls int32
+		for _, l := range g.guard(int32(e)) {
+			if !seen[l] {
+				rem++
+			}
+			if seen[l.Not()] {
+				fls++
+			}
+		}
+		if g.remaining[e] != rem {
+			return fmt.Errorf("edge %d: remaining %d, want %d", e, g.remaining[e], rem)
+		}
+		if g.enabled[e] != (rem == 0) {
+			return fmt.Errorf("edge %d: enabled %v with %d guard literals left", e, g.enabled[e], rem)
+		}
+		if !g.tracking {
+			continue
+		}
+		if g.falseLits[e] != fls {
+			return fmt.Errorf("edge %d: falseLits %d, want %d", e, g.falseLits[e], fls)
+		}
+		if len(g.guard(int32(e))) == 0 {
+			continue
+		}
+		x := g.from[e]
+		live := rem == 1 && fls == 0
+		pos := g.livePos[e]
+		if g.liveEdges[pos] != int32(e) {
+			return fmt.Errorf("edge %d: livePos %d holds edge %d", e, pos, g.liveEdges[pos])
+		}
+		start := g.guardedOutStart[x]
+		if pos < start || pos >= g.guardedOutStart[x+1] {
+			return fmt.Errorf("edge %d: livePos %d outside node %d's edges", e, pos, x)
+		}
+		if inLive := pos < start+g.liveOut[x]; inLive != live {
+			return fmt.Errorf("edge %d: among live edges %v, live %v", e, inLive, live)
+		}
+	}
+	return nil
+}
 
 // checkModel verifies a Sat answer: clauses, assumptions, acyclicity and Order.
 func checkModel(in *instance, s *sat.Solver, g *Graph, assumptions []sat.Lit) error {
