@@ -310,7 +310,7 @@ func TestAbandon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.Abandoned || m.Valid != "unknown" || len(m.Verdicts) != 1 || !m.Verdicts[0].Undecided() || m.Bytes != 0 {
+	if !m.Abandoned || m.StuckIn == "" || m.Valid != "unknown" || len(m.Verdicts) != 1 || !m.Verdicts[0].Undecided() || m.Bytes != 0 {
 		t.Errorf("got %+v", m)
 	}
 }

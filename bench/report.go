@@ -87,7 +87,7 @@ func WriteTable(w io.Writer, sums []Summary) error {
 		open := fmt.Sprintf("%d/%d", b.Stats.KeysOpen, b.Stats.Keys)
 		switch {
 		case b.Abandoned:
-			open = "abandoned" // still checking well past the timeout
+			open = "abandoned in " + b.StuckIn // still checking well past the timeout
 		case !b.Stats.Encoded():
 			open = "replayed" // decided by a verified replay: no segmentation was built
 		}

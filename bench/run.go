@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"doppel/check"
@@ -75,6 +76,8 @@ type Measurement struct {
 	// and was left behind (its goroutine runs on until the process exits); the
 	// verdicts are unknown and the text path was not measured.
 	Abandoned bool `json:"abandoned,omitempty"`
+	// StuckIn is the check's phase (check.Options.Progress) when it was abandoned.
+	StuckIn string `json:"stuck_in,omitempty"`
 	// Injected lists the anomalies injected into the history, with the :index of the
 	// invokes of their transactions.
 	Injected []string `json:"injected,omitempty"`
@@ -133,11 +136,11 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 
 	say("checking %d ops under %v", m.Ops, sc.models())
 	t0 = time.Now()
-	res, err := checkWithin(h, sc)
+	res, stuckIn, err := checkWithin(h, sc)
 	m.CheckSeconds = time.Since(t0).Seconds()
 	switch {
 	case errors.Is(err, errAbandoned):
-		m.Abandoned = true
+		m.Abandoned, m.StuckIn = true, stuckIn
 		m.Valid = check.Unknown.String()
 		for _, model := range sc.models() {
 			m.Verdicts = append(m.Verdicts, Verdict{Model: model, Valid: check.Unknown.String()})
@@ -174,7 +177,7 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 		}
 	}
 	m.TotalSeconds = m.Stats.ParseSeconds + m.CheckSeconds
-	if m.TotalSeconds > 0 {
+	if m.TotalSeconds > 0 && !m.Abandoned {
 		m.OpsPerSecond = float64(m.Ops) / m.TotalSeconds
 	}
 	m.PeakGoBytes = sampler.stop()
@@ -182,6 +185,9 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 		m.PeakRSSBytes = peakRSS()
 	}
 	runtime.KeepAlive(parsed)
+	if m.Abandoned {
+		say("abandoned in %s after %.3fs", m.StuckIn, m.CheckSeconds)
+	}
 	say("done: %s in %.3fs (parse %.3fs + check %.3fs)", m.Valid, m.TotalSeconds, m.Stats.ParseSeconds, m.CheckSeconds)
 	return m, nil
 }
@@ -190,12 +196,17 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 var errAbandoned = errors.New("check abandoned")
 
 // checkWithin checks h as sc says; with a Timeout, it waits at most abandonAfter
-// longer for the check to return (it then keeps running in its goroutine).
-func checkWithin(h *history.History, sc Scenario) (check.Result, error) {
+// longer for the check to return (it then keeps running in its goroutine), and
+// returns errAbandoned with the phase the check was in.
+func checkWithin(h *history.History, sc Scenario) (check.Result, string, error) {
 	opts := check.Options{Models: sc.models(), Timeout: sc.Timeout}
 	if sc.Timeout <= 0 {
-		return check.Check(h, opts)
+		res, err := check.Check(h, opts)
+		return res, "", err
 	}
+	var phase atomic.Value
+	phase.Store("starting")
+	opts.Progress = func(p string) { phase.Store(p) }
 	type outcome struct {
 		res check.Result
 		err error
@@ -209,9 +220,9 @@ func checkWithin(h *history.History, sc Scenario) (check.Result, error) {
 	defer limit.Stop()
 	select {
 	case o := <-done:
-		return o.res, o.err
+		return o.res, "", o.err
 	case <-limit.C:
-		return check.Result{}, errAbandoned
+		return check.Result{}, phase.Load().(string), errAbandoned
 	}
 }
 
