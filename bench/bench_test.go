@@ -242,6 +242,9 @@ func TestHardScenarios(t *testing.T) {
 			t.Errorf("scenario %s missing", name)
 			continue
 		}
+		if !sc.Hard {
+			t.Errorf("%s is in the default set", name)
+		}
 		if sc.File == "" && len(sc.ExpectValid) != len(sc.models()) {
 			t.Errorf("%s: expected verdicts %v for models %v", name, sc.ExpectValid, sc.models())
 		}

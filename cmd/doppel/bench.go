@@ -33,7 +33,7 @@ func runBench(args []string) int {
 		fmt.Fprintln(fs.Output(), "usage: doppel bench [flags]\n\nGenerates each scenario's history, checks it, and prints a table of times.\nHeavy scenarios (scale-1m) run only when --scenario names them (or with --heavy).\nA verdict that differs from the scenario's expected one is a MISMATCH (exit 1).\n\nflags:")
 		fs.PrintDefaults()
 	}
-	pattern := fs.String("scenario", "", "run the scenarios whose names match this regular expression (default: all but heavy ones;\na heavy one only if the expression contains its whole name, or with --heavy)")
+	pattern := fs.String("scenario", "", "run the scenarios whose names match this regular expression (default: all but the heavy and hard ones;\na heavy one only if the expression contains its whole name, or with --heavy)")
 	heavy := fs.Bool("heavy", false, "also run the heavy scenarios that --scenario matches")
 	runs := fs.Int("runs", 3, "runs per scenario; the table shows the minimum and median")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
@@ -84,6 +84,9 @@ func runBench(args []string) int {
 			heavy := ""
 			if sc.Heavy {
 				heavy = " (heavy)"
+			}
+			if sc.Hard {
+				heavy += " (hard)"
 			}
 			if sc.File != "" {
 				fmt.Printf("%-28s recorded history %s%s\n", sc.Name, sc.File, heavy)
@@ -268,7 +271,7 @@ func runBenchChild(sc bench.Scenario, timeout time.Duration, models string, prog
 // select sc: heavy scenarios need their whole name in the pattern, or --heavy.
 func selects(re *regexp.Regexp, pattern string, heavy bool, sc bench.Scenario) bool {
 	if re == nil {
-		return !sc.Heavy
+		return !sc.Heavy && !sc.Hard
 	}
 	return re.MatchString(sc.Name) && (!sc.Heavy || heavy || strings.Contains(pattern, sc.Name))
 }

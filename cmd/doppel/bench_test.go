@@ -65,4 +65,11 @@ func TestBenchSelectsHeavyByName(t *testing.T) {
 			t.Errorf("%v selects info2-1m: %v, want %v", c.args, got, c.want)
 		}
 	}
+	// The default set leaves out the hard families, and keeps the Figure 3 points.
+	for name, want := range map[string]bool{"inject-g-single-1k": false, "dupkeys-k10v2-350-s1": false, "fig3-left-1000": true} {
+		sc, _ := bench.Find(name)
+		if got := selects(nil, "", false, sc); got != want {
+			t.Errorf("default set has %s: %v, want %v", name, got, want)
+		}
+	}
 }
