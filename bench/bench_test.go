@@ -2,10 +2,14 @@ package bench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/xml"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"doppel/check"
 	"doppel/history"
@@ -66,6 +70,9 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("scenario %s listed twice", sc.Name)
 		}
 		seen[sc.Name] = true
+		if sc.File != "" {
+			continue
+		}
 		if err := sc.Spec.Validate(); err != nil {
 			t.Errorf("%s: %v", sc.Name, err)
 		}
@@ -219,4 +226,123 @@ func testingBenchFlag() string {
 		return f.Value.String()
 	}
 	return ""
+}
+
+// TestHardScenarios: the families of issue 9 exist under their stable names, each with
+// an expected verdict per model, and the injected ones really inject.
+func TestHardScenarios(t *testing.T) {
+	want := []string{
+		"dupkeys-k10v2-350-s1", "dupkeys-k10v2-10k-s3", "window-v3-500-s1", "window-v3-10k-s2",
+		"info2-20k", "info2-100k", "info2-1m", "inject-write-skew-1k", "inject-lost-update-10k",
+		"inject-g-single-100k", "mariadb-kill-conn",
+	}
+	for _, name := range want {
+		sc, ok := Find(name)
+		if !ok {
+			t.Errorf("scenario %s missing", name)
+			continue
+		}
+		if !sc.Hard {
+			t.Errorf("%s is in the default set", name)
+		}
+		if sc.File == "" && len(sc.ExpectValid) != len(sc.models()) {
+			t.Errorf("%s: expected verdicts %v for models %v", name, sc.ExpectValid, sc.models())
+		}
+	}
+	if sc, _ := Find("info2-1m"); !sc.Heavy {
+		t.Error("info2-1m is not heavy")
+	}
+	for _, name := range []string{"inject-write-skew-1k", "inject-g-single-1k"} {
+		sc, _ := Find(name)
+		injected, err := workload.SimulateInjected(sc.Spec, sc.Sim, func(*history.Event) error { return nil })
+		if err != nil || len(injected) != 1 {
+			t.Errorf("%s: injected %v, %v", name, injected, err)
+		}
+		if sc.ExpectValid["serializable"] || sc.ExpectValid["snapshot-isolation"] != strings.Contains(name, "write-skew") {
+			t.Errorf("%s: expected verdicts %v", name, sc.ExpectValid)
+		}
+	}
+	sc, _ := Find("mariadb-kill-conn")
+	if _, err := findUpward(sc.File); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestExpectations: a verdict against the expected one is a mismatch, unknown is
+// undecided, and the table says which.
+func TestExpectations(t *testing.T) {
+	sc := tiny("tiny-expect", workload.SimOptions{Behaviour: workload.SimSerializable}, "serializable", "snapshot-isolation")
+	sc.ExpectValid = map[string]bool{"serializable": false}
+	m, err := Run(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Verdicts) != 2 || !m.Verdicts[0].Mismatch() || m.Verdicts[0].Expected != "not valid" ||
+		m.Verdicts[1].Mismatch() || m.Verdicts[1].Expected != "" {
+		t.Errorf("verdicts %+v", m.Verdicts)
+	}
+	if got := expectText([]Measurement{m}); got != "MISMATCH" {
+		t.Errorf("expectText = %q, want MISMATCH", got)
+	}
+	undecided := Verdict{Model: "serializable", Valid: "unknown", Expected: "valid"}
+	if undecided.Mismatch() || !undecided.Undecided() {
+		t.Errorf("%+v: mismatch %v, undecided %v", undecided, undecided.Mismatch(), undecided.Undecided())
+	}
+	if got := expectText([]Measurement{{Verdicts: []Verdict{undecided}}}); got != "undecided" {
+		t.Errorf("expectText = %q, want undecided", got)
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, []Summary{Summarize([]Measurement{m})}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "MISMATCH") || !strings.Contains(table.String(), "ser:ok!") {
+		t.Errorf("table does not show the mismatch:\n%s", table.String())
+	}
+}
+
+// TestAbandon: a check that outlives its timeout (here 1 ns, with no grace) is left
+// behind and reported unknown, without the text path.
+func TestAbandon(t *testing.T) {
+	old := abandonAfter
+	abandonAfter = 0
+	defer func() { abandonAfter = old }()
+	sc := tiny("tiny-abandon", workload.SimOptions{Behaviour: workload.SimSerializable}, "serializable")
+	sc.Timeout = time.Nanosecond
+	sc.ExpectValid = map[string]bool{"serializable": true}
+	m, err := Run(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Abandoned || m.StuckIn == "" || m.Valid != "unknown" || len(m.Verdicts) != 1 || !m.Verdicts[0].Undecided() || m.Bytes != 0 {
+		t.Errorf("got %+v", m)
+	}
+}
+
+// TestRecordedScenario: a scenario on a recorded, gzip-compressed history parses it
+// and checks it.
+func TestRecordedScenario(t *testing.T) {
+	var edn bytes.Buffer
+	spec := tiny("x", workload.SimOptions{}).Spec
+	if err := workload.Simulate(spec, workload.SimOptions{}, func(e *history.Event) error { return history.WriteEDN(&edn, e) }); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "h.edn.gz")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(edn.Bytes())
+	zw.Close()
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Run(Scenario{Name: "recorded", File: path, Models: []string{"serializable"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Txns != spec.Txns || m.Bytes != int64(edn.Len()) || m.Valid != "valid" || m.Stats.ParseSeconds <= 0 {
+		t.Errorf("got txns %d bytes %d valid %s parse %v; want %d txns, %d bytes, valid",
+			m.Txns, m.Bytes, m.Valid, m.Stats.ParseSeconds, spec.Txns, edn.Len())
+	}
+	if _, err := Run(Scenario{Name: "missing", File: "no/such/history.edn"}, nil); err == nil {
+		t.Error("a missing recorded history did not fail")
+	}
 }

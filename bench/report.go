@@ -35,9 +35,37 @@ func verdictText(vs []Verdict) string {
 				mark += "(" + strings.Join(v.Anomalies, ",") + ")"
 			}
 		}
+		if v.Mismatch() {
+			mark += "!"
+		}
 		parts = append(parts, name+":"+mark)
 	}
 	return strings.Join(parts, " ")
+}
+
+// expectText compares the verdicts of a scenario's runs with its expected ones:
+// "MISMATCH" if some run decided against one, else "undecided" if some run gave
+// unknown for one, "as expected" if all were as expected, "-" without expectations.
+func expectText(runs []Measurement) string {
+	expected, undecided := false, false
+	for _, r := range runs {
+		for _, v := range r.Verdicts {
+			switch {
+			case v.Mismatch():
+				return "MISMATCH"
+			case v.Undecided():
+				undecided = true
+			}
+			expected = expected || v.Expected != ""
+		}
+	}
+	switch {
+	case undecided:
+		return "undecided"
+	case expected:
+		return "as expected"
+	}
+	return "-"
 }
 
 // paperText is the paper's number for a scenario, or "".
@@ -53,18 +81,21 @@ func paperText(name string) string {
 // minimum and median of parse+check over the runs, throughput, peak memory, verdicts.
 func WriteTable(w io.Writer, sums []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttxns\tops\tEDN MB\topen keys\tparse s\tinfer s\tsolve s\texplain s\tcheck s\tmin s\tmedian s\truns\tops/s\tpeak RSS MiB\tpaper\t verdicts")
+	fmt.Fprintln(tw, "scenario\ttxns\tops\tEDN MB\topen keys\tparse s\tinfer s\tsolve s\texplain s\tcheck s\tmin s\tmedian s\truns\tops/s\tpeak RSS MiB\tpaper\t expected\t verdicts")
 	for _, s := range sums {
 		b := s.Best
 		open := fmt.Sprintf("%d/%d", b.Stats.KeysOpen, b.Stats.Keys)
-		if !b.Stats.Encoded() {
+		switch {
+		case b.Abandoned:
+			open = "abandoned in " + b.StuckIn // still checking well past the timeout
+		case !b.Stats.Encoded():
 			open = "replayed" // decided by a verified replay: no segmentation was built
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.0f\t%.0f\t%s\t %s\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.0f\t%.0f\t%s\t %s\t %s\n",
 			s.Scenario, b.Txns, b.Ops, float64(b.Bytes)/1e6, open,
 			b.Stats.ParseSeconds, b.Stats.InferSeconds, b.Stats.SolveSeconds, b.Stats.ExplainSeconds, b.CheckSeconds,
 			s.MinSeconds, s.MedianSeconds, len(s.Runs), b.OpsPerSecond, float64(s.MaxPeakRSSBytes)/(1<<20),
-			paperText(s.Scenario), verdictText(b.Verdicts))
+			paperText(s.Scenario), expectText(s.Runs), verdictText(b.Verdicts))
 	}
 	return tw.Flush()
 }

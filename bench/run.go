@@ -3,15 +3,20 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"doppel/check"
@@ -24,7 +29,21 @@ type Verdict struct {
 	Model     string   `json:"model"`
 	Valid     string   `json:"valid"` // valid, not valid or unknown
 	Anomalies []string `json:"anomaly_types,omitempty"`
+	// Expected is the scenario's expected verdict (valid or not valid), "" if none.
+	Expected string `json:"expected,omitempty"`
 }
+
+// Mismatch says whether the model decided against the expected verdict.
+func (v Verdict) Mismatch() bool {
+	return v.Expected != "" && v.Valid != "unknown" && v.Valid != v.Expected
+}
+
+// Undecided says whether the model has an expected verdict but gave unknown.
+func (v Verdict) Undecided() bool { return v.Expected != "" && v.Valid == "unknown" }
+
+// abandonAfter is how long past its Timeout a check may run before the bench stops
+// waiting for it (the Timeout bounds the solver, not every phase).
+var abandonAfter = 10 * time.Second // a variable for tests
 
 // Measurement is one run of a scenario.
 type Measurement struct {
@@ -53,17 +72,28 @@ type Measurement struct {
 	// the run through /proc/self/clear_refs; 0 where that is not possible.
 	PeakRSSBytes uint64      `json:"peak_rss_bytes"`
 	Stats        check.Stats `json:"stats"`
+	// Abandoned: the check was still running abandonAfter past the scenario's Timeout
+	// and was left behind (its goroutine runs on until the process exits); the
+	// verdicts are unknown and the text path was not measured.
+	Abandoned bool `json:"abandoned,omitempty"`
+	// StuckIn is the check's phase (check.Options.Progress) when it was abandoned.
+	StuckIn string `json:"stuck_in,omitempty"`
+	// Injected lists the anomalies injected into the history, with the :index of the
+	// invokes of their transactions.
+	Injected []string `json:"injected,omitempty"`
 }
 
 // Run generates sc's history, checks it, and measures the text path (EDN written to a
 // temporary file and parsed back). progress, if not nil, gets a line per step.
 func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 	m := Measurement{Scenario: sc.Name}
-	if err := sc.Spec.Validate(); err != nil {
-		return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if err := sc.Sim.Validate(); err != nil {
-		return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	if sc.File == "" {
+		if err := sc.Spec.Validate(); err != nil {
+			return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if err := sc.Sim.Validate(); err != nil {
+			return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
 	}
 	say := func(format string, args ...any) {
 		if progress != nil {
@@ -77,45 +107,77 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 	sampler := startSampler()
 	defer sampler.stop()
 
-	say("generating %d transactions", sc.Spec.Txns)
+	var h *history.History
+	var err error
 	t0 := time.Now()
-	b := history.NewBuilder(sc.Name)
-	if err := workload.Simulate(sc.Spec, sc.Sim, b.Add); err != nil {
-		return m, fmt.Errorf("scenario %s: simulate: %w", sc.Name, err)
+	if sc.File != "" {
+		say("parsing %s", sc.File)
+		if h, err = parseRecorded(sc.File, &m); err != nil {
+			return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		m.Stats.ParseSeconds = time.Since(t0).Seconds()
+	} else {
+		say("generating %d transactions", sc.Spec.Txns)
+		b := history.NewBuilder(sc.Name)
+		injected, err := workload.SimulateInjected(sc.Spec, sc.Sim, b.Add)
+		if err != nil {
+			return m, fmt.Errorf("scenario %s: simulate: %w", sc.Name, err)
+		}
+		for _, in := range injected {
+			m.Injected = append(m.Injected, in.String())
+		}
+		if h, err = b.Finish(); err != nil {
+			return m, fmt.Errorf("scenario %s: build: %w", sc.Name, err)
+		}
+		m.GenerateSeconds = time.Since(t0).Seconds()
 	}
-	h, err := b.Finish()
-	if err != nil {
-		return m, fmt.Errorf("scenario %s: build: %w", sc.Name, err)
-	}
-	b = nil
-	m.GenerateSeconds = time.Since(t0).Seconds()
 	m.Txns, m.Ops = len(h.Txns), len(h.Ops)
+	parseSeconds := m.Stats.ParseSeconds
 
 	say("checking %d ops under %v", m.Ops, sc.models())
 	t0 = time.Now()
-	res, err := check.Check(h, check.Options{Models: sc.models(), Timeout: sc.Timeout})
-	if err != nil {
-		return m, fmt.Errorf("scenario %s: check: %w", sc.Name, err)
-	}
+	res, stuckIn, err := checkWithin(h, sc)
 	m.CheckSeconds = time.Since(t0).Seconds()
-	m.Stats = res.Stats
-	m.Valid = res.Valid.String()
-	for _, mr := range res.Models {
-		m.Verdicts = append(m.Verdicts, Verdict{Model: mr.Model, Valid: mr.Valid.String(), Anomalies: mr.AnomalyTypes})
+	switch {
+	case errors.Is(err, errAbandoned):
+		m.Abandoned, m.StuckIn = true, stuckIn
+		m.Valid = check.Unknown.String()
+		for _, model := range sc.models() {
+			m.Verdicts = append(m.Verdicts, Verdict{Model: model, Valid: check.Unknown.String()})
+		}
+	case err != nil:
+		return m, fmt.Errorf("scenario %s: check: %w", sc.Name, err)
+	default:
+		m.Stats = res.Stats
+		m.Valid = res.Valid.String()
+		for _, mr := range res.Models {
+			m.Verdicts = append(m.Verdicts, Verdict{Model: mr.Model, Valid: mr.Valid.String(), Anomalies: mr.AnomalyTypes})
+		}
+	}
+	m.Stats.ParseSeconds = parseSeconds
+	for i := range m.Verdicts {
+		if want, ok := sc.ExpectValid[m.Verdicts[i].Model]; ok {
+			m.Verdicts[i].Expected = check.Invalid.String()
+			if want {
+				m.Verdicts[i].Expected = check.Valid.String()
+			}
+		}
 	}
 	h = nil
 
-	say("writing EDN")
-	parsed, err := textPath(sc, &m)
-	if err != nil {
-		return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	if len(parsed.Txns) != m.Txns || len(parsed.Ops) != m.Ops {
-		return m, fmt.Errorf("scenario %s: parsed %d txns and %d ops, built %d and %d",
-			sc.Name, len(parsed.Txns), len(parsed.Ops), m.Txns, m.Ops)
+	var parsed *history.History
+	if sc.File == "" && !m.Abandoned {
+		say("writing EDN")
+		if parsed, err = textPath(sc, &m); err != nil {
+			return m, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if len(parsed.Txns) != m.Txns || len(parsed.Ops) != m.Ops {
+			return m, fmt.Errorf("scenario %s: parsed %d txns and %d ops, built %d and %d",
+				sc.Name, len(parsed.Txns), len(parsed.Ops), m.Txns, m.Ops)
+		}
 	}
 	m.TotalSeconds = m.Stats.ParseSeconds + m.CheckSeconds
-	if m.TotalSeconds > 0 {
+	if m.TotalSeconds > 0 && !m.Abandoned {
 		m.OpsPerSecond = float64(m.Ops) / m.TotalSeconds
 	}
 	m.PeakGoBytes = sampler.stop()
@@ -123,8 +185,106 @@ func Run(sc Scenario, progress io.Writer) (Measurement, error) {
 		m.PeakRSSBytes = peakRSS()
 	}
 	runtime.KeepAlive(parsed)
+	if m.Abandoned {
+		say("abandoned in %s after %.3fs", m.StuckIn, m.CheckSeconds)
+	}
 	say("done: %s in %.3fs (parse %.3fs + check %.3fs)", m.Valid, m.TotalSeconds, m.Stats.ParseSeconds, m.CheckSeconds)
 	return m, nil
+}
+
+// errAbandoned: checkWithin stopped waiting for the check.
+var errAbandoned = errors.New("check abandoned")
+
+// checkWithin checks h as sc says; with a Timeout, it waits at most abandonAfter
+// longer for the check to return (it then keeps running in its goroutine), and
+// returns errAbandoned with the phase the check was in.
+func checkWithin(h *history.History, sc Scenario) (check.Result, string, error) {
+	opts := check.Options{Models: sc.models(), Timeout: sc.Timeout}
+	if sc.Timeout <= 0 {
+		res, err := check.Check(h, opts)
+		return res, "", err
+	}
+	var phase atomic.Value
+	phase.Store("starting")
+	opts.Progress = func(p string) { phase.Store(p) }
+	type outcome struct {
+		res check.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := check.Check(h, opts)
+		done <- outcome{res, err}
+	}()
+	limit := time.NewTimer(sc.Timeout + abandonAfter)
+	defer limit.Stop()
+	select {
+	case o := <-done:
+		return o.res, "", o.err
+	case <-limit.C:
+		return check.Result{}, phase.Load().(string), errAbandoned
+	}
+}
+
+// parseRecorded parses the recorded history at path (relative to the working
+// directory or one of its parents, so that it is found from anywhere in the module),
+// gunzipping it if its name ends in .gz. m.Bytes gets the size of the history text.
+func parseRecorded(path string, m *Measurement) (*history.History, error) {
+	full, err := findUpward(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(full)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
+	if strings.HasSuffix(full, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", full, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	counted := &countingReader{r: r}
+	h, err := history.Parse(counted, full)
+	m.Bytes = counted.n
+	return h, err
+}
+
+// findUpward returns path if it exists, else the first parent/path that does.
+func findUpward(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		full := filepath.Join(dir, path)
+		if _, err := os.Stat(full); err == nil {
+			return full, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s: not found in the working directory or its parents (run from the module)", path)
+		}
+		dir = parent
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // textPath writes sc's history as EDN to a temporary file and parses it back, recording

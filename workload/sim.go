@@ -57,6 +57,11 @@ type SimOptions struct {
 	// behaviour tries to inject a fault; a fault that does not apply to a transaction
 	// (for instance a stale read in a transaction without reads) is skipped.
 	FaultRate float64
+	// Inject lists anomalies (AllInjections) to inject once each into the serializable
+	// behaviour, one after the other from fraction InjectAt of the transactions on
+	// (DefaultInjectAt is the usual choice). See inject.go.
+	Inject   []string
+	InjectAt float64
 }
 
 // Validate reports the first bad option.
@@ -81,7 +86,7 @@ func (o SimOptions) Validate() error {
 			return fmt.Errorf("unknown fault %q (known: %v)", f, AllFaults)
 		}
 	}
-	return nil
+	return o.validateInject()
 }
 
 // Simulated timing, in nanoseconds: sessions think for a while between transactions,
@@ -112,6 +117,13 @@ type simHooks struct {
 // deterministic in (spec, opt). It keeps only the current state of the database, not
 // the history: emit must write or copy each event before returning, if it keeps it.
 func Simulate(spec Spec, opt SimOptions, emit func(*history.Event) error) error {
+	_, err := simulate(spec, opt, emit, simHooks{})
+	return err
+}
+
+// SimulateInjected is Simulate that also returns the anomalies injected (opt.Inject),
+// in the order they were. It fails if the run ends before all of them could be.
+func SimulateInjected(spec Spec, opt SimOptions, emit func(*history.Event) error) ([]Injection, error) {
 	return simulate(spec, opt, emit, simHooks{})
 }
 
@@ -129,6 +141,8 @@ type simSession struct {
 	end     int64  // time of the completion
 	snapSeq int64  // SimSnapshot: commit sequence number of the snapshot
 	fault   string // SimFaulty: the fault to try at the effect point ("" none)
+	inject  uint8  // role in an injected anomaly: injectNone, injectFirst or injectSecond
+	merged  bool   // the injected pair this transaction belongs to has taken effect
 }
 
 const (
@@ -269,14 +283,15 @@ type simulator struct {
 	seq      int64 // tie-breaker of scheduled events
 	index    int64 // next :index
 	started  int   // transactions invoked so far
+	inject   *injector
 }
 
-func simulate(spec Spec, opt SimOptions, emit func(*history.Event) error, hooks simHooks) error {
+func simulate(spec Spec, opt SimOptions, emit func(*history.Event) error, hooks simHooks) ([]Injection, error) {
 	if err := spec.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := opt.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if opt.Behaviour == "" {
 		opt.Behaviour = SimSerializable
@@ -294,6 +309,9 @@ func simulate(spec Spec, opt SimOptions, emit func(*history.Event) error, hooks 
 	}
 	if len(sim.faults) == 0 {
 		sim.faults = AllFaults
+	}
+	if len(opt.Inject) > 0 {
+		sim.inject = newInjector(spec, opt)
 	}
 	for i := range sim.sessions {
 		sim.sessions[i] = simSession{src: NewTxnSource(spec, i), process: int64(i)}
@@ -317,10 +335,16 @@ func simulate(spec Spec, opt SimOptions, emit func(*history.Event) error, hooks 
 			err = sim.complete(int(e.s), e.time)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	if sim.inject == nil {
+		return nil, nil
+	}
+	if len(sim.inject.pending) > 0 {
+		return sim.inject.done, fmt.Errorf("%w %v: the run ended first (no two concurrent transactions after the injection point, or too few keys with duplicate values)", ErrCannotInject, sim.inject.pending)
+	}
+	return sim.inject.done, nil
 }
 
 func (sim *simulator) schedule(s int, t int64) {
@@ -343,6 +367,8 @@ func (sim *simulator) invoke(si int, t int64) error {
 	}
 	s.result = nil
 	s.fault = ""
+	s.inject, s.merged = injectNone, false
+	injected := sim.injectInvoke(si, t)
 	s.outcome = history.TypeOK
 	switch u := sim.rng.Float64(); {
 	case u < sim.opt.Fail:
@@ -353,6 +379,9 @@ func (sim *simulator) invoke(si int, t int64) error {
 	}
 	if sim.opt.Behaviour == SimFaulty && s.outcome == history.TypeOK && sim.rng.Float64() < sim.opt.FaultRate {
 		s.fault = sim.faults[sim.rng.IntN(len(sim.faults))]
+	}
+	if injected {
+		s.outcome = history.TypeOK // an anomaly needs both transactions committed
 	}
 	s.invoke, s.start = sim.index, t
 	duration := 2 + sim.rng.Int64N(2*simMeanDuration)
@@ -367,7 +396,14 @@ func (sim *simulator) invoke(si int, t int64) error {
 		return nil
 	}
 	s.phase = simEffect
-	sim.schedule(si, t+1+sim.rng.Int64N(duration-1)) // strictly inside the interval
+	effectAt := t + 1 + sim.rng.Int64N(duration-1) // strictly inside the interval
+	switch s.inject {
+	case injectFirst:
+		effectAt = s.end - 1 // as late as possible, to leave room for T2
+	case injectSecond:
+		effectAt = t + 1 // before T1's effect point (see injectInvoke)
+	}
+	sim.schedule(si, effectAt)
 	return nil
 }
 
@@ -397,6 +433,9 @@ func (sim *simulator) complete(si int, t int64) error {
 // SimFaulty behaviours).
 func (sim *simulator) effect(s *simSession, t int64) {
 	if s.outcome == history.TypeFail || s.outcome == history.TypeInfo && !s.commits {
+		return
+	}
+	if s.inject != injectNone && sim.injectEffect(s, t) {
 		return
 	}
 	db := sim.db

@@ -19,7 +19,7 @@ func simEvents(t testing.TB, spec Spec, opt SimOptions) ([]*history.Event, []sim
 		commit: func(c simCommit) { commits = append(commits, c) },
 		fault:  func(invoke int64, f string) { faults[invoke] = f },
 	}
-	err := simulate(spec, opt, func(e *history.Event) error { events = append(events, e); return nil }, hooks)
+	_, err := simulate(spec, opt, func(e *history.Event) error { events = append(events, e); return nil }, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

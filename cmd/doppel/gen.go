@@ -30,6 +30,8 @@ func runGen(args []string) int {
 	fail := fs.Float64("fail", 0, "fraction of transactions that abort (:fail)")
 	faults := fs.String("faults", strings.Join(workload.AllFaults, ","), "faults of --behaviour faulty, comma-separated")
 	faultRate := fs.Float64("fault-rate", 0.01, "fraction of transactions in which --behaviour faulty injects a fault")
+	inject := fs.String("inject", "", "inject one instance of each of these anomalies into --behaviour serializable, comma-separated: "+strings.Join(workload.AllInjections, ", ")+"\n(their invoke :index values are printed on stderr)")
+	injectAt := fs.Float64("inject-at", workload.DefaultInjectAt, "fraction of the run at which --inject injects")
 	format := fs.String("format", "edn", "output format: edn or json")
 	out := fs.String("out", "", "output file (default stdout)")
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +57,12 @@ func runGen(args []string) int {
 			opt.Faults = append(opt.Faults, f)
 		}
 	}
+	for _, kind := range strings.Split(*inject, ",") {
+		if kind = strings.TrimSpace(kind); kind != "" {
+			opt.Inject = append(opt.Inject, kind)
+		}
+	}
+	opt.InjectAt = *injectAt
 	if err := opt.Validate(); err != nil {
 		return genUsage("%v", err)
 	}
@@ -79,7 +87,10 @@ func runGen(args []string) int {
 		file, dst = f, f
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
-	err := workload.Simulate(spec, opt, func(e *history.Event) error { return write(w, e) })
+	injected, err := workload.SimulateInjected(spec, opt, func(e *history.Event) error { return write(w, e) })
+	for _, in := range injected {
+		fmt.Fprintln(os.Stderr, in)
+	}
 	if err == nil {
 		err = w.Flush()
 	}
@@ -90,6 +101,9 @@ func runGen(args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "doppel gen: %v\n", err)
+		if errors.Is(err, workload.ErrCannotInject) {
+			return exitUsage // the workload flags leave no room for the anomaly
+		}
 		return 1
 	}
 	return 0

@@ -35,6 +35,24 @@ func TestGenDeterministicAndFormats(t *testing.T) {
 	}
 }
 
+func TestGenInject(t *testing.T) {
+	dir := t.TempDir()
+	plain, injected := filepath.Join(dir, "plain.edn"), filepath.Join(dir, "injected.edn")
+	args := []string{"--txns", "200", "--dup-keys", "1", "--val-domain", "3", "--keys", "20"}
+	if code := runGen(append(args, "--out", plain)); code != 0 {
+		t.Fatalf("gen: exit %d", code)
+	}
+	if code := runGen(append(args, "--out", injected, "--inject", "lost-update,write-skew", "--inject-at", "0.3")); code != 0 {
+		t.Fatalf("gen --inject: exit %d", code)
+	}
+	if code, out := captureCheck(t, plain); code != exitValid {
+		t.Errorf("without injection: exit %d\n%s", code, out)
+	}
+	if code, out := captureCheck(t, injected); code != exitInvalid {
+		t.Errorf("with injection: exit %d\n%s", code, out)
+	}
+}
+
 func TestGenBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--keys", "0"},
@@ -42,6 +60,10 @@ func TestGenBadFlags(t *testing.T) {
 		{"--behaviour", "eventual"},
 		{"--behaviour", "faulty", "--faults", "lost-update,gremlins"},
 		{"--info", "0.7", "--fail", "0.7"},
+		{"--inject", "dirty-write"},
+		{"--inject", "g-single", "--behaviour", "snapshot"},
+		{"--inject", "g-single", "--inject-at", "2"},
+		{"--inject", "lost-update", "--dup-keys", "0"},
 		{"--no-such-flag"},
 		{"extra"},
 	} {
