@@ -1,6 +1,8 @@
 package check
 
 import (
+	"slices"
+
 	"doppel/encode"
 	"doppel/history"
 )
@@ -35,6 +37,7 @@ const (
 	rDone                 // ran
 	rDead                 // an optional transaction that will not run
 	rStarted              // snapshot isolation: took its snapshot, not committed
+	rSpare                // an optional transaction kept for when the replay is stuck
 )
 
 // replayKey is a replay's state of one key.
@@ -85,10 +88,27 @@ type replay struct {
 	holds   []int32
 	keyWait []int32
 
+	// Optional (:info) transactions compete with committed ones for the trace
+	// positions holding their values. Per (key, value) of keys an optional transaction
+	// appends to (valueClass, sorted, key<<32 | value): demand counts the trace
+	// positions not yet filled that hold the value, supply the appends of it by
+	// committed transactions that have not run. An optional append is useful only
+	// where demand exceeds supply: otherwise the committed appends fill every such
+	// position, and one taken by the optional transaction pushes a committed append
+	// past the trace, which strands the readers of the whole trace.
+	optionalKey              []bool // per key: some optional transaction appends to it
+	valueClass               []uint64
+	classDemand, classSupply []int32
+
 	ready    txnHeap
 	deferred []int32
-	failed   bool // a transaction that must run never can
-	fired    []int32
+	// spares: optional transactions that would steal trace positions committed ones
+	// can fill (state rSpare). They run only when nothing else can: the committed
+	// writers may be unable to fill those positions in time, when real-time order puts
+	// one of them after a reader of the whole trace.
+	spares []int32
+	failed bool // a transaction that must run never can
+	fired  []int32
 }
 
 func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
@@ -165,7 +185,67 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 			}
 		}
 	}
+	r.countValues()
 	return r
+}
+
+// countValues fills valueClass, classDemand and classSupply for the keys optional
+// transactions append to.
+func (r *replay) countValues() {
+	in := r.in
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] != encode.MayCommit {
+			continue
+		}
+		for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
+			if r.optionalKey == nil {
+				r.optionalKey = make([]bool, len(in.Keys))
+			}
+			r.optionalKey[in.Writers[w].Key] = true
+		}
+	}
+	if r.optionalKey == nil {
+		return
+	}
+	for k := range in.Keys {
+		if r.optionalKey[k] {
+			for _, v := range in.Keys[k].Trace {
+				r.valueClass = append(r.valueClass, uint64(k)<<32|uint64(uint32(v)))
+			}
+		}
+	}
+	slices.Sort(r.valueClass)
+	r.valueClass = slices.Compact(r.valueClass)
+	r.classDemand = make([]int32, len(r.valueClass))
+	r.classSupply = make([]int32, len(r.valueClass))
+	for k := range in.Keys {
+		if !r.optionalKey[k] {
+			continue
+		}
+		for _, v := range in.Keys[k].Trace {
+			r.classDemand[r.class(int32(k), v)]++
+		}
+		for _, w := range in.Keys[k].Writers {
+			wr := &in.Writers[w]
+			if r.commit[wr.Txn] != encode.Committed {
+				continue
+			}
+			for _, v := range in.WriterVals[wr.Start:wr.End] {
+				if c := r.class(int32(k), v); c >= 0 {
+					r.classSupply[c]++
+				}
+			}
+		}
+	}
+}
+
+// class returns the index of (key k, value v) in valueClass, -1 if v is not in k's
+// trace (or k is not a key optional transactions append to).
+func (r *replay) class(k, v int32) int32 {
+	if i, ok := slices.BinarySearch(r.valueClass, uint64(k)<<32|uint64(uint32(v))); ok {
+		return int32(i)
+	}
+	return -1
 }
 
 // readBases calls f with the slot of each read of t that a replay must place (t must
@@ -193,19 +273,27 @@ func (r *replay) slot(k, p int32) int32 {
 const (
 	waitNever = -1 // cannot run now or later
 	waitPreds = -2 // predecessors in order have not run
+	// waitSpare: an optional transaction that can run now but steals a trace position
+	// the committed transactions can fill.
+	waitSpare = -3
 	// waitKey - k: key k is held by a started transaction (snapshot isolation).
-	waitKey = -3
+	waitKey = -4
 )
 
 // check reports whether t can run now; if not, the slot to wait on, or waitNever /
-// waitPreds.
+// waitPreds / waitSpare.
 func (r *replay) check(t int32) (bool, int32) {
 	if r.preds[t] > 0 {
 		return false, waitPreds
 	}
 	h := r.h
 	r.epoch++
-	useful := r.commit[t] == encode.Committed // an optional one runs only to fill a trace
+	// An optional transaction runs only to fill a trace position: it is needed where
+	// the committed transactions cannot fill all the positions holding the value, and
+	// it steals a position where they can (a committed append then lands past the
+	// trace, stranding the readers of the whole trace).
+	optional := r.commit[t] != encode.Committed
+	needed, steals := !optional, false
 	readsCount := h.Txns[t].Status == history.OK
 	for _, op := range h.TxnOps(int(t)) {
 		k := op.Key
@@ -228,7 +316,13 @@ func (r *replay) check(t int32) (bool, int32) {
 					}
 					return false, ks.base + next - (at - ks.pos)
 				}
-				useful = true
+				if optional {
+					if c := r.class(k, op.Value); r.classDemand[c] > r.classSupply[c] {
+						needed = true
+					} else {
+						steals = true
+					}
+				}
 			}
 			r.keys[k].local = at + 1
 			continue
@@ -243,10 +337,13 @@ func (r *replay) check(t int32) (bool, int32) {
 			return false, r.slot(k, l-(at-r.keys[k].pos))
 		}
 	}
-	if !useful {
-		return false, waitNever
+	switch {
+	case steals:
+		return false, waitSpare
+	case needed:
+		return true, 0
 	}
-	return true, 0
+	return false, waitNever
 }
 
 // try queues t if it can run, or parks it on the slot it waits for.
@@ -266,6 +363,14 @@ func (r *replay) try(t int32) {
 		k := waitKey - s
 		r.waitNext[t] = r.keyWait[k]
 		r.keyWait[k] = t
+	case s == waitSpare:
+		if r.succStart[t+1] > r.succStart[t] {
+			// Parked, it would hold back its successors until the replay is stuck.
+			r.drop(t)
+			return
+		}
+		r.state[t] = rSpare
+		r.spares = append(r.spares, t)
 	case s == waitNever:
 		if r.commit[t] == encode.Committed {
 			r.failed = true
@@ -380,18 +485,25 @@ func (r *replay) run() ([]int32, bool) {
 				r.deferred = append(r.deferred, t)
 				continue
 			}
-		case len(r.deferred) > 0:
-			// Only appends that strand a reader are left: run the earliest.
+		default:
+			// Stuck: a spare may fill what a committed transaction waits for; dropping the
+			// optional transactions that hold back successors may release some.
+			if t = r.pickSpare(); t >= 0 {
+				break
+			}
+			if r.dropBlockers() {
+				continue
+			}
+			if len(r.deferred) == 0 {
+				return r.finish()
+			}
+			// Only appends that strand a reader are left: run the earliest (the replay
+			// fails; finish says so).
 			t = r.earliest(&r.deferred)
 			if ok, _ := r.check(t); !ok {
 				r.try(t)
 				continue
 			}
-		default:
-			if r.dropBlockers() {
-				continue
-			}
-			return r.finish()
 		}
 		r.runTxn(t)
 	}
@@ -426,6 +538,14 @@ func (r *replay) install(t int32) {
 	r.fired = r.fired[:0]
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind == history.Append {
+			if k := op.Key; r.optionalKey != nil && r.optionalKey[k] {
+				if p := r.keys[k].pos; p < r.keys[k].n {
+					r.classDemand[r.class(k, r.traceAt[r.keys[k].base+p])]--
+				}
+				if c := r.class(k, op.Value); c >= 0 && r.commit[t] == encode.Committed {
+					r.classSupply[c]--
+				}
+			}
 			r.keys[op.Key].pos++
 			if s := r.slot(op.Key, r.keys[op.Key].pos); s >= 0 {
 				r.fired = append(r.fired, s)
@@ -447,6 +567,46 @@ func (r *replay) wake(w int32) {
 		r.try(w)
 		w = next
 	}
+}
+
+// pickSpare returns the spare to run when the replay is stuck, or -1: the earliest
+// whose appends take a key to a position some transaction waits for, else the
+// earliest that still fills a trace position. Spares that would strand a reader are
+// passed over; those that no longer fill a position are dropped.
+func (r *replay) pickSpare() int32 {
+	best, bestWaited := int32(-1), false
+	kept := r.spares[:0]
+	for _, t := range r.spares {
+		r.state[t] = rPending
+		ok, s := r.check(t)
+		if !ok && s != waitSpare {
+			r.try(t) // parks it on a slot, or drops it
+			continue
+		}
+		r.state[t] = rSpare
+		kept = append(kept, t)
+		if r.strands(t) {
+			continue
+		}
+		waited := false
+		for _, op := range r.h.TxnOps(int(t)) {
+			if op.Kind == history.Append {
+				if sl := r.slot(op.Key, r.keys[op.Key].pos+1); sl >= 0 && r.waitHead[sl] >= 0 {
+					waited = true
+					break
+				}
+			}
+		}
+		if best < 0 || waited && !bestWaited || waited == bestWaited && r.prio(t) < r.prio(best) {
+			best, bestWaited = t, waited
+		}
+	}
+	r.spares = kept
+	if best >= 0 {
+		r.spares = slices.DeleteFunc(r.spares, func(t int32) bool { return t == best })
+		r.state[best] = rPending
+	}
+	return best
 }
 
 // dropBlockers drops the optional transactions that still hold back successors, when
