@@ -97,6 +97,7 @@ type replay struct {
 	// position, and one taken by the optional transaction pushes a committed append
 	// past the trace, which strands the readers of the whole trace.
 	optionalKey              []bool // per key: some optional transaction appends to it
+	infoDuration             int64  // the mean duration of :ok transactions (see settleCertain)
 	valueClass               []uint64
 	classDemand, classSupply []int32
 
@@ -236,6 +237,81 @@ func (r *replay) countValues() {
 				}
 			}
 		}
+	}
+	r.settleCertain()
+}
+
+// settleCertain runs as committed the optional transactions that must have committed:
+// the only optional writer of a value that a key's trace holds more often than the
+// committed appends supply. Left optional, such a transaction runs only where it is
+// needed and steals nothing, so a committed writer of the same value may take a
+// position that was its own (the committed one having come after the readers of the
+// whole trace); committed, the two compete by interval instead. r.commit is copied
+// before it changes (the caller's slice is shared).
+func (r *replay) settleCertain() {
+	in := r.in
+	// onlyWriter[c]: the one optional transaction appending class c's value to its key,
+	// -1 none, -2 several.
+	onlyWriter := make([]int32, len(r.valueClass))
+	for i := range onlyWriter {
+		onlyWriter[i] = -1
+	}
+	for k := range in.Keys {
+		if !r.optionalKey[k] {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			wr := &in.Writers[w]
+			if r.commit[wr.Txn] != encode.MayCommit {
+				continue
+			}
+			for _, v := range in.WriterVals[wr.Start:wr.End] {
+				switch c := r.class(int32(k), v); {
+				case c < 0:
+				case onlyWriter[c] == -1:
+					onlyWriter[c] = wr.Txn
+				case onlyWriter[c] != wr.Txn:
+					onlyWriter[c] = -2
+				}
+			}
+		}
+	}
+	copied := false
+	for changed := true; changed; {
+		changed = false
+		for c, t := range onlyWriter {
+			if t < 0 || r.classDemand[c] <= r.classSupply[c] || r.commit[t] != encode.MayCommit {
+				continue
+			}
+			if !copied {
+				r.commit = slices.Clone(r.commit)
+				copied = true
+			}
+			r.commit[t] = encode.Committed
+			changed = true
+			for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
+				wr := &in.Writers[w]
+				for _, v := range in.WriterVals[wr.Start:wr.End] {
+					if c := r.class(wr.Key, v); c >= 0 {
+						r.classSupply[c]++
+					}
+				}
+			}
+		}
+	}
+	if !copied {
+		return
+	}
+	// Their interval has no end: estimate it with the mean duration of :ok ones.
+	var sum, cnt int64
+	for i := range r.h.Txns {
+		if tx := &r.h.Txns[i]; tx.Status == history.OK && tx.Invoke >= 0 && tx.Complete >= 0 {
+			sum += int64(tx.Complete - tx.Invoke)
+			cnt++
+		}
+	}
+	if cnt > 0 {
+		r.infoDuration = sum / cnt
 	}
 }
 
@@ -420,6 +496,13 @@ func (r *replay) prio(t int32) int64 {
 		}
 		return inv + int64(tx.Complete)
 	}
+	if r.commit[t] == encode.Committed && inv >= 0 {
+		// An :info transaction that must have committed (settleCertain).
+		if r.byCompletion {
+			return 2 * (inv + r.infoDuration)
+		}
+		return 2*inv + r.infoDuration
+	}
 	return 2*inv + 1<<40
 }
 
@@ -569,12 +652,13 @@ func (r *replay) wake(w int32) {
 	}
 }
 
-// pickSpare returns the spare to run when the replay is stuck, or -1: the earliest
-// whose appends take a key to a position some transaction waits for, else the
-// earliest that still fills a trace position. Spares that would strand a reader are
-// passed over; those that no longer fill a position are dropped.
+// pickSpare returns the spare to run when the replay is stuck, or -1: one whose
+// appends take a key to a position a committed transaction waits for (any other would only
+// steal a position), preferably one also needed elsewhere (a pure thief more likely
+// never committed), then the earliest. Spares that would strand a reader are passed
+// over; those that no longer fill a position are dropped.
 func (r *replay) pickSpare() int32 {
-	best, bestWaited := int32(-1), false
+	best, bestNeeded := int32(-1), false
 	kept := r.spares[:0]
 	for _, t := range r.spares {
 		r.state[t] = rPending
@@ -588,17 +672,23 @@ func (r *replay) pickSpare() int32 {
 		if r.strands(t) {
 			continue
 		}
-		waited := false
+		waited, needed := false, false
 		for _, op := range r.h.TxnOps(int(t)) {
-			if op.Kind == history.Append {
-				if sl := r.slot(op.Key, r.keys[op.Key].pos+1); sl >= 0 && r.waitHead[sl] >= 0 {
-					waited = true
-					break
+			if op.Kind != history.Append {
+				continue
+			}
+			k, at := op.Key, r.keys[op.Key].pos
+			if sl := r.slot(k, at+1); sl >= 0 && !waited {
+				for w := r.waitHead[sl]; w >= 0 && !waited; w = r.waitNext[w] {
+					waited = r.commit[w] == encode.Committed
 				}
 			}
+			if c := r.class(k, op.Value); c >= 0 && at < r.keys[k].n && r.classDemand[c] > r.classSupply[c] {
+				needed = true
+			}
 		}
-		if best < 0 || waited && !bestWaited || waited == bestWaited && r.prio(t) < r.prio(best) {
-			best, bestWaited = t, waited
+		if waited && (best < 0 || needed && !bestNeeded || needed == bestNeeded && r.prio(t) < r.prio(best)) {
+			best, bestNeeded = t, needed
 		}
 	}
 	r.spares = kept
