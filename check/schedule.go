@@ -1,6 +1,8 @@
 package check
 
 import (
+	"slices"
+
 	"doppel/encode"
 	"doppel/history"
 )
@@ -47,6 +49,7 @@ const (
 	rDone                 // ran
 	rDead                 // an optional transaction that will not run
 	rStarted              // snapshot isolation: took its snapshot, not committed
+	rSpare                // an optional transaction kept for when the replay is stuck
 )
 
 // replayKey is a replay's state of one key.
@@ -100,10 +103,28 @@ type replay struct {
 	// win, when set, bounds where each :ok writer's block may start.
 	win *encode.Windows
 
+	// Optional (:info) transactions compete with committed ones for the trace
+	// positions holding their values. Per (key, value) of keys an optional transaction
+	// appends to (valueClass, sorted, key<<32 | value): demand counts the trace
+	// positions not yet filled that hold the value, supply the appends of it by
+	// committed transactions that have not run. An optional append is useful only
+	// where demand exceeds supply: otherwise the committed appends fill every such
+	// position, and one taken by the optional transaction pushes a committed append
+	// past the trace, which strands the readers of the whole trace.
+	optionalKey              []bool // per key: some optional transaction appends to it
+	infoDuration             int64  // the mean duration of :ok transactions (see settleCertain)
+	valueClass               []uint64
+	classDemand, classSupply []int32
+
 	ready    txnHeap
 	deferred []int32
-	failed   bool // a transaction that must run never can
-	fired    []int32
+	// spares: optional transactions that would steal trace positions committed ones
+	// can fill (state rSpare). They run only when nothing else can: the committed
+	// writers may be unable to fill those positions in time, when real-time order puts
+	// one of them after a reader of the whole trace.
+	spares []int32
+	failed bool // a transaction that must run never can
+	fired  []int32
 
 	stop  func() bool // the caller's limits, asked every stopEvery steps (nil: none)
 	steps uint32
@@ -183,7 +204,142 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 			}
 		}
 	}
+	r.countValues()
 	return r
+}
+
+// countValues fills valueClass, classDemand and classSupply for the keys optional
+// transactions append to.
+func (r *replay) countValues() {
+	in := r.in
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] != encode.MayCommit {
+			continue
+		}
+		for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
+			if r.optionalKey == nil {
+				r.optionalKey = make([]bool, len(in.Keys))
+			}
+			r.optionalKey[in.Writers[w].Key] = true
+		}
+	}
+	if r.optionalKey == nil {
+		return
+	}
+	for k := range in.Keys {
+		if r.optionalKey[k] {
+			for _, v := range in.Keys[k].Trace {
+				r.valueClass = append(r.valueClass, uint64(k)<<32|uint64(uint32(v)))
+			}
+		}
+	}
+	slices.Sort(r.valueClass)
+	r.valueClass = slices.Compact(r.valueClass)
+	r.classDemand = make([]int32, len(r.valueClass))
+	r.classSupply = make([]int32, len(r.valueClass))
+	for k := range in.Keys {
+		if !r.optionalKey[k] {
+			continue
+		}
+		for _, v := range in.Keys[k].Trace {
+			r.classDemand[r.class(int32(k), v)]++
+		}
+		for _, w := range in.Keys[k].Writers {
+			wr := &in.Writers[w]
+			if r.commit[wr.Txn] != encode.Committed {
+				continue
+			}
+			for _, v := range in.WriterVals[wr.Start:wr.End] {
+				if c := r.class(int32(k), v); c >= 0 {
+					r.classSupply[c]++
+				}
+			}
+		}
+	}
+	r.settleCertain()
+}
+
+// settleCertain runs as committed the optional transactions that must have committed:
+// the only optional writer of a value that a key's trace holds more often than the
+// committed appends supply. Left optional, such a transaction runs only where it is
+// needed and steals nothing, so a committed writer of the same value may take a
+// position that was its own (the committed one having come after the readers of the
+// whole trace); committed, the two compete by interval instead. r.commit is copied
+// before it changes (the caller's slice is shared).
+func (r *replay) settleCertain() {
+	in := r.in
+	// onlyWriter[c]: the one optional transaction appending class c's value to its key,
+	// -1 none, -2 several.
+	onlyWriter := make([]int32, len(r.valueClass))
+	for i := range onlyWriter {
+		onlyWriter[i] = -1
+	}
+	for k := range in.Keys {
+		if !r.optionalKey[k] {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			wr := &in.Writers[w]
+			if r.commit[wr.Txn] != encode.MayCommit {
+				continue
+			}
+			for _, v := range in.WriterVals[wr.Start:wr.End] {
+				switch c := r.class(int32(k), v); {
+				case c < 0:
+				case onlyWriter[c] == -1:
+					onlyWriter[c] = wr.Txn
+				case onlyWriter[c] != wr.Txn:
+					onlyWriter[c] = -2
+				}
+			}
+		}
+	}
+	copied := false
+	for changed := true; changed; {
+		changed = false
+		for c, t := range onlyWriter {
+			if t < 0 || r.classDemand[c] <= r.classSupply[c] || r.commit[t] != encode.MayCommit {
+				continue
+			}
+			if !copied {
+				r.commit = slices.Clone(r.commit)
+				copied = true
+			}
+			r.commit[t] = encode.Committed
+			changed = true
+			for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
+				wr := &in.Writers[w]
+				for _, v := range in.WriterVals[wr.Start:wr.End] {
+					if c := r.class(wr.Key, v); c >= 0 {
+						r.classSupply[c]++
+					}
+				}
+			}
+		}
+	}
+	if !copied {
+		return
+	}
+	// Their interval has no end: estimate it with the mean duration of :ok ones.
+	var sum, cnt int64
+	for i := range r.h.Txns {
+		if tx := &r.h.Txns[i]; tx.Status == history.OK && tx.Invoke >= 0 && tx.Complete >= 0 {
+			sum += int64(tx.Complete - tx.Invoke)
+			cnt++
+		}
+	}
+	if cnt > 0 {
+		r.infoDuration = sum / cnt
+	}
+}
+
+// class returns the index of (key k, value v) in valueClass, -1 if v is not in k's
+// trace (or k is not a key optional transactions append to).
+func (r *replay) class(k, v int32) int32 {
+	if i, ok := slices.BinarySearch(r.valueClass, uint64(k)<<32|uint64(uint32(v))); ok {
+		return int32(i)
+	}
+	return -1
 }
 
 // readBases calls f with the slot of each read of t that a replay must place (t must
@@ -211,19 +367,27 @@ func (r *replay) slot(k, p int32) int32 {
 const (
 	waitNever = -1 // cannot run now or later
 	waitPreds = -2 // predecessors in order have not run
+	// waitSpare: an optional transaction that can run now but steals a trace position
+	// the committed transactions can fill.
+	waitSpare = -3
 	// waitKey - k: key k is held by a started transaction (snapshot isolation).
-	waitKey = -3
+	waitKey = -4
 )
 
 // check reports whether t can run now; if not, the slot to wait on, or waitNever /
-// waitPreds.
+// waitPreds / waitSpare.
 func (r *replay) check(t int32) (bool, int32) {
 	if r.preds[t] > 0 {
 		return false, waitPreds
 	}
 	h := r.h
 	r.epoch++
-	useful := r.commit[t] == encode.Committed // an optional one runs only to fill a trace
+	// An optional transaction runs only to fill a trace position: it is needed where
+	// the committed transactions cannot fill all the positions holding the value, and
+	// it steals a position where they can (a committed append then lands past the
+	// trace, stranding the readers of the whole trace).
+	optional := r.commit[t] != encode.Committed
+	needed, steals := !optional, false
 	readsCount := h.Txns[t].Status == history.OK
 	for _, op := range h.TxnOps(int(t)) {
 		k := op.Key
@@ -264,7 +428,13 @@ func (r *replay) check(t int32) (bool, int32) {
 					}
 					return false, ks.base + next - (at - ks.pos)
 				}
-				useful = true
+				if optional {
+					if c := r.class(k, op.Value); r.classDemand[c] > r.classSupply[c] {
+						needed = true
+					} else {
+						steals = true
+					}
+				}
 			}
 			r.keys[k].local = at + 1
 			continue
@@ -279,10 +449,13 @@ func (r *replay) check(t int32) (bool, int32) {
 			return false, r.slot(k, l-(at-r.keys[k].pos))
 		}
 	}
-	if !useful {
-		return false, waitNever
+	switch {
+	case steals:
+		return false, waitSpare
+	case needed:
+		return true, 0
 	}
-	return true, 0
+	return false, waitNever
 }
 
 // try queues t if it can run, or parks it on the slot it waits for.
@@ -302,6 +475,14 @@ func (r *replay) try(t int32) {
 		k := waitKey - s
 		r.waitNext[t] = r.keyWait[k]
 		r.keyWait[k] = t
+	case s == waitSpare:
+		if r.succStart[t+1] > r.succStart[t] {
+			// Parked, it would hold back its successors until the replay is stuck.
+			r.drop(t)
+			return
+		}
+		r.state[t] = rSpare
+		r.spares = append(r.spares, t)
 	case s == waitNever:
 		if r.commit[t] == encode.Committed {
 			r.failed = true
@@ -373,6 +554,13 @@ func (r *replay) midpoint(t int32) int64 {
 		}
 		return inv + int64(tx.Complete)
 	}
+	if r.commit[t] == encode.Committed && inv >= 0 {
+		// An :info transaction that must have committed (settleCertain).
+		if r.byCompletion {
+			return 2 * (inv + r.infoDuration)
+		}
+		return 2*inv + r.infoDuration
+	}
 	return 2*inv + 1<<40
 }
 
@@ -441,18 +629,25 @@ func (r *replay) run() ([]int32, bool) {
 				r.deferred = append(r.deferred, t)
 				continue
 			}
-		case len(r.deferred) > 0:
-			// Only appends that strand a reader are left: run the earliest.
+		default:
+			// Stuck: a spare may fill what a committed transaction waits for; dropping the
+			// optional transactions that hold back successors may release some.
+			if t = r.pickSpare(); t >= 0 {
+				break
+			}
+			if r.dropBlockers() {
+				continue
+			}
+			if len(r.deferred) == 0 {
+				return r.finish()
+			}
+			// Only appends that strand a reader are left: run the earliest (the replay
+			// fails; finish says so).
 			t = r.earliest(&r.deferred)
 			if ok, _ := r.check(t); !ok {
 				r.try(t)
 				continue
 			}
-		default:
-			if r.dropBlockers() {
-				continue
-			}
-			return r.finish()
 		}
 		r.runTxn(t)
 	}
@@ -487,6 +682,14 @@ func (r *replay) install(t int32) {
 	r.fired = r.fired[:0]
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind == history.Append {
+			if k := op.Key; r.optionalKey != nil && r.optionalKey[k] {
+				if p := r.keys[k].pos; p < r.keys[k].n {
+					r.classDemand[r.class(k, r.traceAt[r.keys[k].base+p])]--
+				}
+				if c := r.class(k, op.Value); c >= 0 && r.commit[t] == encode.Committed {
+					r.classSupply[c]--
+				}
+			}
 			r.keys[op.Key].pos++
 			if s := r.slot(op.Key, r.keys[op.Key].pos); s >= 0 {
 				r.fired = append(r.fired, s)
@@ -508,6 +711,53 @@ func (r *replay) wake(w int32) {
 		r.try(w)
 		w = next
 	}
+}
+
+// pickSpare returns the spare to run when the replay is stuck, or -1: one whose
+// appends take a key to a position a committed transaction waits for (any other would only
+// steal a position), preferably one also needed elsewhere (a pure thief more likely
+// never committed), then the earliest. Spares that would strand a reader are passed
+// over; those that no longer fill a position are dropped.
+func (r *replay) pickSpare() int32 {
+	best, bestNeeded := int32(-1), false
+	kept := r.spares[:0]
+	for _, t := range r.spares {
+		r.state[t] = rPending
+		ok, s := r.check(t)
+		if !ok && s != waitSpare {
+			r.try(t) // parks it on a slot, or drops it
+			continue
+		}
+		r.state[t] = rSpare
+		kept = append(kept, t)
+		if r.strands(t) {
+			continue
+		}
+		waited, needed := false, false
+		for _, op := range r.h.TxnOps(int(t)) {
+			if op.Kind != history.Append {
+				continue
+			}
+			k, at := op.Key, r.keys[op.Key].pos
+			if sl := r.slot(k, at+1); sl >= 0 && !waited {
+				for w := r.waitHead[sl]; w >= 0 && !waited; w = r.waitNext[w] {
+					waited = r.commit[w] == encode.Committed
+				}
+			}
+			if c := r.class(k, op.Value); c >= 0 && at < r.keys[k].n && r.classDemand[c] > r.classSupply[c] {
+				needed = true
+			}
+		}
+		if waited && (best < 0 || needed && !bestNeeded || needed == bestNeeded && r.prio(t) < r.prio(best)) {
+			best, bestNeeded = t, needed
+		}
+	}
+	r.spares = kept
+	if best >= 0 {
+		r.spares = slices.DeleteFunc(r.spares, func(t int32) bool { return t == best })
+		r.state[best] = rPending
+	}
+	return best
 }
 
 // dropBlockers drops the optional transactions that still hold back successors, when

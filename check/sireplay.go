@@ -124,6 +124,10 @@ func (s *siReplay) run() ([]siEvent, bool) {
 			// failed somewhere; commit the earliest and let the end check decide.
 			s.commit(s.earliest(&s.waiting))
 		default:
+			if t := r.pickSpare(); t >= 0 {
+				s.start(t)
+				continue
+			}
 			if r.dropBlockers() {
 				continue
 			}

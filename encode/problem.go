@@ -178,8 +178,13 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 	p.sc = sc
 
 	// Which transactions are in the graph: ok ones; :info ones observed in a fixed
-	// segmentation; :info ones that some open key may use get a variable; other :info
-	// ones were never observed and leaving them out can only remove constraints.
+	// segmentation; :info ones that some open key may use get a variable; the other
+	// :info ones are settled not committed before search. None of their appends can
+	// fill a trace position and their reads count for nothing, so committed they would
+	// only add a node with edges into it (an unobserved writer after each key's hub)
+	// and out of it only by process order; not committed, no edge is lost: process
+	// edges skip it (its neighbours stay ordered) and it never completes, so it has no
+	// real-time successors. Not committed is therefore at least as good.
 	p.Commit = make([]Commit, len(h.Txns))
 	p.CommitVar = make([]int32, len(h.Txns))
 	for t := range h.Txns {
