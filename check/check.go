@@ -45,8 +45,11 @@ type checker struct {
 	// anomalyModel, when set, is the model every anomaly found now holds for: the
 	// problem was built within windows narrowed for it.
 	anomalyModel string
-	keyUnsat     bool      // pruning met a key with no segmentation at all
-	staticOrder  []sat.Var // timeOrder's, for the current problem
+	keyUnsat     bool // pruning met a key with no segmentation at all
+	// keyUnsatNamed: and its diagnosis named an anomaly every model forbids, so no
+	// problem needs building.
+	keyUnsatNamed bool
+	staticOrder   []sat.Var // timeOrder's, for the current problem
 }
 
 func (c *checker) run(names []string) Result {
@@ -86,7 +89,12 @@ func (c *checker) run(names []string) Result {
 			left = append(left, m)
 		}
 	}
-	if len(left) > 0 && !c.decide(in, left, nil, "", results) {
+	switch {
+	case len(left) > 0 && c.keyUnsatNamed:
+		for _, m := range left {
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
+		}
+	case len(left) > 0 && !c.decide(in, left, nil, "", results):
 		return c.cutShort(in, names)
 	}
 	for _, m := range names {
@@ -380,6 +388,24 @@ func (c *checker) txnRef(t int32) TxnRef {
 		r.Process = c.h.Processes[tx.Process]
 	}
 	return r
+}
+
+// forbiddenFoundAll lists the anomaly types found so far that every model forbids.
+func (c *checker) forbiddenFoundAll() []string {
+	var types []string
+	for _, a := range c.res.Anomalies {
+		if a.Model != "" {
+			continue
+		}
+		all := true
+		for m := range models {
+			all = all && forbids(m, a.Type)
+		}
+		if all {
+			types = append(types, a.Type)
+		}
+	}
+	return types
 }
 
 // hasFinding reports whether finding f is among the anomalies already: each build of

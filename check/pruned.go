@@ -23,6 +23,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		}
 	}
 	if len(serial) == 0 {
+		c.decideSnapshotNarrowed(in, names, results)
 		return
 	}
 	for _, m := range serial {
@@ -84,18 +85,50 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			}
 		}
 	}
+	c.decideSnapshotNarrowed(in, names, results)
+}
+
+// decideSnapshotNarrowed decides snapshot isolation, when asked and not settled, on the
+// problem narrowed by thresholds over start and commit events.
+func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, results map[string]*ModelResult) {
+	const si = "snapshot-isolation"
+	if !contains(names, si) || results[si] != nil || c.keyUnsat || c.budget.out() {
+		return
+	}
+	if c.proven[si] {
+		results[si] = &ModelResult{Model: si, Valid: Valid}
+		return
+	}
+	v, msg := c.decideNarrowed(in, si)
+	if c.keyUnsat {
+		return
+	}
+	results[si] = &ModelResult{Model: si, Valid: v, Message: msg}
 }
 
 // decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
 func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
 	c.progress("narrowing for " + m)
 	t0 := time.Now()
-	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime}}
+	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime, Split: models[m].snapshot}}
 	opts.Deadline = c.budget.deadline
 	pr := prune.Run(in, opts)
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
 	if pr.KeyUnsat {
 		c.keyUnsat = true
+		if len(c.h.Txns) > smallHistory {
+			// A key alone proves every model invalid: name it, without building the
+			// problem of every other key (on a small history the whole problem is
+			// decided instead, which also shows the cycles).
+			n := len(in.Findings)
+			in.Diagnose(pr.UnsatKey)
+			for _, f := range in.Findings[n:] {
+				if !c.hasFinding(f) {
+					c.addFinding(f)
+				}
+			}
+			c.keyUnsatNamed = len(c.forbiddenFoundAll()) > 0
+		}
 		return Unknown, ""
 	}
 	c.res.Stats.Pruned += pr.Narrowed
@@ -113,6 +146,13 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 			}
 		}
 		return false
+	}
+	if pr.Contradiction != nil && len(c.h.Txns) > smallHistory {
+		// On a long history the thresholds' proof is the evidence: a cycle of facts
+		// checkable one by one, where the problem within the windows (barely narrowed
+		// when the proof comes early) would cost far more to decide again.
+		c.addContradiction(m, pr.Contradiction)
+		return Invalid, ""
 	}
 	lift := func() {}
 	if pr.Contradiction != nil {
@@ -136,7 +176,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 			lift = c.budget.capConflicts(explainConflicts)
 		}
 		clear(results)
-		if totalTrace(in) <= smallTrace {
+		if len(c.h.Txns) <= smallHistory {
 			c.decide(in, []string{m}, nil, m, results)
 		}
 	}
@@ -177,17 +217,10 @@ func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
 	c.addAnomaly(a)
 }
 
-// smallTrace bounds the total trace length for which a contradiction is also decided
-// on the problem without windows, to name it from its cycles.
-const smallTrace = 20000
-
-func totalTrace(in *encode.Inference) int {
-	n := 0
-	for k := range in.Keys {
-		n += len(in.Keys[k].Trace)
-	}
-	return n
-}
+// smallHistory bounds the transactions of a history on which a violation proved by
+// thresholds is decided again on the problem (within the windows, then without), to
+// name it from the cycles of its attributions as Elle names them.
+const smallHistory = 2000
 
 // addWindowUnsat reports a key with no segmentation within the windows.
 func (c *checker) addWindowUnsat(k int32) {

@@ -567,3 +567,10 @@ func dedup(ts []int32) []int32 {
 	}
 	return out
 }
+
+// Diagnose explains why key k has no segmentation at all (Segment says KeyUnsat), as
+// the encoding would, adding to in.Findings, without building the problem.
+func (in *Inference) Diagnose(k int32) {
+	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), sc: newScratch(in, false)}
+	p.diagnose(k)
+}

@@ -42,7 +42,7 @@ func (p *pruner) setKeys(keys []int32, ls *laneScratch, clear bool) {
 				if clear {
 					v = 0
 				}
-				ls.app[p.rank[t]*L+li] = v
+				ls.app[p.rank[p.commitN(t)]*L+li] = v
 			}
 		}
 		for q := int32(0); q <= n+1; q++ {
@@ -143,7 +143,7 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 	for i, k := range keys {
 		ls.narrow[i], ls.contraV[i] = ls.narrow[i][:0], -1
 		li := int32(i)
-		for v := int32(0); v < p.nTxn; v++ {
+		for v := int32(0); v < p.nTN; v++ {
 			x := p.rank[v]*L + li
 			if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
 				ls.contraV[i] = v
@@ -157,7 +157,7 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 			if !p.live(w) || p.pinned[w] {
 				continue
 			}
-			x := p.rank[in.Writers[w].Txn]*L + li
+			x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li
 			lo, hi := p.win.Lo[w], p.win.Hi[w]
 			if best[x] > lo {
 				lo = best[x]

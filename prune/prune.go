@@ -36,6 +36,10 @@ import (
 // Level says which orders besides the data dependencies the models to decide have.
 type Level struct {
 	Process, Realtime bool
+	// Split: snapshot isolation. Each transaction is two nodes, its start (snapshot:
+	// where its reads happen) and its commit (where its appends take effect), and a
+	// writer starts after the writer before its block committed (first-committer-wins).
+	Split bool
 }
 
 // Options bound the work.
@@ -57,6 +61,7 @@ type Result struct {
 	// KeyUnsat: a key has no segmentation at all (before any narrowing): the key alone
 	// proves the history invalid for every model, and pruning stopped.
 	KeyUnsat bool
+	UnsatKey int32 // that key
 	Rounds   int
 	Narrowed int // writers whose window shrank
 	Removed  int // candidate blocks removed, where counted
@@ -91,6 +96,8 @@ type pruner struct {
 	win  *encode.Windows
 
 	nTxn      int32
+	nTN       int32 // transaction nodes: nTxn, or 2*nTxn split
+	split     bool
 	thetaBase []int32 // per key: node of θ(x,0), -1 when the key was never read
 	nodes     int32
 	committed []bool // :ok transactions: the only ones in the graph
@@ -134,6 +141,8 @@ const (
 	eWinAfter
 	eWinBefore
 	eCross
+	eStartCommit
+	eFirstCommitter
 	eProcess
 	eRealtime
 )
@@ -167,10 +176,10 @@ func (p *pruner) order() {
 	}
 	h := p.h
 	key := func(v int32) int64 {
-		if v >= p.nTxn {
+		if v >= p.nTN {
 			return -1
 		}
-		tx := &h.Txns[v]
+		tx := &h.Txns[p.txnOf(v)]
 		switch {
 		case tx.Complete >= 0 && tx.Invoke >= 0:
 			return int64(tx.Invoke) + int64(tx.Complete)
@@ -194,8 +203,8 @@ func (p *pruner) order() {
 	next := int32(0)
 	for len(q.items) > 0 {
 		v := q.pop()
-		if v < p.nTxn {
-			rank[v] = next
+		if v < p.nTN && v == p.commitN(p.txnOf(v)) {
+			rank[p.txnOf(v)] = next
 			next++
 		}
 		for _, e := range p.succ[p.succOff[v]:p.succOff[v+1]] {
@@ -293,7 +302,17 @@ func (p *pruner) build() {
 		p.committed[t] = h.Txns[t].Status == history.OK
 	}
 	p.thetaBase = make([]int32, len(in.Keys))
-	p.nodes = p.nTxn
+	p.split = p.opts.Level.Split
+	p.nTN = p.nTxn
+	if p.split {
+		p.nTN = 2 * p.nTxn
+		for t := int32(0); t < p.nTxn; t++ {
+			if p.committed[t] {
+				p.static = append(p.static, edge{from: 2 * t, to: 2*t + 1, kind: eStartCommit, key: -1, aux: -1})
+			}
+		}
+	}
+	p.nodes = p.nTN
 	for k := range in.Keys {
 		p.thetaBase[k] = -1
 		if in.Keys[k].TraceBy >= 0 && !in.Keys[k].Bad {
@@ -368,11 +387,18 @@ func (p *pruner) build() {
 			} else {
 				p.win.Lo[w] = max(p.win.Lo[w], n)
 			}
+			if !p.split || q > n {
+				continue
+			}
+			// Split, its snapshot (before its own appends) had q values.
+			p.static = append(p.static,
+				edge{from: b + 2*q + 1, to: p.startN(r.Txn), kind: eReadAfter, key: r.Key, aux: int32(ri)},
+				edge{from: p.startN(r.Txn), to: b + 2*q + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
 			continue
 		}
 		p.static = append(p.static,
-			edge{from: b + 2*r.Len + 1, to: r.Txn, kind: eReadAfter, key: r.Key, aux: int32(ri)},
-			edge{from: r.Txn, to: b + 2*r.Len + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
+			edge{from: b + 2*r.Len + 1, to: p.startN(r.Txn), kind: eReadAfter, key: r.Key, aux: int32(ri)},
+			edge{from: p.startN(r.Txn), to: b + 2*r.Len + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
 	}
 	if p.opts.Level.Process || p.opts.Level.Realtime {
 		commit := make([]encode.Commit, p.nTxn)
@@ -407,6 +433,29 @@ func (p *pruner) writerOf(t, k int32) int32 {
 
 func (p *pruner) blockLen(w int32) int32 { return p.in.Writers[w].End - p.in.Writers[w].Start }
 
+// startN and commitN are transaction t's nodes (the same one unless split); txnOf maps
+// a transaction node back.
+func (p *pruner) startN(t int32) int32 {
+	if p.split {
+		return 2 * t
+	}
+	return t
+}
+
+func (p *pruner) commitN(t int32) int32 {
+	if p.split {
+		return 2*t + 1
+	}
+	return t
+}
+
+func (p *pruner) txnOf(v int32) int32 {
+	if p.split {
+		return v / 2
+	}
+	return v
+}
+
 // live reports whether writer w takes part: committed, of a key with thresholds.
 func (p *pruner) live(w int32) bool {
 	wr := &p.in.Writers[w]
@@ -427,15 +476,21 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 		lo, hi, m := min(p.win.Lo[w], n), p.win.Hi[w], p.blockLen(w)
 		// After the gap following the crossing of lo; before the gap preceding the
 		// crossing of hi+m+1.
-		edges = append(edges, edge{from: b + 2*lo + 1, to: wr.Txn, kind: eWinAfter, key: wr.Key, aux: w})
+		c := p.commitN(wr.Txn)
+		edges = append(edges, edge{from: b + 2*lo + 1, to: c, kind: eWinAfter, key: wr.Key, aux: w})
+		if p.split {
+			// First-committer-wins: the writer of the block before committed before it
+			// started.
+			edges = append(edges, edge{from: b + 2*lo + 1, to: p.startN(wr.Txn), kind: eFirstCommitter, key: wr.Key, aux: w})
+		}
 		if hi < n && hi+m+1 <= n+1 {
-			edges = append(edges, edge{from: wr.Txn, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
+			edges = append(edges, edge{from: c, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
 		}
 		// Wherever it starts, it crosses hi+1..lo+m itself.
 		if hi < n && hi+1 <= lo+m {
 			edges = append(edges,
-				edge{from: b + 2*(hi+1), to: wr.Txn, kind: eCross, key: wr.Key, aux: w},
-				edge{from: wr.Txn, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
+				edge{from: b + 2*(hi+1), to: c, kind: eCross, key: wr.Key, aux: w},
+				edge{from: c, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
 		}
 	}
 	return edges
@@ -777,6 +832,7 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 	case encode.KeyUnsat:
 		if in.SegmentWithin(k, nil).State == encode.KeyUnsat {
 			p.res.KeyUnsat = true // no attribution at all: the encoding diagnoses it
+			p.res.UnsatKey = k
 			return false, true
 		}
 		p.contradictKey(k)
@@ -918,13 +974,16 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 	if v < 0 {
 		// Start the cycle at a transaction.
 		for i, id := range path {
-			if all[id].from < p.nTxn {
+			if all[id].from < p.nTN {
 				path = append(path[i:len(path):len(path)], path[:i]...)
 				break
 			}
 		}
 	}
-	c := &Contradiction{Key: k, Txn: v}
+	c := &Contradiction{Key: k, Txn: -1}
+	if v >= 0 {
+		c.Txn = p.txnOf(v)
+	}
 	describe := func(e *edge) string {
 		switch e.kind {
 		case eReadAfter, eReadBefore:
@@ -943,6 +1002,8 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			return fmt.Sprintf("%s and %s ran on process %s in this order", name(e.from), name(e.to), h.Processes[h.Txns[e.from].Process])
 		case eRealtime:
 			return fmt.Sprintf("%s completed (line %d) before %s was invoked", name(e.from), h.Txns[e.from].Line, name(e.to))
+		case eFirstCommitter:
+			return fmt.Sprintf("under first-committer-wins, %s started after the append before its own to %s committed", name(in.Writers[e.aux].Txn), keyName(e.key))
 		}
 		return ""
 	}
@@ -982,8 +1043,11 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 	var out *edge
 	for _, id := range path {
 		e := &all[id]
-		if e.from < p.nTxn {
-			from, out, why = e.from, e, why[:0]
+		if e.kind == eStartCommit {
+			continue // within one transaction
+		}
+		if e.from < p.nTN {
+			from, out, why = p.txnOf(e.from), e, why[:0]
 		}
 		if d := describe(e); d != "" && !slices.Contains(why, d) && !slices.Contains(lead, d) {
 			if from < 0 {
@@ -992,12 +1056,13 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 				why = append(why, d)
 			}
 		}
-		if e.to < p.nTxn && from >= 0 {
-			st := Step{From: from, To: e.to, Kind: hopKind(out, e), Key: e.key,
-				Why: fmt.Sprintf("%s < %s because %s", name(from), name(e.to), strings.Join(why, ", and "))}
+		if e.to < p.nTN && from >= 0 {
+			to := p.txnOf(e.to)
+			st := Step{From: from, To: to, Kind: hopKind(out, e), Key: e.key,
+				Why: fmt.Sprintf("%s < %s because %s", name(from), name(to), strings.Join(why, ", and "))}
 			c.Steps = append(c.Steps, st)
 			c.Txns = append(c.Txns, from)
-			from, why = e.to, why[:0]
+			from, why = to, why[:0]
 		}
 	}
 	var lines []string
@@ -1008,14 +1073,14 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		lines = append(lines, s.Why)
 	}
 	if v >= 0 {
-		if len(c.Steps) == 0 || c.Steps[len(c.Steps)-1].To != v && !slices.Contains(c.Txns, v) {
-			c.Txns = append(c.Txns, v)
+		if tv := p.txnOf(v); len(c.Steps) == 0 || c.Steps[len(c.Steps)-1].To != tv && !slices.Contains(c.Txns, tv) {
+			c.Txns = append(c.Txns, tv)
 		}
 		if from >= 0 && len(why) > 0 {
 			lines = append(lines, "after "+name(from)+", "+keyName(k)+" has fewer values than where "+strings.Join(why, ", and "))
 		}
 		lines = append(lines, fmt.Sprintf("counting the values each of them appends to %s, %s would have to run after %s had %d values and finish with fewer: no attribution of the duplicates to appends allows that",
-			keyName(k), name(v), keyName(k), p.explain.best[p.rank[v]*lanes]))
+			keyName(k), name(p.txnOf(v)), keyName(k), p.explain.best[p.rank[v]*lanes]))
 		// The list's own order closes the cycle: the last transaction precedes the first.
 		rw++
 	} else if len(c.Steps) > 0 {
@@ -1023,6 +1088,9 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 	}
 	c.Text = strings.Join(lines, "; ")
 	c.Type = p.suffix(cycleType(rw, wr, process, realtime))
+	if p.split && rw >= 2 {
+		c.Type = "G-nonadjacent" // any cycle of the split graph is one snapshot isolation forbids
+	}
 	p.res.Contradiction = c
 }
 
@@ -1042,11 +1110,11 @@ func (p *pruner) suffix(typ string) string {
 	return typ
 }
 
-func (c *Contradiction) firstTxn(v int32) int32 {
+func (c *Contradiction) firstTxn(int32) int32 {
 	if len(c.Steps) > 0 {
 		return c.Steps[0].From
 	}
-	return v
+	return c.Txn
 }
 
 // cycleType names a cycle as Elle does, from its dependency kinds.

@@ -21,6 +21,7 @@ var levels = []struct {
 	{Level{}, "serializable"},
 	{Level{Process: true}, "strong-session-serializable"},
 	{Level{Process: true, Realtime: true}, "strict-serializable"},
+	{Level{Split: true}, "snapshot-isolation"},
 }
 
 // TestContradictionsAreSound: a contradiction is a proof, so the brute force must find
