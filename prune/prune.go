@@ -125,6 +125,9 @@ type pruner struct {
 	res                 *Result
 	changes             int    // window narrowings so far
 	touched             []bool // per key: a window of its writers narrowed since its last passes
+	// tileFirst: keys tiled in the first round even when expensive (two pinned blocks
+	// collide: the key alone has no segmentation).
+	tileFirst []bool
 }
 
 type edge struct {
@@ -370,6 +373,8 @@ func (p *pruner) build() {
 			}
 		}
 	}
+	pinAt := map[uint64]int32{}
+	p.tileFirst = make([]bool, len(in.Keys))
 	for ri := range in.Reads {
 		r := &in.Reads[ri]
 		b := p.thetaBase[r.Key]
@@ -384,6 +389,13 @@ func (p *pruner) build() {
 			p.pinned[w] = true
 			if q < n {
 				p.win.Lo[w], p.win.Hi[w] = q, q
+				// Two blocks pinned at one position (a lost update): tile the key first,
+				// it has no segmentation.
+				at := uint64(r.Key)<<32 | uint64(q)
+				if other, ok := pinAt[at]; ok && other != w {
+					p.tileFirst[r.Key] = true
+				}
+				pinAt[at] = w
 			} else {
 				p.win.Lo[w] = max(p.win.Lo[w], n)
 			}
@@ -510,7 +522,7 @@ func (p *pruner) run() {
 			if !p.dirty[k] {
 				continue
 			}
-			if round == 0 && p.expensive(int32(k)) {
+			if round == 0 && !p.tileFirst[k] && p.expensive(int32(k)) {
 				p.state[k] = encode.KeyOpen
 				continue
 			}
