@@ -154,6 +154,13 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 			continue
 		}
 		for _, w := range in.Keys[k].Writers {
+			if p.maybe(w) {
+				// If it committed, not before what real time put before it.
+				if x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li; best[x] > p.win.Lo[w] {
+					ls.narrow[i] = append(ls.narrow[i], w, best[x], p.win.Hi[w])
+				}
+				continue
+			}
 			if !p.live(w) || p.pinned[w] {
 				continue
 			}

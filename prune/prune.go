@@ -280,12 +280,12 @@ func (p *pruner) allow() {
 			continue
 		}
 		for _, w := range in.Keys[k].Writers {
-			if p.live(w) {
+			if p.live(w) || p.maybe(w) {
 				p.win.Allow[w] = []int32{}
 			}
 		}
 		for _, c := range cands {
-			if p.live(c.Writer) {
+			if p.live(c.Writer) || p.maybe(c.Writer) {
 				p.win.Allow[c.Writer] = append(p.win.Allow[c.Writer], c.Pos)
 			}
 		}
@@ -426,6 +426,14 @@ func (p *pruner) build() {
 			}
 		}
 		if p.opts.Level.Realtime {
+			// Real time also bounds where an :info transaction's appends can be if it
+			// committed: after what completed before it was invoked. Edges only go into
+			// it (it never completes), so nothing is inferred through it for others.
+			for t := range commit {
+				if p.h.Txns[t].Status == history.Info {
+					commit[t] = encode.MayCommit
+				}
+			}
 			for _, e := range pr.RealtimeEdges() {
 				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eRealtime, key: -1, aux: -1})
 			}
@@ -468,6 +476,14 @@ func (p *pruner) txnOf(v int32) int32 {
 	return v
 }
 
+// maybe reports whether writer w is an :info transaction's, of a key with thresholds:
+// its window only bounds where its block starts if it committed (from below: edges only
+// go into it, since facts through a transaction that may not exist prove nothing).
+func (p *pruner) maybe(w int32) bool {
+	wr := &p.in.Writers[w]
+	return wr.Status == history.Info && p.thetaBase[wr.Key] >= 0
+}
+
 // live reports whether writer w takes part: committed, of a key with thresholds.
 func (p *pruner) live(w int32) bool {
 	wr := &p.in.Writers[w]
@@ -479,7 +495,7 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 	in := p.in
 	for w := range in.Writers {
 		w := int32(w)
-		if !p.live(w) {
+		if !p.live(w) && !p.maybe(w) {
 			continue
 		}
 		wr := &in.Writers[w]
@@ -490,6 +506,9 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 		// crossing of hi+m+1.
 		c := p.commitN(wr.Txn)
 		edges = append(edges, edge{from: b + 2*lo + 1, to: c, kind: eWinAfter, key: wr.Key, aux: w})
+		if !p.live(w) {
+			continue // an :info writer: only edges into it
+		}
 		if p.split {
 			// First-committer-wins: the writer of the block before committed before it
 			// started.
@@ -857,6 +876,18 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 			p.forced[c.Writer] = c.Pos
 		}
 		for _, w := range in.Keys[k].Writers {
+			if p.maybe(w) {
+				// If it committed: at its block of the one tiling, or unobserved.
+				lo := n
+				if pos := p.forced[w]; pos >= 0 {
+					lo = pos
+				}
+				if lo > p.win.Lo[w] {
+					p.setWindowQuiet(w, lo, p.win.Hi[w])
+					again = true
+				}
+				continue
+			}
 			if !p.live(w) {
 				continue
 			}
@@ -888,6 +919,18 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 			}
 		}
 		for _, w := range in.Keys[k].Writers {
+			if p.maybe(w) {
+				// If it committed: at its first viable block or later, or unobserved.
+				lo := n
+				if f := p.first[w]; f >= 0 {
+					lo = f
+				}
+				if lo > p.win.Lo[w] {
+					p.setWindowQuiet(w, lo, p.win.Hi[w])
+					again = true
+				}
+				continue
+			}
 			if !p.live(w) {
 				continue
 			}
