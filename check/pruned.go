@@ -261,5 +261,27 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 		return false
 	}
 	spec := models[m]
+	if spec.snapshot {
+		// A start/commit replay within the windows, verified by verifySI; serial
+		// replays were tried before narrowing.
+		for _, edges := range [][]encode.Edge{guide, nil} {
+			for _, byCompletion := range []bool{false, true} {
+				s := newSIReplay(h, in, commit, edges)
+				s.byCompletion, s.stop, s.win = byCompletion, c.budget.stop, win
+				events, ok := s.run()
+				if !ok {
+					continue
+				}
+				if verifySI(h, in, events) != nil {
+					c.res.Stats.ReplayRejected++
+					continue
+				}
+				c.res.Stats.Witnessed++
+				c.res.Stats.Replayed++
+				return true
+			}
+		}
+		return false
+	}
 	return try(guide, spec.process, spec.realtime) || !spec.process && !spec.realtime && try(nil, false, false)
 }
