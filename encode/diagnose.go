@@ -382,6 +382,13 @@ func (p *Problem) diagnose(k int32) {
 		typ, why = "G1b", "every way to attribute its values to appends makes some read end in the middle of one transaction's appends (an intermediate read)"
 	case p.segmentable(k, true, false):
 		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values puts that append right after what the transaction read (a lost update)"
+		if a, b, l, ok := p.pinCollision(k); ok {
+			// The usual case, named by its two transactions first.
+			in.Findings = append(in.Findings, Finding{Type: typ, Key: k, Txns: []int32{a, b},
+				Text: fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values, and only one can: a lost update",
+					in.keyName(k), in.txnName(a), in.txnName(b), l, l)})
+			return
+		}
 	default:
 		typ, why = "incomplete-append", "its values cannot be split into whole appends of distinct transactions, each transaction's appends together"
 	}
@@ -573,4 +580,28 @@ func dedup(ts []int32) []int32 {
 func (in *Inference) Diagnose(k int32) {
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), sc: newScratch(in, false)}
 	p.diagnose(k)
+}
+
+// pinCollision finds two committed transactions whose reads of key k pin their blocks
+// at the same position inside the trace: both read the key with the same values before
+// their own appends and appended to it.
+func (p *Problem) pinCollision(k int32) (a, b, l int32, ok bool) {
+	in := p.In
+	n := int32(len(in.Keys[k].Trace))
+	at := map[int32]int32{}
+	for _, ri := range in.Keys[k].Reads {
+		r := &in.Reads[ri]
+		if !r.Writes {
+			continue
+		}
+		q := r.Len - r.Own
+		if q >= n {
+			continue
+		}
+		if t, seen := at[q]; seen && t != r.Txn {
+			return t, r.Txn, q, true
+		}
+		at[q] = r.Txn
+	}
+	return 0, 0, 0, false
 }
