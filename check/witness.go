@@ -88,7 +88,7 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 			}
 		}
 	}
-	if !ok {
+	if !ok || !c.satisfies(vals) {
 		return vals, false
 	}
 	holds := c.holdsUnder(vals)
@@ -161,4 +161,23 @@ func (c *checker) holdsUnder(vals []bool) func(e *encode.Edge) bool {
 		}
 		return true
 	}
+}
+
+// satisfies reports whether vals satisfies every clause of the problem (the guess is
+// built to, but windows add clauses of their own: a writer that must be observed).
+func (c *checker) satisfies(vals []bool) bool {
+	p := c.p
+	for i := range p.ClauseEnd {
+		sat := false
+		for _, l := range p.Clause(i) {
+			if vals[l>>1] == (l&1 == 0) {
+				sat = true
+				break
+			}
+		}
+		if !sat {
+			return false
+		}
+	}
+	return true
 }

@@ -132,8 +132,21 @@ func (p *Problem) openKey(k int32) {
 		if !ok {
 			continue
 		}
-		unobserved = append(unobserved, w)
 		cs := wCand[wOff[wi]:wOff[wi+1]]
+		if p.Win.MustObserve(w, n) && len(cs) > 0 {
+			// Its window keeps it inside the trace: one of its blocks (if it committed),
+			// and it is no unobserved writer (which snapshot isolation would order
+			// pairwise with the others).
+			for _, i := range cs {
+				p.lit(Pos(s0 + i))
+			}
+			if cg >= 0 {
+				p.lit(cg ^ 1)
+			}
+			p.endClause()
+			continue
+		}
+		unobserved = append(unobserved, w)
 		if len(cs) == 0 {
 			lits = append(lits, cg)
 			continue
@@ -141,9 +154,6 @@ func (p *Problem) openKey(k int32) {
 		u := p.newVar()
 		p.unobsVar[int(p.keyBase[k])+wi] = u
 		lits = append(lits, Pos(u))
-		if p.Win.MustObserve(w, n) {
-			p.clause1(Neg(u))
-		}
 		for _, i := range cs {
 			p.clause2(Neg(u), Neg(s0+i))
 		}

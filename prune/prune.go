@@ -39,6 +39,8 @@ type Level struct {
 	// Split: snapshot isolation. Each transaction is two nodes, its start (snapshot:
 	// where its reads happen) and its commit (where its appends take effect), and a
 	// writer starts after the writer before its block committed (first-committer-wins).
+	// With Realtime (and Process), strong snapshot isolation: a commit precedes the
+	// start of what was invoked after it completed.
 	Split bool
 }
 
@@ -422,7 +424,8 @@ func (p *pruner) build() {
 		pr := &encode.Problem{In: in, Commit: commit}
 		if p.opts.Level.Process {
 			for _, e := range pr.ProcessEdges() {
-				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eProcess, key: -1, aux: -1})
+				// Split (strong session snapshot isolation), a commit precedes the next start.
+				p.static = append(p.static, edge{from: p.commitN(e.From), to: p.startN(e.To), kind: eProcess, key: -1, aux: -1})
 			}
 		}
 		if p.opts.Level.Realtime {
@@ -435,7 +438,7 @@ func (p *pruner) build() {
 				}
 			}
 			for _, e := range pr.RealtimeEdges() {
-				p.static = append(p.static, edge{from: e.From, to: e.To, kind: eRealtime, key: -1, aux: -1})
+				p.static = append(p.static, edge{from: p.commitN(e.From), to: p.startN(e.To), kind: eRealtime, key: -1, aux: -1})
 			}
 		}
 	}
@@ -1054,9 +1057,9 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			return fmt.Sprintf("%s's append of %s to %s can only start at %s (%s)", name(in.Writers[w].Txn),
 				encode.ShortList(h, in.Vals(w)), keyName(e.key), windowText(p.win.Lo[w], p.win.Hi[w], n), how)
 		case eProcess:
-			return fmt.Sprintf("%s and %s ran on process %s in this order", name(e.from), name(e.to), h.Processes[h.Txns[e.from].Process])
+			return fmt.Sprintf("%s and %s ran on process %s in this order", name(p.txnOf(e.from)), name(p.txnOf(e.to)), h.Processes[h.Txns[p.txnOf(e.from)].Process])
 		case eRealtime:
-			return fmt.Sprintf("%s completed (line %d) before %s was invoked", name(e.from), h.Txns[e.from].Line, name(e.to))
+			return fmt.Sprintf("%s completed (line %d) before %s was invoked", name(p.txnOf(e.from)), h.Txns[p.txnOf(e.from)].Line, name(p.txnOf(e.to)))
 		case eFirstCommitter:
 			return fmt.Sprintf("under first-committer-wins, %s started after the append before its own to %s committed", name(in.Writers[e.aux].Txn), keyName(e.key))
 		}
