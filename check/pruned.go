@@ -116,6 +116,10 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	t0 := time.Now()
 	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime, Split: models[m].snapshot}}
 	opts.Deadline = c.budget.deadline
+	if models[m].snapshot {
+		// Without real time, start and commit events narrow little and slowly: bounded.
+		opts.MaxRounds, opts.Work = 3, 300_000_000
+	}
 	pr := prune.Run(in, opts)
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
 	if pr.KeyUnsat {
@@ -299,7 +303,9 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	c.progress("narrowing for strong snapshot isolation")
 	t0 := time.Now()
-	pr := prune.Run(in, prune.Options{Level: prune.Level{Split: true, Process: true, Realtime: true}, Deadline: c.budget.deadline})
+	// Bounded work: only a witness (the graph has two nodes per transaction).
+	pr := prune.Run(in, prune.Options{Level: prune.Level{Split: true, Process: true, Realtime: true}, Deadline: c.budget.deadline,
+		MaxRounds: 3, Work: 300_000_000})
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
 	if pr.Contradiction != nil || pr.KeyUnsat || c.budget.out() {
 		return false

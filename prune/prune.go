@@ -544,6 +544,9 @@ func (p *pruner) run() {
 			if !p.dirty[k] {
 				continue
 			}
+			if k%64 == 0 && p.expired() {
+				return
+			}
 			if round == 0 && !p.tileFirst[k] && p.expensive(int32(k)) {
 				p.state[k] = encode.KeyOpen
 				continue
