@@ -314,6 +314,9 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	if c.replayWithin(in, si, pr.Win) {
 		return true
 	}
+	if allowedBlocks(pr.Win) > maxWitnessBlocks {
+		return false // narrowed too little (bounded work): building it would cost more than it may save
+	}
 	// Decided by a checker of its own: what it finds within these windows is no
 	// evidence about snapshot isolation, and must neither show nor hide any.
 	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
@@ -340,4 +343,17 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 		st.Witnessed++
 	}
 	return ok
+}
+
+// maxWitnessBlocks bounds the candidate blocks of a problem built only as a witness.
+const maxWitnessBlocks = 2_000_000
+
+// allowedBlocks counts the blocks the windows leave where the narrowing tiled a key
+// (elsewhere it counts nothing: those keys are few or short).
+func allowedBlocks(win *encode.Windows) int {
+	n := 0
+	for _, a := range win.Allow {
+		n += len(a)
+	}
+	return n
 }
