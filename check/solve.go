@@ -324,6 +324,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	}
 	var parts []string
 	var first []int32
+	firstCase, firstChoices := 0, "" // the case first's steps come from, and its choices
 	typ := ""
 	var scratch bfsScratch
 	complete := false
@@ -362,8 +363,9 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		cycle := g.path(comps[0][0], comps[0][0], func(x int32) bool { return inComp[x] }, holds, &scratch)
 		// The anomaly is named by the most permissive kind of cycle among the cases:
 		// the claim that holds in every attribution.
+		newFirst := false
 		if t := c.classify(v, cycle); first == nil || cycleRank(t) > cycleRank(typ) {
-			first, typ = cycle, t
+			first, typ, newFirst = cycle, t, true
 		}
 		var why, choices []string
 		var block []sat.Lit
@@ -385,6 +387,9 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 			}
 		}
 		parts = append(parts, fmt.Sprintf("Case %d, if %s: %s.", n+1, strings.Join(choices, " and "), strings.Join(why, "; ")))
+		if newFirst {
+			firstCase, firstChoices = n+1, strings.Join(choices, " and ")
+		}
 		if len(block) == 0 || !s.AddClause(block...) {
 			complete = true
 			break
@@ -397,8 +402,13 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		return ""
 	}
 	a.Type, a.Model = typ, m
+	// The steps are one case's: each holds in that attribution, so it says which.
+	cond := ""
+	if firstChoices != "" {
+		cond = fmt.Sprintf("In case %d (if %s): ", firstCase, firstChoices)
+	}
 	for _, st := range c.steps(v, first) {
-		a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: c.explain(st)})
+		a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: cond + c.explain(st)})
 	}
 	for _, st := range c.steps(v, first) {
 		if txns[st.from] {
