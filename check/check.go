@@ -79,6 +79,7 @@ func (c *checker) run(names []string) Result {
 			return c.cutShort(in, names)
 		}
 	}
+	in.CheckValues()
 	results := map[string]*ModelResult{}
 	if len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
 		c.decidePruned(in, names, results)
@@ -250,6 +251,7 @@ func (c *checker) addOrderEdges(names []string) {
 // models a verified replay proved stay valid, and the others are unknown.
 func (c *checker) cutShort(in *encode.Inference, names []string) Result {
 	h := c.h
+	in.CheckValues()
 	s := &c.res.Stats
 	s.Transactions, s.Operations, s.Keys = len(h.Txns), len(h.Ops), len(h.Keys)
 	for _, f := range in.Findings {

@@ -59,6 +59,8 @@ type Inference struct {
 	// TxnWriters lists the writer ids of each transaction (flat: TxnWriterStart[t]..[t+1]).
 	TxnWriterStart []int32
 	TxnWriterIDs   []int32
+
+	valuesChecked bool // CheckValues ran
 }
 
 // Infer groups the history's micro-ops by key and checks what needs no search: internal
@@ -196,8 +198,19 @@ func Infer(h *history.History) *Inference {
 		in.Keys[k].Reads = rs[nr[k]:nr[k+1]:nr[k+1]]
 	}
 	in.traces()
-	in.valueFindings()
 	return in
+}
+
+// CheckValues runs the checks of each key's values against its appends (valueFindings)
+// once. Infer leaves them out: a verified replay proves a valid history without them (it
+// compares every read value by value), and on a million keys they cost seconds; the
+// encoding and narrowing call it first.
+func (in *Inference) CheckValues() {
+	if in.valuesChecked {
+		return
+	}
+	in.valuesChecked = true
+	in.valueFindings()
 }
 
 // internalOK checks a read against the transaction's earlier view of the key: every

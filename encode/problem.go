@@ -170,6 +170,7 @@ func BuildWithin(in *Inference, win *Windows) *Problem { return BuildWithinStop(
 // Growing those lists instead (the biggest structures of a check) would copy them
 // several times over and leave as much garbage.
 func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
+	in.CheckValues()
 	h := in.H
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), Win: win}
 	p.Nodes = len(h.Txns) + len(in.Keys)

@@ -154,6 +154,7 @@ const (
 
 // Run narrows the windows of in's writers for the models of opts.Level.
 func Run(in *encode.Inference, opts Options) *Result {
+	in.CheckValues() // keys whose values alone fail are Bad: left out
 	if opts.MaxRounds == 0 {
 		opts.MaxRounds = 50
 	}
