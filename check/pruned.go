@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"doppel/encode"
-	"doppel/history"
 	"doppel/prune"
 )
 
@@ -241,15 +240,7 @@ func (c *checker) addWindowUnsat(k int32) {
 // replay; it reports whether that proved model m.
 func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windows) bool {
 	h := c.h
-	commit := make([]encode.Commit, len(h.Txns))
-	for t := range h.Txns {
-		switch h.Txns[t].Status {
-		case history.OK:
-			commit[t] = encode.Committed
-		case history.Info:
-			commit[t] = encode.MayCommit
-		}
-	}
+	commit := commitsOf(h)
 	p := &encode.Problem{In: in, Commit: commit}
 	guide := append(p.ProcessEdges(), p.RealtimeEdges()...)
 	try := func(edges []encode.Edge, process, realtime bool) bool {

@@ -595,18 +595,7 @@ func (c *checker) timeOrder(v *view) []sat.Var {
 	for i := range key {
 		key[i] = 1<<62 + int64(i)
 	}
-	mid := func(t int32) int64 {
-		tx := &c.h.Txns[t]
-		switch {
-		case tx.Complete >= 0 && tx.Invoke >= 0:
-			return int64(tx.Invoke) + int64(tx.Complete)
-		case tx.Complete >= 0:
-			return 2 * int64(tx.Complete)
-		case tx.Invoke >= 0:
-			return 2*int64(tx.Invoke) + 1<<40
-		}
-		return 1 << 41
-	}
+	mid := c.h.Midpoint
 	if p.Win != nil && p.Win.Rank != nil {
 		// The serial order that narrowed the windows: consistent with every read.
 		mid = func(t int32) int64 { return int64(p.Win.Rank[t]) }

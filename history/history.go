@@ -106,6 +106,21 @@ type History struct {
 }
 
 // TxnOps returns the micro-ops of transaction t.
+// Midpoint estimates when transaction t took effect, in event positions times two: the
+// middle of its interval; without a completion (:info), after every completed one.
+func (h *History) Midpoint(t int32) int64 {
+	tx := &h.Txns[t]
+	switch {
+	case tx.Complete >= 0 && tx.Invoke >= 0:
+		return int64(tx.Invoke) + int64(tx.Complete)
+	case tx.Complete >= 0:
+		return 2 * int64(tx.Complete)
+	case tx.Invoke >= 0:
+		return 2*int64(tx.Invoke) + 1<<40
+	}
+	return 1 << 41
+}
+
 func (h *History) TxnOps(t int) []MicroOp {
 	tx := &h.Txns[t]
 	return h.Ops[tx.OpStart:tx.OpEnd]

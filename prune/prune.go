@@ -185,16 +185,7 @@ func (p *pruner) order() {
 		if v >= p.nTN {
 			return -1
 		}
-		tx := &h.Txns[p.txnOf(v)]
-		switch {
-		case tx.Complete >= 0 && tx.Invoke >= 0:
-			return int64(tx.Invoke) + int64(tx.Complete)
-		case tx.Complete >= 0:
-			return 2 * int64(tx.Complete)
-		case tx.Invoke >= 0:
-			return 2*int64(tx.Invoke) + 1<<40
-		}
-		return 1 << 41
+		return h.Midpoint(p.txnOf(v))
 	}
 	q := &nodeHeap{key: key}
 	for v := int32(0); v < p.nodes; v++ {
