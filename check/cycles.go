@@ -139,25 +139,7 @@ func (c *checker) classify(v *view, cycle []int32) string {
 			realtime = true
 		}
 	}
-	typ := "G2-item"
-	switch {
-	case rw == 0 && wr == 0:
-		typ = "G0"
-	case rw == 0:
-		typ = "G1c"
-	case rw == 1:
-		typ = "G-single"
-	case v.split:
-		// In the split graph two anti-dependencies are never adjacent.
-		typ = "G-nonadjacent"
-	}
-	if realtime {
-		return typ + "-realtime"
-	}
-	if process {
-		return typ + "-process"
-	}
-	return typ
+	return encode.CycleType(rw, wr, v.split, process, realtime)
 }
 
 func (c *checker) addCycle(v *view, typ string, cycle []int32) {

@@ -195,15 +195,7 @@ func TestReplaysStop(t *testing.T) {
 	h := brute.Random(rng, brute.Config{MinTxns: 3 * stopEvery, MaxTxns: 3 * stopEvery, MaxKeys: stopEvery, Values: 3, MaxOps: 6,
 		MaxProcesses: 1, Strategy: brute.Serial}) // one process: the greedy replays succeed
 	in := encode.Infer(h)
-	commit := make([]encode.Commit, len(h.Txns))
-	for t := range h.Txns {
-		switch h.Txns[t].Status {
-		case history.OK:
-			commit[t] = encode.Committed
-		case history.Info:
-			commit[t] = encode.MayCommit
-		}
-	}
+	commit := commitsOf(h)
 	never := func() bool { return false }
 	always := func() bool { return true }
 	order, ok := schedule(h, in, commit, nil, false, never)

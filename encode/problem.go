@@ -21,6 +21,31 @@ var edgeKindNames = [...]string{"ww", "wr", "rw", "process", "realtime", "unobse
 
 func (k EdgeKind) String() string { return edgeKindNames[k] }
 
+// CycleType names a dependency cycle as Elle does, from how many anti-dependencies (rw)
+// and write-read dependencies (wr) it has: G0 (ww only), G1c (ww and wr), G-single (one
+// rw), G2-item (several; G-nonadjacent in snapshot isolation's split graph, where two are
+// never adjacent), with -realtime or -process when it needs such an edge.
+func CycleType(rw, wr int, split, process, realtime bool) string {
+	typ := "G2-item"
+	switch {
+	case rw == 0 && wr == 0:
+		typ = "G0"
+	case rw == 0:
+		typ = "G1c"
+	case rw == 1:
+		typ = "G-single"
+	case split:
+		typ = "G-nonadjacent"
+	}
+	if realtime {
+		return typ + "-realtime"
+	}
+	if process {
+		return typ + "-process"
+	}
+	return typ
+}
+
 // Edge is a dependency From -> To between graph nodes (transactions, or a key's hub).
 // A key's hub stands for "after the whole trace": the last writer and the readers of
 // the whole trace go into it, and it goes to every writer never observed, so those

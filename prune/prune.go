@@ -1140,10 +1140,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		lines = append(lines, fmt.Sprintf("so %s would precede itself: a cycle", name(c.Steps[0].From)))
 	}
 	c.Text = strings.Join(lines, "; ")
-	c.Type = p.suffix(cycleType(rw, wr, process, realtime))
-	if p.split && rw >= 2 {
-		c.Type = "G-nonadjacent" // any cycle of the split graph is one snapshot isolation forbids
-	}
+	c.Type = p.suffix(encode.CycleType(rw, wr, p.split, process, realtime))
 	p.res.Contradiction = c
 }
 
@@ -1170,24 +1167,9 @@ func (c *Contradiction) firstTxn(int32) int32 {
 	return c.Txn
 }
 
-// cycleType names a cycle as Elle does, from its dependency kinds.
+// cycleType names a cycle of the serializable family's graph (encode.CycleType).
 func cycleType(rw, wr int, process, realtime bool) string {
-	typ := "G2-item"
-	switch {
-	case rw == 0 && wr == 0:
-		typ = "G0"
-	case rw == 0:
-		typ = "G1c"
-	case rw == 1:
-		typ = "G-single"
-	}
-	if realtime {
-		return typ + "-realtime"
-	}
-	if process {
-		return typ + "-process"
-	}
-	return typ
+	return encode.CycleType(rw, wr, false, process, realtime)
 }
 
 // NoAttributionType names a violation proved without a single cycle to show: as the
