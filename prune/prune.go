@@ -848,16 +848,6 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 	plan := in.SegmentWithin(k, p.win)
 	p.state[k] = plan.State
 	switch plan.State {
-	case encode.KeyOpen:
-		p.lastPlan[k] = plan.Cands
-	case encode.KeyFixed:
-		p.lastPlan[k] = plan.Blocks
-		if p.lastPlan[k] == nil {
-			p.lastPlan[k] = []encode.Cand{}
-		}
-	}
-	n := int32(len(in.Keys[k].Trace))
-	switch plan.State {
 	case encode.KeyUnsat:
 		if in.SegmentWithin(k, nil).State == encode.KeyUnsat {
 			p.res.KeyUnsat = true // no attribution at all: the encoding diagnoses it
@@ -867,42 +857,22 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 		p.contradictKey(k)
 		return false, true
 	case encode.KeyFixed:
+		// One tiling: its blocks are each writer's only viable one, and forced.
+		p.lastPlan[k] = plan.Blocks
+		if p.lastPlan[k] == nil {
+			p.lastPlan[k] = []encode.Cand{} // tiled: an empty list allows no position
+		}
 		for _, w := range in.Keys[k].Writers {
-			p.forced[w] = -1
+			p.first[w], p.last[w], p.forced[w] = -1, -1, -1
 		}
 		for _, c := range plan.Blocks {
-			p.forced[c.Writer] = c.Pos
+			p.first[c.Writer], p.last[c.Writer], p.forced[c.Writer] = c.Pos, c.Pos, c.Pos
 		}
-		for _, w := range in.Keys[k].Writers {
-			if p.maybe(w) {
-				// If it committed: at its block of the one tiling, or unobserved.
-				lo := n
-				if pos := p.forced[w]; pos >= 0 {
-					lo = pos
-				}
-				if lo > p.win.Lo[w] {
-					p.setWindowQuiet(w, lo, p.win.Hi[w])
-					again = true
-				}
-				continue
-			}
-			if !p.live(w) {
-				continue
-			}
-			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if pos := p.forced[w]; pos >= 0 {
-				lo, hi = pos, pos
-			} else {
-				lo = max(lo, n)
-			}
-			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
-				p.setWindowQuiet(w, lo, hi)
-				again = true
-			}
-		}
+		return p.narrowToViable(k)
 	case encode.KeyOpen:
 		// Each writer's viable blocks; a boundary every tiling has (a read's cut, or 0)
 		// with a single viable block forces it.
+		p.lastPlan[k] = plan.Cands
 		for _, w := range in.Keys[k].Writers {
 			p.first[w], p.last[w], p.forced[w] = -1, -1, -1
 		}
@@ -916,41 +886,50 @@ func (p *pruner) segmentOnce(k int32) (again, stop bool) {
 				p.forced[c.Writer] = c.Pos
 			}
 		}
-		for _, w := range in.Keys[k].Writers {
-			if p.maybe(w) {
-				// If it committed: at its first viable block or later, or unobserved.
-				lo := n
-				if f := p.first[w]; f >= 0 {
-					lo = f
-				}
-				if lo > p.win.Lo[w] {
-					p.setWindowQuiet(w, lo, p.win.Hi[w])
-					again = true
-				}
-				continue
+		return p.narrowToViable(k)
+	}
+	return false, false
+}
+
+// narrowToViable narrows the windows of key k's writers to the viable blocks of its
+// last tiling (p.first, p.last, p.forced); again: some narrowed.
+func (p *pruner) narrowToViable(k int32) (again, stop bool) {
+	in := p.in
+	n := int32(len(in.Keys[k].Trace))
+	for _, w := range in.Keys[k].Writers {
+		if p.maybe(w) {
+			// If it committed: at its first viable block or later, or unobserved.
+			lo := n
+			if f := p.first[w]; f >= 0 {
+				lo = f
 			}
-			if !p.live(w) {
-				continue
-			}
-			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if pos := p.forced[w]; pos >= 0 {
-				lo, hi = pos, pos
-			} else if f := p.first[w]; f >= 0 {
-				lo = max(lo, f)
-				if hi < n {
-					hi = min(hi, p.last[w])
-				}
-			} else {
-				lo = max(lo, n) // no block fits: it can only stay unobserved
-			}
-			if lo > hi {
-				p.contradictKey(k)
-				return false, true
-			}
-			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
-				p.setWindowQuiet(w, lo, hi)
+			if lo > p.win.Lo[w] {
+				p.setWindowQuiet(w, lo, p.win.Hi[w])
 				again = true
 			}
+			continue
+		}
+		if !p.live(w) {
+			continue
+		}
+		lo, hi := p.win.Lo[w], p.win.Hi[w]
+		if pos := p.forced[w]; pos >= 0 {
+			lo, hi = pos, pos
+		} else if f := p.first[w]; f >= 0 {
+			lo = max(lo, f)
+			if hi < n {
+				hi = min(hi, p.last[w])
+			}
+		} else {
+			lo = max(lo, n) // no block fits: it can only stay unobserved
+		}
+		if lo > hi {
+			p.contradictKey(k)
+			return false, true
+		}
+		if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+			p.setWindowQuiet(w, lo, hi)
+			again = true
 		}
 	}
 	return again, false
