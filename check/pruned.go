@@ -243,19 +243,22 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 	commit := commitsOf(h)
 	p := &encode.Problem{In: in, Commit: commit}
 	guide := append(p.ProcessEdges(), p.RealtimeEdges()...)
+	// accepted counts a replay that its verifier accepted (err nil) as a proof.
+	accepted := func(err error) bool {
+		if err != nil {
+			c.res.Stats.ReplayRejected++
+			return false
+		}
+		c.res.Stats.Witnessed++
+		c.res.Stats.Replayed++
+		return true
+	}
 	try := func(edges []encode.Edge, process, realtime bool) bool {
 		for _, byCompletion := range []bool{false, true} {
-			order, ok := scheduleWithin(h, in, commit, edges, byCompletion, win, c.budget.stop)
-			if !ok {
-				continue
+			if order, ok := scheduleWithin(h, in, commit, edges, byCompletion, win, c.budget.stop); ok &&
+				accepted(verifySerial(h, in, order, process, realtime)) {
+				return true
 			}
-			if verifySerial(h, in, order, process, realtime) != nil {
-				c.res.Stats.ReplayRejected++
-				continue
-			}
-			c.res.Stats.Witnessed++
-			c.res.Stats.Replayed++
-			return true
 		}
 		return false
 	}
@@ -267,17 +270,9 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 			for _, byCompletion := range []bool{false, true} {
 				s := newSIReplay(h, in, commit, edges)
 				s.byCompletion, s.stop, s.win = byCompletion, c.budget.stop, win
-				events, ok := s.run()
-				if !ok {
-					continue
+				if events, ok := s.run(); ok && accepted(verifySI(h, in, events)) {
+					return true
 				}
-				if verifySI(h, in, events) != nil {
-					c.res.Stats.ReplayRejected++
-					continue
-				}
-				c.res.Stats.Witnessed++
-				c.res.Stats.Replayed++
-				return true
 			}
 		}
 		return false
