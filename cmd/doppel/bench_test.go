@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"regexp"
 	"testing"
 
@@ -12,20 +11,8 @@ import (
 // captureBench runs doppel bench with args and returns its exit code and stdout.
 func captureBench(t *testing.T, args ...string) (int, []byte) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = f
-	code := runBench(args)
-	os.Stdout = old
-	f.Close()
-	b, err := os.ReadFile(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code, b
+	code, out := captureStdout(t, runBench, args...)
+	return code, []byte(out)
 }
 
 // TestBenchChild: --child runs one scenario and prints its measurement as JSON, which

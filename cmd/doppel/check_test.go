@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// captureCheck runs doppel check with args and returns its exit code and stdout.
-func captureCheck(t *testing.T, args ...string) (int, string) {
+// captureStdout runs a command (runCheck, runRun, runBench) with args and returns its
+// exit code and what it wrote on standard output.
+func captureStdout(t *testing.T, run func([]string) int, args ...string) (int, string) {
 	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "out")
 	if err != nil {
@@ -17,7 +18,7 @@ func captureCheck(t *testing.T, args ...string) (int, string) {
 	}
 	old := os.Stdout
 	os.Stdout = f
-	code := runCheck(args)
+	code := run(args)
 	os.Stdout = old
 	f.Close()
 	b, err := os.ReadFile(f.Name())
@@ -25,6 +26,12 @@ func captureCheck(t *testing.T, args ...string) (int, string) {
 		t.Fatal(err)
 	}
 	return code, string(b)
+}
+
+// captureCheck runs doppel check with args and returns its exit code and stdout.
+func captureCheck(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	return captureStdout(t, runCheck, args...)
 }
 
 func TestCheckExitCodes(t *testing.T) {

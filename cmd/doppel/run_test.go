@@ -13,20 +13,7 @@ import (
 // captureRun runs doppel run with args and returns its exit code and stdout.
 func captureRun(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = f
-	code := runRun(args)
-	os.Stdout = old
-	f.Close()
-	b, err := os.ReadFile(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code, string(b)
+	return captureStdout(t, runRun, args...)
 }
 
 func TestRunExitCodes(t *testing.T) {
