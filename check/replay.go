@@ -51,6 +51,12 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		if !ok && !c.budget.out() {
 			order, ok = schedule(h, in, commit, edges, true, c.budget.stop)
 		}
+		if !ok && !c.opts.Solver.NoRepair && !c.budget.out() {
+			// Stuck on a wrong choice among writers of the same values: undo it, again.
+			var n int
+			order, ok, n = scheduleRepaired(h, in, commit, edges, false, nil, c.budget.stop)
+			c.res.Stats.Repairs += n
+		}
 		if !ok {
 			return false
 		}
@@ -84,6 +90,11 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		events, ok := siSchedule(h, in, commit, edges, false, c.budget.stop)
 		if !ok && !c.budget.out() {
 			events, ok = siSchedule(h, in, commit, edges, true, c.budget.stop)
+		}
+		if !ok && !withGuide && !c.opts.Solver.NoRepair && !c.budget.out() {
+			var n int
+			events, ok, n = siScheduleRepaired(h, in, commit, nil, false, nil, c.budget.stop)
+			c.res.Stats.Repairs += n
 		}
 		if !ok {
 			return false
