@@ -212,6 +212,9 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		// inside (the end of the trace counts as inside when the block runs past it),
 		// and no other writer is pinned at i.
 		try := func(i int32) {
+			if sc.expired() {
+				return // the build is abandoned (BuildWithinStop)
+			}
 			e := i + int32(len(seq))
 			m := min(e, n)
 			if !equal(L[i:m], seq[:m-i]) || cutBefore[min(e, n+1)]-cutBefore[i+1] > 0 {
