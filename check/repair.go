@@ -23,6 +23,10 @@ const maxRepairs = 200
 // maxStalled is how many repairs in a row may fail to get the replay further.
 const maxStalled = 2
 
+// repairWork bounds the events the repairs of one replay run again, in replays of the
+// whole history.
+var repairWork = 2
+
 // repairWidth is how many undone choices a repair tries.
 const repairWidth = 4
 
@@ -62,14 +66,16 @@ func checkpointer(run repairRun, sn *replaySnaps) func() {
 // that blame names, until one completes, blame finds nothing to undo, the undone
 // choices stop getting the replay further, maxRepairs is reached or stop says to give
 // up; it returns the completed run and how many repairs it took.
-func repairLoop(first repairRun, sn *replaySnaps, stop func() bool) (repairRun, int, bool) {
+func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool) (repairRun, int, bool) {
 	avoid := map[uint64]bool{}
 	first.base().avoid = avoid
 	r, runSnaps := first, sn
 	if r.resume() {
 		return r, 0, true
 	}
-	furthest, stalled := r.steps(), 0
+	// Work: events replayed again by the resumed copies, bounded by a few replays'
+	// worth (a repair that cannot succeed must not cost much more than the replay).
+	furthest, stalled, work := r.steps(), 0, 0
 	for repairs := 0; repairs < maxRepairs; repairs++ {
 		if stop != nil && stop() {
 			return nil, repairs, false
@@ -103,6 +109,7 @@ func repairLoop(first repairRun, sn *replaySnaps, stop func() bool) (repairRun, 
 				list: slices.Clip(runSnaps.list[:from+1])}
 			try.base().checkpoint = checkpointer(try, trySnaps)
 			ok := try.resume()
+			work += try.steps() - runSnaps.list[from].step
 			delete(avoid, c)
 			if ok {
 				avoid[c] = true
@@ -111,9 +118,12 @@ func repairLoop(first repairRun, sn *replaySnaps, stop func() bool) (repairRun, 
 			if best == nil || try.steps() > best.steps() {
 				best, bestSnaps, bestKey = try, trySnaps, c
 			}
-			if best.steps() > r.steps() {
+			if best.steps() > r.steps() || work > maxWork {
 				break
 			}
+		}
+		if work > maxWork {
+			return nil, repairs, false
 		}
 		if best == nil {
 			return nil, repairs, false
@@ -217,7 +227,7 @@ func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.
 	run := &serialRun{r: r}
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
-	done, n, ok := repairLoop(run, sn, stop)
+	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
 	if !ok {
 		return nil, false, n
 	}
@@ -237,7 +247,7 @@ func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encod
 	run := &siRun{s: s}
 	sn := &replaySnaps{every: snapEvery(s.n)}
 	s.checkpoint = checkpointer(run, sn)
-	done, n, ok := repairLoop(run, sn, stop)
+	done, n, ok := repairLoop(run, sn, repairWork*int(s.n), stop)
 	if !ok {
 		return nil, false, n
 	}
@@ -418,6 +428,26 @@ func (r *replay) readsBefore(t, k int32) bool {
 			continue
 		}
 		return op.Kind != history.Append && op.Known
+	}
+	return false
+}
+
+// pinnedTwice reports whether two committed transactions read a key at the same length
+// before appending to it (inside the trace): both blocks would start at that position,
+// so no serial or snapshot-isolated replay exists (a lost update) and repairing one is
+// wasted work.
+func pinnedTwice(h *history.History, in *encode.Inference) bool {
+	seen := map[uint64]int32{}
+	for i := range in.Reads {
+		r := &in.Reads[i]
+		if !r.Writes || h.Txns[r.Txn].Status != history.OK || r.Len-r.Own >= int32(len(in.Keys[r.Key].Trace)) {
+			continue
+		}
+		at := uint64(r.Key)<<32 | uint64(r.Len-r.Own)
+		if t, ok := seen[at]; ok && t != r.Txn {
+			return true
+		}
+		seen[at] = r.Txn
 	}
 	return false
 }
