@@ -33,7 +33,7 @@ func checked(t *testing.T, name string) (*history.History, check.Result) {
 func TestWriteFiles(t *testing.T) {
 	h, res := checked(t, "writeskew.edn")
 	dir := t.TempDir()
-	if err := Write(dir, h, &res); err != nil {
+	if err := Write(dir, h, &res, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Write skew is G2-item: forbidden by the serializable family, allowed by SI.
@@ -127,7 +127,7 @@ func TestPageInChromium(t *testing.T) {
 		h, res := checked(t, name)
 		dir := filepath.Join(artifacts, strings.TrimSuffix(name, ".edn"))
 		os.RemoveAll(dir)
-		if err := Write(dir, h, &res); err != nil {
+		if err := Write(dir, h, &res, nil); err != nil {
 			t.Fatal(err)
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))

@@ -419,7 +419,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 		return r.res, err
 	}
 	// The evidence for people, as doppel check --directory writes it.
-	if err := report.Write(cfg.OutDir, h, &r.res.Check); err != nil {
+	if err := report.Write(cfg.OutDir, h, &r.res.Check, nil); err != nil {
 		return r.res, fmt.Errorf("writing the report: %w", err)
 	}
 	return r.res, nil

@@ -13,7 +13,14 @@ import (
 	"doppel/check"
 	"doppel/history"
 	"doppel/report"
+	"doppel/shrink"
 )
+
+// jsonResult is what --json prints: the check's result and the counterexamples.
+type jsonResult struct {
+	check.Result
+	Counterexamples []*shrink.Report `json:"counterexamples,omitempty"`
+}
 
 func init() {
 	commands["check"] = command{summary: "check a history (Jepsen EDN or JSON lines) against consistency models", run: runCheck}
@@ -33,7 +40,8 @@ func runCheck(args []string) int {
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
-	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
+	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, counterexample.edn, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
+	shrinkFor := fs.Duration("shrink", 20*time.Second, "search a small counterexample (a sub-history that is not valid) per model found not valid, for at most this long (and within --timeout); 0 turns it off")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
 		fs.PrintDefaults()
@@ -104,8 +112,24 @@ func runCheck(args []string) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(os.Stderr, "doppel check:", w)
 	}
+	var cxs []*shrink.Report
+	if res.Valid == check.Invalid && *shrinkFor > 0 {
+		deadline := time.Now().Add(*shrinkFor)
+		if *timeout > 0 && t0.Add(*timeout).Before(deadline) {
+			deadline = t0.Add(*timeout)
+		}
+		if opts.Progress != nil {
+			opts.Progress("shrinking to a counterexample")
+		}
+		var failures []string
+		cxs, failures = shrink.Counterexamples(h, &res, deadline)
+		endProgress()
+		for _, f := range failures {
+			fmt.Fprintln(os.Stderr, "doppel check:", f)
+		}
+	}
 	if *directory != "" {
-		if err := report.Write(*directory, h, &res); err != nil {
+		if err := report.Write(*directory, h, &res, cxs); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report directory:", err)
 			return exitUsage
 		}
@@ -113,7 +137,7 @@ func runCheck(args []string) int {
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := enc.Encode(jsonResult{Result: res, Counterexamples: cxs}); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
 		}
@@ -122,6 +146,7 @@ func runCheck(args []string) int {
 		// and reported, rather than exiting with a verdict nobody received.
 		out := bufio.NewWriter(os.Stdout)
 		writeReport(out, fs.Arg(0), &res, *stats)
+		writeCounterexamples(out, cxs)
 		if err := out.Flush(); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
@@ -197,4 +222,39 @@ func txnLabel(t check.TxnRef) string {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeCounterexamples prints each counterexample: its transactions, then the
+// checker's explanation on it.
+func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
+	for _, cx := range cxs {
+		where := ""
+		if cx.File != "" {
+			where = "; written to " + cx.File
+		}
+		minimal := ""
+		if !cx.Minimal {
+			minimal = ", not minimal: the time ran out"
+		}
+		fmt.Fprintf(w, "\nCounterexample for %s: %d of the %d transactions, not valid on their own (%d cuts checked in %.2fs%s%s):\n",
+			strings.Join(cx.Models, ", "), cx.Transactions, cx.Original, cx.Checks, cx.Seconds, minimal, where)
+		for _, t := range cx.Txns {
+			if cx.Synthetic != nil && t.Index == *cx.Synthetic && t.Line == 0 {
+				fmt.Fprintf(w, "   - %s (synthetic, first): appends", txnLabel(t))
+				for _, p := range cx.Prefixes {
+					fmt.Fprintf(w, " to key %s the %d values every kept read of it starts with (in place of %d appends left out)", p.Key, len(p.Values), p.Writers)
+				}
+				fmt.Fprintln(w)
+				continue
+			}
+			proc := ""
+			if t.Process != "" {
+				proc = ", process " + t.Process
+			}
+			fmt.Fprintf(w, "   - %s (index %d, line %d%s, %s): %s\n", txnLabel(t), t.Index, t.Line, proc, t.Status, t.Ops)
+		}
+		for i, a := range cx.Anomalies {
+			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, a.Explanation)
+		}
+	}
 }
