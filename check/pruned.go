@@ -139,6 +139,9 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		return Unknown, ""
 	}
 	c.res.Stats.Pruned += pr.Narrowed
+	if pr.Contradiction != nil {
+		c.res.proofs = append(c.res.proofs, proof{model: m, txns: pr.Contradiction.Txns})
+	}
 	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""
 	}

@@ -100,6 +100,8 @@ type Result struct {
 	// be written, and why); they never change a verdict.
 	Warnings []string `json:"warnings,omitempty"`
 	Stats    Stats    `json:"stats"`
+
+	proofs []proof // the thresholds' contradictions, also when a named anomaly replaced them
 }
 
 // ModelResult is the verdict for one model.

@@ -190,7 +190,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 		// gap: no left-out writer can lie there.
 		var blocks [][2]int // [start, end], 1-based
 		for i := range ts {
-			if t := &ts[i]; !t.out && t.apps > 0 {
+			if t := &ts[i]; !t.out && t.apps > 0 && t.pinned {
 				st := seen(ops[t.from+firstKept(ops[t.from:t.to], removed)]) + 1
 				blocks = append(blocks, [2]int{st, st + t.apps - 1})
 			}

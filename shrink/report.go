@@ -3,11 +3,11 @@ package shrink
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"doppel/check"
+	"doppel/encode"
 	"doppel/history"
 )
 
@@ -56,19 +56,7 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		if reused {
 			continue
 		}
-		var seeds [][]int32
-		for i := range res.Anomalies {
-			a := &res.Anomalies[i]
-			if !check.CountsFor(a, m) || len(a.Txns) == 0 {
-				continue
-			}
-			var seed []int32
-			for _, t := range a.Txns {
-				seed = append(seed, int32(t.ID))
-			}
-			seeds = append(seeds, seed)
-		}
-		slices.SortStableFunc(seeds, func(a, b []int32) int { return len(a) - len(b) })
+		seeds := res.Evidence(m)
 		if len(seeds) > 4 {
 			seeds = seeds[:4]
 		}
@@ -99,7 +87,7 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal,
 		Seconds: cx.Seconds, cut: cx}
 	for i := range h.Txns {
-		ref := check.TxnRef{ID: i, Index: h.Txns[i].Index, Line: int(h.Txns[i].Line), Status: h.Txns[i].Status.String(), Ops: h.FormatOps(i)}
+		ref := check.TxnRef{ID: i, Index: h.Txns[i].Index, Line: int(h.Txns[i].Line), Status: h.Txns[i].Status.String(), Ops: encode.OpsString(h, int32(i))}
 		if p := h.Txns[i].Process; p >= 0 {
 			ref.Process = h.Processes[p]
 		}

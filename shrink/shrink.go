@@ -65,17 +65,8 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		return nil, fmt.Errorf("no counterexample for %s: cuts are proved sound only for serializable, strong-session-serializable, strict-serializable and snapshot-isolation", m)
 	}
 	t0 := time.Now()
-	s := &shrinker{h: h, model: m, deadline: opts.Deadline, appends: make([]int32, len(h.Keys))}
-	for t := range h.Txns {
-		if h.Txns[t].Status == history.Fail {
-			continue
-		}
-		for _, op := range h.TxnOps(t) {
-			if op.Kind == history.Append {
-				s.appends[op.Key]++
-			}
-		}
-	}
+	s := newShrinker(h, m)
+	s.deadline = opts.Deadline
 	if !s.start(seeds) {
 		why := "no cut tried was verified not valid"
 		if s.timedOut {
@@ -86,6 +77,21 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	s.minimize()
 	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
 		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds()}, nil
+}
+
+func newShrinker(h *history.History, m string) *shrinker {
+	s := &shrinker{h: h, model: m, appends: make([]int32, len(h.Keys))}
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.Fail {
+			continue
+		}
+		for _, op := range h.TxnOps(t) {
+			if op.Kind == history.Append {
+				s.appends[op.Key]++
+			}
+		}
+	}
+	return s
 }
 
 // start finds a first cut that is not valid: a seed's transactions on their keys, then
