@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 // jsonResult is what --json prints: the check's result and the counterexamples.
 type jsonResult struct {
+	File string `json:"file,omitempty"` // with several files
 	check.Result
 	Counterexamples []*shrink.Report `json:"counterexamples,omitempty"`
 }
@@ -26,10 +28,34 @@ func init() {
 	commands["check"] = command{summary: "check a history (Jepsen EDN or JSON lines) against consistency models", run: runCheck}
 }
 
+// defaultModel is what doppel check checks when no model is given: as Elle and
+// elle-cli do, strict serializability (real-time order included).
+const defaultModel = "strict-serializable"
+
+// checkFlags are the options of doppel check that apply to every file.
+type checkFlags struct {
+	models        []string
+	asJSON, stats bool
+	timeout       time.Duration
+	directory     string
+	shrinkFor     time.Duration
+	solver        check.SolverOptions
+	maxConflicts  int64
+	severalFiles  bool
+}
+
 func runCheck(args []string) int {
 	fs := flag.NewFlagSet("doppel check", flag.ContinueOnError)
-	modelFlag := fs.String("model", "serializable", "models to check, comma-separated: "+strings.Join(check.ModelNames(), ", "))
-	asJSON := fs.Bool("json", false, "print one JSON object instead of the report")
+	var modelFlag, elleModels, directory string
+	modelsHelp := "consistency models to check, comma-separated (default " + defaultModel + ", as Elle): " + strings.Join(check.ModelNames(), ", ")
+	fs.StringVar(&modelFlag, "model", "", modelsHelp+"; elle-cli's checker name list-append is accepted and ignored")
+	fs.StringVar(&elleModels, "consistency-models", "", "the same as --model (elle-cli's name)")
+	fs.StringVar(&elleModels, "c", "", "the same as --model (elle-cli's short name)")
+	var checker string
+	fs.StringVar(&checker, "m", "", "elle-cli's checker name: only list-append")
+	asJSON := fs.Bool("json", false, "print one JSON object per file instead of the report")
+	output := fs.String("output", "text", "text or json (elle-cli's name; json is --json)")
+	fs.String("format", "", "edn or json (elle-cli's name; ignored: the format is detected)")
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long, parsing included; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
@@ -40,10 +66,12 @@ func runCheck(args []string) int {
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
-	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, counterexample.edn, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
+	dirHelp := "also write the evidence into this directory (as Elle's --directory): index.html, counterexample.edn, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot; with several files, one subdirectory per file"
+	fs.StringVar(&directory, "directory", "", dirHelp)
+	fs.StringVar(&directory, "d", "", "the same as --directory (elle-cli's short name)")
 	shrinkFor := fs.Duration("shrink", 20*time.Second, "search a small counterexample (a sub-history that is not valid) per model found not valid, for at most this long (and within --timeout); 0 turns it off")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|- [FILE...]\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage; with several files, the worst of them.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,11 +80,21 @@ func runCheck(args []string) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		fs.Usage()
 		return exitUsage
 	}
+	models, err := modelNames(modelFlag + "," + elleModels)
+	if err == nil && checker != "" && checker != "list-append" {
+		err = fmt.Errorf("-m %s: doppel checks list-append histories only", checker)
+	}
 	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	case *output != "text" && *output != "json":
+		fmt.Fprintf(os.Stderr, "doppel check: --output must be text or json, not %q\n", *output)
+		return exitUsage
 	case *heuristic != "" && *heuristic != "vsids" && *heuristic != "static":
 		fmt.Fprintf(os.Stderr, "doppel check: --heuristic must be vsids or static, not %q\n", *heuristic)
 		return exitUsage
@@ -73,19 +111,61 @@ func runCheck(args []string) int {
 	} else {
 		defer stop()
 	}
-	t0 := time.Now() // --timeout counts parsing too
-	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts, Start: t0,
-		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
+	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
+		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, severalFiles: fs.NArg() > 1,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
+	worst := exitValid
+	for _, file := range fs.Args() {
+		code := checkFile(file, cf)
+		worst = worseExit(worst, code)
+	}
+	return worst
+}
+
+// worseExit combines the exit codes of several files: bad input, then not valid, then
+// unknown, then valid.
+func worseExit(a, b int) int {
+	rank := map[int]int{exitValid: 0, exitUnknown: 1, exitInvalid: 2, exitUsage: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// modelNames reads --model (or elle-cli's -c / --consistency-models): comma-separated
+// model names; elle-cli's checker name list-append is accepted and dropped (it is the
+// only workload doppel checks); none means the default.
+func modelNames(flagValue string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(flagValue, ",") {
+		switch m = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(m), ":")); m {
+		case "", "list-append":
+		case "rw-register", "bank", "counter", "set", "set-full", "long-fork", "cas-register", "mutex", "comments", "sequential":
+			return nil, fmt.Errorf("%s: doppel checks list-append histories only", m)
+		default:
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{defaultModel}
+	}
+	return out, nil
+}
+
+// checkFile checks one history file and prints (and writes) its evidence.
+func checkFile(file string, cf checkFlags) int {
+	t0 := time.Now() // --timeout counts parsing too
+	opts := check.Options{Models: cf.models, Timeout: cf.timeout, MaxConflicts: cf.maxConflicts, Start: t0, Solver: cf.solver}
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {
 			fmt.Fprintf(os.Stderr, "\r\033[Kdoppel check: %s (%.1fs)", phase, time.Since(t0).Seconds())
 		}
-		opts.Progress("parsing " + fs.Arg(0))
+		opts.Progress("parsing " + file)
 		endProgress = func() { fmt.Fprint(os.Stderr, "\r\033[K") }
 	}
-	h, err := history.ParseFile(fs.Arg(0))
+	h, err := history.ParseFile(file)
 	if err != nil {
 		endProgress()
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
@@ -98,7 +178,7 @@ func runCheck(args []string) int {
 		if h.Events > 0 {
 			what = fmt.Sprintf("none of its %d operations has :f :txn", h.Events)
 		}
-		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", fs.Arg(0), what)
+		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", file, what)
 		return exitUsage
 	}
 	parse := time.Since(t0).Seconds()
@@ -113,10 +193,10 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel check:", w)
 	}
 	var cxs []*shrink.Report
-	if res.Valid == check.Invalid && *shrinkFor > 0 {
-		deadline := time.Now().Add(*shrinkFor)
-		if *timeout > 0 && t0.Add(*timeout).Before(deadline) {
-			deadline = t0.Add(*timeout)
+	if res.Valid == check.Invalid && cf.shrinkFor > 0 {
+		deadline := time.Now().Add(cf.shrinkFor)
+		if cf.timeout > 0 && t0.Add(cf.timeout).Before(deadline) {
+			deadline = t0.Add(cf.timeout)
 		}
 		if opts.Progress != nil {
 			opts.Progress("shrinking to a counterexample")
@@ -128,16 +208,24 @@ func runCheck(args []string) int {
 			fmt.Fprintln(os.Stderr, "doppel check:", f)
 		}
 	}
-	if *directory != "" {
-		if err := report.Write(*directory, h, &res, cxs); err != nil {
+	if cf.directory != "" {
+		dir := cf.directory
+		if cf.severalFiles {
+			dir = filepath.Join(dir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+		}
+		if err := report.Write(dir, h, &res, cxs); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report directory:", err)
 			return exitUsage
 		}
 	}
-	if *asJSON {
+	if cf.asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(jsonResult{Result: res, Counterexamples: cxs}); err != nil {
+		out := jsonResult{Result: res, Counterexamples: cxs}
+		if cf.severalFiles {
+			out.File = file
+		}
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
 		}
@@ -145,7 +233,7 @@ func runCheck(args []string) int {
 		// Buffered so that a failed write (a full disk, a closed pipe) is seen at Flush
 		// and reported, rather than exiting with a verdict nobody received.
 		out := bufio.NewWriter(os.Stdout)
-		writeReport(out, fs.Arg(0), &res, *stats)
+		writeReport(out, file, &res, cf.stats)
 		writeCounterexamples(out, cxs)
 		if err := out.Flush(); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
