@@ -30,8 +30,9 @@ type checker struct {
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	// siGuards holds the guards of edges only snapshot isolation has.
-	siGuards []encode.Lit
-	litNames []string // what each variable means, for explanations
+	siGuards   []encode.Lit
+	litNames   []string // what each variable means, for explanations
+	litChoices []Choice // ... and structurally
 	// c.edges is data edges, then process edges, then real-time ones.
 	nData, nDataProcess int
 	dataCyclic          bool            // the known data edges alone have a cycle
@@ -216,7 +217,7 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 
 // resetProblem forgets the previous problem's graph state before another is built.
 func (c *checker) resetProblem() {
-	c.p, c.edges, c.siGuards, c.litNames = nil, nil, nil, nil
+	c.p, c.edges, c.siGuards, c.litNames, c.litChoices = nil, nil, nil, nil, nil
 	c.nData, c.nDataProcess = 0, 0
 	c.dataCyclic = false
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false

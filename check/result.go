@@ -122,6 +122,10 @@ type Anomaly struct {
 	Txns        []TxnRef `json:"txns"`
 	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
 	Explanation string   `json:"explanation"`
+	// Cases are a proof by cases (duplicate values attributed each way; Steps are the
+	// first case's), and CasesCover says why they cover every attribution.
+	Cases      []Case `json:"cases,omitempty"`
+	CasesCover string `json:"cases_cover,omitempty"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
 }
@@ -136,13 +140,21 @@ type TxnRef struct {
 	Ops     string `json:"ops"` // the transaction's micro-ops in EDN
 }
 
-// Step is one edge of a cycle: From must precede To, of kind ww, wr, rw, process or realtime.
+// Step is one edge of a cycle: From must precede To, of kind ww, wr, rw, process or
+// realtime. From and To are positions in the history's transactions, FromIndex and
+// ToIndex their :index (-1 when absent); AMop and BMop are the micro-ops of From and To
+// the step relates (indexes within each transaction, as Elle's a-mop-index and
+// b-mop-index; -1 for process and real-time steps).
 type Step struct {
-	From int    `json:"from"`
-	To   int    `json:"to"`
-	Kind string `json:"kind"`
-	Key  string `json:"key,omitempty"`
-	Why  string `json:"why"`
+	From      int    `json:"from"`
+	To        int    `json:"to"`
+	FromIndex int64  `json:"from_index"`
+	ToIndex   int64  `json:"to_index"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key,omitempty"`
+	AMop      int    `json:"a_mop_index"`
+	BMop      int    `json:"b_mop_index"`
+	Why       string `json:"why"`
 }
 
 // Stats describe the work done.

@@ -268,7 +268,7 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 			fmt.Fprintf(w, " on key %s", a.Key)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "   %s\n", a.Explanation)
+		fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(a.Explanation, "\n", "\n   "))
 		for _, t := range a.Txns {
 			where := fmt.Sprintf("line %d", t.Line)
 			if t.Index >= 0 {
@@ -342,7 +342,7 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 			fmt.Fprintf(w, "   - %s (index %d, line %d%s, %s): %s\n", txnLabel(t), t.Index, t.Line, proc, t.Status, t.Ops)
 		}
 		for i, a := range cx.Anomalies {
-			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, a.Explanation)
+			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, strings.ReplaceAll(a.Explanation, "\n", "\n      "))
 		}
 	}
 }
