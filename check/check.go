@@ -304,6 +304,15 @@ func (c *checker) finish() Result {
 			c.res.Message = mr.Message
 		}
 	}
+	for i := range c.res.Models {
+		mr := &c.res.Models[i]
+		mr.Anomalies = []int{}
+		for j := range c.res.Anomalies {
+			if CountsFor(&c.res.Anomalies[j], mr.Model) {
+				mr.Anomalies = append(mr.Anomalies, j)
+			}
+		}
+	}
 	c.res.AnomalyTypes = []string{}
 	for _, a := range c.res.Anomalies {
 		if !contains(c.res.AnomalyTypes, a.Type) {
@@ -384,14 +393,7 @@ func (c *checker) fillStats() {
 }
 
 // txnRef describes transaction t for a report.
-func (c *checker) txnRef(t int32) TxnRef {
-	tx := &c.h.Txns[t]
-	r := TxnRef{ID: int(t), Index: tx.Index, Line: int(tx.Line), Status: tx.Status.String(), Ops: encode.OpsString(c.h, t)}
-	if tx.Process >= 0 {
-		r.Process = c.h.Processes[tx.Process]
-	}
-	return r
-}
+func (c *checker) txnRef(t int32) TxnRef { return NewTxnRef(c.h, t) }
 
 // forbiddenFoundAll lists the anomaly types found so far that every model forbids.
 func (c *checker) forbiddenFoundAll() []string {

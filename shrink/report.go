@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"doppel/check"
-	"doppel/encode"
 	"doppel/history"
 )
 
@@ -87,10 +86,7 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal,
 		Seconds: cx.Seconds, cut: cx}
 	for i := range h.Txns {
-		ref := check.TxnRef{ID: i, Index: h.Txns[i].Index, Line: int(h.Txns[i].Line), Status: h.Txns[i].Status.String(), Ops: encode.OpsString(h, int32(i))}
-		if p := h.Txns[i].Process; p >= 0 {
-			ref.Process = h.Processes[p]
-		}
+		ref := check.NewTxnRef(h, int32(i))
 		if cx.Orig[i] < 0 {
 			idx := h.Txns[i].Index
 			r.Synthetic = &idx

@@ -85,8 +85,9 @@ func TestCheckJSON(t *testing.T) {
 		Valid        any      `json:"valid"`
 		AnomalyTypes []string `json:"anomaly_types"`
 		Models       []struct {
-			Model string `json:"model"`
-			Valid any    `json:"valid"`
+			Model     string `json:"model"`
+			Valid     any    `json:"valid"`
+			Anomalies []int  `json:"anomalies"`
 		} `json:"models"`
 		Anomalies []struct {
 			Type        string           `json:"type"`
@@ -107,6 +108,22 @@ func TestCheckJSON(t *testing.T) {
 	}
 	if res.Stats["transactions"] != float64(3) {
 		t.Fatalf("stats: %v", res.Stats)
+	}
+	// Elle's shapes: numeric process, structured micro-ops, steps by :index with the
+	// micro-ops they relate; each model lists the anomalies that count against it.
+	tx := res.Anomalies[0].Txns[0]
+	if _, ok := tx["process"].(float64); !ok || tx["f"] != "txn" || tx["type"] != "ok" {
+		t.Errorf("transaction: %v", tx)
+	}
+	if v, ok := tx["value"].([]any); !ok || len(v) != 3 || v[2].([]any)[0] != "append" {
+		t.Errorf("transaction value: %v", tx["value"])
+	}
+	st := res.Anomalies[0].Steps[0]
+	if st["kind"] != "rw" || st["from_index"] == nil || st["a_mop_index"] == float64(-1) || st["b_mop_index"] != float64(2) {
+		t.Errorf("step: %v", st)
+	}
+	if len(res.Models[0].Anomalies) != 1 || len(res.Models[1].Anomalies) != 0 {
+		t.Errorf("per-model anomalies: %+v", res.Models)
 	}
 }
 
