@@ -50,6 +50,23 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 		cx.File = paths[0]
 	}
 	pg := build(h, res)
+	for _, cx := range cxs {
+		rel, err := filepath.Rel(dir, cx.File)
+		if err != nil {
+			rel = cx.File
+		}
+		v := cxView{Models: strings.Join(cx.Models, ", "), File: filepath.ToSlash(rel), Anomalies: cx.Anomalies,
+			Size: fmt.Sprintf("%d of the %d transactions", cx.Transactions, cx.Original)}
+		for _, t := range cx.Txns {
+			name := fmt.Sprintf("T%d", t.Index)
+			where := fmt.Sprintf("line %d, %s", t.Line, t.Status)
+			if t.Line == 0 {
+				where = "synthetic, first"
+			}
+			v.Txns = append(v.Txns, txnView{ID: t.ID, Name: name, Where: where, Ops: t.Ops})
+		}
+		pg.Counterexamples = append(pg.Counterexamples, v)
+	}
 	for _, m := range pg.Models {
 		if len(m.Anomalies) == 0 {
 			continue
