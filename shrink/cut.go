@@ -150,6 +150,30 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 		op := &h.Ops[ko.op]
 		return int(op.End-op.Start) - own
 	}
+	// internal reports whether a kept :ok transaction read the key twice with different
+	// lengths besides its own appends, or shorter than its own appends: serially and
+	// under snapshot isolation a transaction's reads of a key all see one list before its
+	// own appends, so the whole history has no witness at all.
+	internal := func(ts []txnOps) bool {
+		for i := range ts {
+			if ts[i].out {
+				continue
+			}
+			n := -1
+			for _, ko := range ops[ts[i].from:ts[i].to] {
+				op := &h.Ops[ko.op]
+				if removed[ko.op] || op.Kind != history.Read || !op.Known || h.Txns[ko.txn].Status != history.OK {
+					continue
+				}
+				l := seen(ko)
+				if l < 0 || n >= 0 && l != n {
+					return true
+				}
+				n = l
+			}
+		}
+		return false
+	}
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
@@ -174,6 +198,31 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 			}
 		}
 		return p, longest, true
+	}
+	if internal(ts) {
+		// A kept transaction whose own reads of the key disagree on what others had
+		// appended: no witness of the whole exists, so the cut needs no cover (and shows
+		// that transaction whole).
+		for i := range ts {
+			if ts[i].out {
+				for _, ko := range ops[ts[i].from:ts[i].to] {
+					removed[ko.op] = true
+				}
+			}
+		}
+		p, _, _ := bounds()
+		if p <= 0 {
+			return nil, true
+		}
+		op := &h.Ops[ops[0].op]
+		for i := range ts {
+			for _, ko := range ops[ts[i].from:ts[i].to] {
+				if counted(&ts[i], ko) && seen(ko) == p {
+					op = &h.Ops[ko.op]
+				}
+			}
+		}
+		return h.ReadValues[op.Start : op.Start+int32(p)], true
 	}
 	for {
 		p, longest, ok := bounds()
