@@ -150,11 +150,16 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 		op := &h.Ops[ko.op]
 		return int(op.End-op.Start) - own
 	}
-	// internal reports whether a kept :ok transaction read the key twice with different
-	// lengths besides its own appends, or shorter than its own appends: serially and
-	// under snapshot isolation a transaction's reads of a key all see one list before its
-	// own appends, so the whole history has no witness at all.
-	internal := func(ts []txnOps) bool {
+	// contradiction reports whether kept reads of the key contradict each other, so
+	// that the whole history has no witness: a transaction whose own reads see
+	// different lengths besides its own appends, or fewer values than its own appends
+	// (serially and under snapshot isolation, one transaction's reads of a key all see
+	// one list before its own appends), or two reads whose values before their readers'
+	// own appends are not prefixes of one list. It returns the values all those reads
+	// start with (at most the shortest's).
+	contradiction := func(ts []txnOps) ([]int32, bool) {
+		var parts [][]int32 // what each kept read saw besides its reader's own appends
+		found := false
 		for i := range ts {
 			if ts[i].out {
 				continue
@@ -167,12 +172,30 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 				}
 				l := seen(ko)
 				if l < 0 || n >= 0 && l != n {
-					return true
+					found = true
 				}
 				n = l
+				if l >= 0 {
+					parts = append(parts, h.ReadValues[op.Start:op.Start+int32(l)])
+				}
 			}
 		}
-		return false
+		var common []int32
+		for i, part := range parts {
+			if i == 0 {
+				common = part
+				continue
+			}
+			q := 0
+			for q < len(common) && q < len(part) && common[q] == part[q] {
+				q++
+			}
+			if q < len(common) && q < len(part) {
+				found = true // neither is a prefix of the other
+			}
+			common = common[:q]
+		}
+		return common, found
 	}
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
 	counted := func(t *txnOps, ko keyOp) bool {
@@ -199,10 +222,9 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 		}
 		return p, longest, true
 	}
-	if internal(ts) {
-		// A kept transaction whose own reads of the key disagree on what others had
-		// appended: no witness of the whole exists, so the cut needs no cover (and shows
-		// that transaction whole).
+	if prefix, ok := contradiction(ts); ok {
+		// Kept reads that contradict each other: the whole has no witness, so the cut
+		// needs no cover; it keeps those reads as they are.
 		for i := range ts {
 			if ts[i].out {
 				for _, ko := range ops[ts[i].from:ts[i].to] {
@@ -210,19 +232,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 				}
 			}
 		}
-		p, _, _ := bounds()
-		if p <= 0 {
-			return nil, true
-		}
-		op := &h.Ops[ops[0].op]
-		for i := range ts {
-			for _, ko := range ops[ts[i].from:ts[i].to] {
-				if counted(&ts[i], ko) && seen(ko) == p {
-					op = &h.Ops[ko.op]
-				}
-			}
-		}
-		return h.ReadValues[op.Start : op.Start+int32(p)], true
+		return prefix, true
 	}
 	for {
 		p, longest, ok := bounds()

@@ -193,15 +193,16 @@ func (s *shrinker) out() bool {
 	return s.timedOut
 }
 
-// minimize removes transactions, then keys, then reads, while the cut stays not valid,
+// minimize removes keys, then transactions, then reads, while the cut stays not valid,
 // and again until nothing more goes.
 func (s *shrinker) minimize() {
 	for round := 0; round < 4 && !s.out(); round++ {
 		before := s.size()
-		s.best = s.best.withTxns(s.present())
-		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
+		// Keys first: there are few, and each one left out takes its writers along.
 		s.best = s.best.withKeys(s.presentKeys())
 		ddmin(s.best.keys, func(keys []int32) bool { return s.try(s.best.withKeys(keys)) }, s.out)
+		s.best = s.best.withTxns(s.present())
+		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
 		s.dropReads()
 		if s.size() == before {
 			break
