@@ -128,8 +128,8 @@ func (w *Window) String() string {
 			b.WriteByte('[')
 		}
 		b.WriteString(v)
-		if p == w.MarkTo {
-			b.WriteByte(']')
+		if p == w.MarkTo || p == w.Length && w.MarkFrom <= p && w.MarkTo > p {
+			b.WriteByte(']') // (a block reaching past the list is closed at its end)
 		}
 	}
 	to := w.From + len(w.Values) - 1
