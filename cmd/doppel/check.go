@@ -233,7 +233,7 @@ func checkFile(file string, cf checkFlags) int {
 		// Buffered so that a failed write (a full disk, a closed pipe) is seen at Flush
 		// and reported, rather than exiting with a verdict nobody received.
 		out := bufio.NewWriter(os.Stdout)
-		writeReport(out, file, &res, cf.stats)
+		writeReport(out, file, &res, cf.stats, len(cxs) > 0)
 		writeCounterexamples(out, cxs)
 		if err := out.Flush(); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
@@ -250,7 +250,10 @@ func checkFile(file string, cf checkFlags) int {
 }
 
 // writeReport prints a result for people.
-func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
+// With counterexamples (shown after it), a proof by cases on the whole history is
+// summed up: the counterexample's explanation is the one to follow by hand (--json and
+// --directory keep every case).
+func writeReport(w io.Writer, source string, res *check.Result, stats, counterexamples bool) {
 	fmt.Fprintf(w, "%s: %s\n", source, res.Valid)
 	for _, m := range res.Models {
 		line := fmt.Sprintf("  %-28s %s", m.Model, m.Valid)
@@ -268,7 +271,12 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 			fmt.Fprintf(w, " on key %s", a.Key)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(a.Explanation, "\n", "\n   "))
+		if counterexamples && len(a.Cases) > 1 {
+			fmt.Fprintf(w, "   A proof by cases (attributions of duplicate values; %d shown) over these %d transactions: the counterexample below has a proof to follow by hand (--json and --directory give every case).\n",
+				len(a.Cases), len(a.Txns))
+		} else {
+			fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(a.Explanation, "\n", "\n   "))
+		}
 		for _, t := range a.Txns {
 			where := fmt.Sprintf("line %d", t.Line)
 			if t.Index >= 0 {
