@@ -104,9 +104,20 @@ func checkFromOriginal(t *testing.T, orig *history.History, b *built) {
 					t.Fatalf("synthetic transaction shares process %s", h.Processes[tx.Process])
 				}
 			}
+			// It appends, per key, values that every kept read of the key starts with.
+			byKey := map[int32][]int32{}
 			for _, op := range ops {
 				if op.Kind != history.Append {
 					t.Fatalf("synthetic transaction reads")
+				}
+				byKey[op.Key] = append(byKey[op.Key], op.Value)
+			}
+			for j := range h.Ops {
+				op := &h.Ops[j]
+				if vals, ok := byKey[op.Key]; ok && op.Kind == history.Read && op.Known {
+					if r := h.ReadList(op); len(r) < len(vals) || !slices.Equal(r[:len(vals)], vals) {
+						t.Fatalf("a read of key %s does not start with the synthetic transaction's values", h.Keys[op.Key])
+					}
 				}
 			}
 			continue
