@@ -104,10 +104,10 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // prefix decides the ops on one key whose writers are not all kept (ops: the kept
 // transactions' micro-ops on it, grouped by transaction). Writers that are not pinned
 // beyond the prefix lose their ops on the key (they are among those the prefix stands
-// for); reads that the kept writers' pinned blocks cannot cover are left out. It
-// returns the prefix every kept read shares, or false when the reads disagree on it or
-// a read is shorter than the reader's own earlier appends (an internal anomaly: a cut
-// must then keep every writer of the key).
+// for); reads that the kept writers' pinned blocks cannot cover are left out (unless
+// kept reads contradict each other: then the whole has no witness and nothing needs
+// covering). It returns the prefix every kept read shares, or false when the reads
+// disagree on it (the key must then keep every writer).
 func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 	h := s.h
 	type txnOps struct {
