@@ -45,6 +45,10 @@ type Counterexample struct {
 	Seconds  float64
 }
 
+// candidateTime is the least time a candidate's check gets when the search is bounded
+// (else a third of what is left).
+const candidateTime = 2 * time.Second
+
 type shrinker struct {
 	h        *history.History
 	model    string
@@ -165,11 +169,14 @@ func (s *shrinker) try(c cand) bool {
 	}
 	opts := check.Options{Models: []string{s.model}}
 	if !s.deadline.IsZero() {
-		opts.Timeout = time.Until(s.deadline)
-		if opts.Timeout <= 0 {
+		left := time.Until(s.deadline)
+		if left <= 0 {
 			s.timedOut = true
 			return false
 		}
+		// One hard candidate must not take all the time: it is then not taken, and
+		// smaller ones are tried.
+		opts.Timeout = min(left, max(candidateTime, left/3))
 	}
 	res, err := check.Check(b.h, opts)
 	if err != nil {
