@@ -27,9 +27,23 @@ type Prefix struct {
 	Key    string   `json:"key"`
 	Values []string `json:"values"`
 	// Writers is how many of the original history's committed or possibly committed
-	// appends to the key the cut leaves out (the prefix stands for some of them; the
-	// rest lie beyond every kept read).
+	// appends to the key the cut leaves out (the prefix and the fills stand for some of
+	// them; the rest lie beyond every kept read).
 	Writers int `json:"writers_left_out"`
+	// Fills are the runs of positions between the prefix and the longest kept read that
+	// no kept writer covers.
+	Fills []Fill `json:"fills,omitempty"`
+}
+
+// Fill is a run of positions of a key, past its prefix, that no kept writer's pinned
+// block covers: one synthetic transaction, invoked before and completed after every
+// other event, appends Values there in place of the writers left out.
+type Fill struct {
+	Position int      `json:"position"` // of the first value, counted from 1
+	Values   []string `json:"values"`
+
+	vals []int32
+	end  int
 }
 
 // built is a candidate made into a history.
@@ -79,14 +93,9 @@ func (s *shrinker) build(c cand) (*built, bool) {
 		if kept[ki] == int(s.appends[k]) {
 			continue // every writer of the key is kept: nothing to stand for
 		}
-		vals, ok := s.prefix(perKey[ki], removed)
+		vals, fills, ok := s.prefix(perKey[ki], removed)
 		if !ok {
 			return nil, false
-		}
-		if len(vals) > 0 {
-			prefixKeys = append(prefixKeys, k)
-			prefixVals = append(prefixVals, vals)
-			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals)})
 		}
 		writers := int(s.appends[k])
 		for _, ko := range perKey[ki] {
@@ -94,8 +103,13 @@ func (s *shrinker) build(c cand) (*built, bool) {
 				writers--
 			}
 		}
-		if len(vals) > 0 {
-			prefixes[len(prefixes)-1].Writers = writers
+		if len(vals) > 0 || len(fills) > 0 {
+			for i := range fills {
+				fills[i].Values = valueNames(h, fills[i].vals)
+			}
+			prefixKeys = append(prefixKeys, k)
+			prefixVals = append(prefixVals, vals)
+			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills})
 		}
 	}
 	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes), true
@@ -108,11 +122,11 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // kept reads contradict each other: then the whole has no witness and nothing needs
 // covering). It returns the prefix every kept read shares, or false when the reads
 // disagree on it (the key must then keep every writer).
-func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
+func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill, bool) {
 	h := s.h
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
-		pinned   bool // :ok, and its first kept op on the key is a known read
+		pin      int  // its first known kept read (:ok only), which pins its block; -1 if none
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
 	}
@@ -129,14 +143,14 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 	}
 	for i := range ts {
 		t := &ts[i]
-		for _, ko := range ops[t.from:t.to] {
-			if !removed[ko.op] {
-				op := &h.Ops[ko.op]
-				t.pinned = h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known
+		t.pin = -1
+		for j, ko := range ops[t.from:t.to] {
+			if op := &h.Ops[ko.op]; !removed[ko.op] && h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known {
+				t.pin = t.from + j
 				break
 			}
 		}
-		t.out = t.apps > 0 && !t.pinned && h.Txns[ops[t.from].txn].Status != history.Fail
+		t.out = t.apps > 0 && t.pin < 0 && h.Txns[ops[t.from].txn].Status != history.Fail
 	}
 	// seen is a read's length without the reader's own earlier appends: where a pinned
 	// reader's own block starts, or how far the others' appends reach.
@@ -232,52 +246,21 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 				}
 			}
 		}
-		return prefix, true
+		return prefix, nil, true
 	}
-	for {
-		p, longest, ok := bounds()
-		if !ok {
-			return nil, false
-		}
-		if p < 0 { // no read left: every writer's appends can go
-			for i := range ts {
-				ts[i].out = ts[i].apps > 0 && h.Txns[ops[ts[i].from].txn].Status != history.Fail
-			}
-			break
-		}
-		// How far past the prefix the kept writers' pinned blocks cover the list without a
-		// gap: no left-out writer can lie there.
-		var blocks [][2]int // [start, end], 1-based
+	p, longest, ok := bounds()
+	if !ok {
+		return nil, nil, false
+	}
+	if p < 0 { // no read left: every writer's appends can go
 		for i := range ts {
-			if t := &ts[i]; !t.out && t.apps > 0 && t.pinned {
-				st := seen(ops[t.from+firstKept(ops[t.from:t.to], removed)]) + 1
-				blocks = append(blocks, [2]int{st, st + t.apps - 1})
-			}
-		}
-		slices.SortFunc(blocks, func(a, b [2]int) int { return a[0] - b[0] })
-		cover := p
-		for _, b := range blocks {
-			if b[0] <= cover+1 {
-				cover = max(cover, b[1])
-			}
-		}
-		if longest <= cover {
-			break
-		}
-		// Reads reaching beyond the cover go; a pinned writer whose pinning read goes is
-		// left out.
-		for i := range ts {
-			t := &ts[i]
-			for j, ko := range ops[t.from:t.to] {
-				if counted(t, ko) && seen(ko) > cover {
-					if t.apps > 0 && j == firstKept(ops[t.from:t.to], removed) {
-						t.out = true
-					} else {
-						removed[ko.op] = true
-					}
+			if ts[i].apps > 0 && h.Txns[ops[ts[i].from].txn].Status != history.Fail {
+				for _, ko := range ops[ts[i].from:ts[i].to] {
+					removed[ko.op] = true
 				}
 			}
 		}
+		return nil, nil, true
 	}
 	for i := range ts {
 		if ts[i].out {
@@ -286,43 +269,54 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, bool) {
 			}
 		}
 	}
-	// The prefix: the values every counted read starts with.
-	p, _, _ := bounds()
-	if p <= 0 {
-		return nil, true
-	}
-	var prefix []int32
+	// The list up to the longest kept read, as every kept read agrees (else they
+	// contradict each other, handled above).
+	var list []int32
+	boundary := map[int]bool{} // lengths kept reads see besides their readers' own appends
 	for i := range ts {
 		for _, ko := range ops[ts[i].from:ts[i].to] {
-			if !counted(&ts[i], ko) {
-				continue
-			}
-			op := &h.Ops[ko.op]
-			got := h.ReadValues[op.Start : op.Start+int32(p)]
-			if prefix == nil {
-				prefix = got
-			} else if !slices.Equal(prefix, got) {
-				return nil, false
+			if counted(&ts[i], ko) {
+				n := seen(ko)
+				boundary[n] = true
+				if n == longest {
+					op := &h.Ops[ko.op]
+					list = h.ReadValues[op.Start : op.Start+int32(n)]
+				}
 			}
 		}
 	}
-	return prefix, true
-}
-
-// firstKept is the position in ops of the first op not removed (-1 if none).
-func firstKept(ops []keyOp, removed map[int32]bool) int {
-	for i, ko := range ops {
-		if !removed[ko.op] {
-			return i
+	// Positions past the prefix that no kept writer's pinned block covers are filled, a
+	// run at a time, by synthetic writers; a run ends where a kept read ends.
+	covered := make([]bool, longest+2)
+	for i := range ts {
+		if t := &ts[i]; !t.out && t.apps > 0 && t.pin >= 0 {
+			st := seen(ops[t.pin]) + 1
+			for q := st; q < st+t.apps && q <= longest; q++ {
+				covered[q] = true
+			}
 		}
 	}
-	return -1
+	var fills []Fill
+	for q := p + 1; q <= longest; q++ {
+		if covered[q] {
+			continue
+		}
+		if len(fills) == 0 || fills[len(fills)-1].end != q-1 || boundary[q-1] {
+			fills = append(fills, Fill{Position: q})
+		}
+		f := &fills[len(fills)-1]
+		f.vals = append(f.vals, list[q-1])
+		f.end = q
+	}
+	return list[:p], fills, true
 }
 
-// assemble writes the cut as a history: the synthetic transaction first (when a key has
-// a prefix), then the kept transactions with their kept ops, in the original order,
-// with the original :index, line and status, event positions renumbered in order.
-// Transactions left without ops go.
+// assemble writes the cut as a history: the synthetic first transaction (when a key has
+// a prefix), then the kept transactions with their kept ops, in the original order, with
+// the original :index, line and status, then the fills' synthetic transactions, which
+// were invoked right after the first and complete after everything else (so that no
+// real-time or process order constrains them). Event positions are renumbered in
+// order; transactions left without ops go.
 func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool, prefixKeys []int32, prefixVals [][]int32, prefixes []Prefix) *built {
 	h := s.h
 	out := &history.History{Source: h.Source + " (counterexample)"}
@@ -337,13 +331,6 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 		*table = append(*table, names[id])
 		return n
 	}
-	// Positions: the synthetic transaction takes 0 and 1, the others keep their order.
-	var positions []int32
-	type kept struct {
-		t        int32
-		from, to int
-	}
-	var txns []kept
 	var ops []history.MicroOp
 	var reads []int32
 	addOp := func(op *history.MicroOp, key int32) {
@@ -359,13 +346,47 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 		}
 		ops = append(ops, m)
 	}
-	for i, k := range prefixKeys {
-		for _, v := range prefixVals[i] {
+	appendAll := func(k int32, vals []int32) {
+		for _, v := range vals {
 			op := history.MicroOp{Kind: history.Append, Key: k, Value: v}
 			addOp(&op, k)
 		}
 	}
-	synthetic := len(ops)
+	// The synthetic transactions: :index past every original one, processes past every
+	// numeric original one.
+	nextIndex, nextProc := int64(-1), int64(-1)
+	for i := range h.Txns {
+		nextIndex = max(nextIndex, h.Txns[i].Index)
+	}
+	for _, p := range h.Processes {
+		if n, err := strconv.ParseInt(p, 10, 64); err == nil {
+			nextProc = max(nextProc, n)
+		}
+	}
+	synthetic := func(from int) history.Txn {
+		nextProc++
+		out.Processes = append(out.Processes, strconv.FormatInt(nextProc, 10))
+		tx := history.Txn{Status: history.OK, Process: int32(len(out.Processes) - 1), Index: -1, OpStart: int32(from), OpEnd: int32(len(ops))}
+		if nextIndex >= 0 {
+			nextIndex++
+			tx.Index = nextIndex
+		}
+		return tx
+	}
+	var first *history.Txn
+	for i, k := range prefixKeys {
+		appendAll(k, prefixVals[i])
+	}
+	if len(ops) > 0 {
+		tx := synthetic(0)
+		first = &tx
+	}
+	type kept struct {
+		t        int32
+		from, to int
+	}
+	var txns []kept
+	var positions []int32
 	for _, t := range c.txns {
 		tx := &h.Txns[t]
 		from := len(ops)
@@ -385,29 +406,29 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 			}
 		}
 	}
-	slices.Sort(positions)
-	base := int32(0)
-	if synthetic > 0 {
-		base = 2
-		maxIndex, maxProc := int64(-1), int64(-1)
-		for i := range h.Txns {
-			maxIndex = max(maxIndex, h.Txns[i].Index)
+	var fills []history.Txn
+	for i, k := range prefixKeys {
+		for _, f := range prefixes[i].Fills {
+			from := len(ops)
+			appendAll(k, f.vals)
+			fills = append(fills, synthetic(from))
 		}
-		for _, p := range h.Processes {
-			if n, err := strconv.ParseInt(p, 10, 64); err == nil {
-				maxProc = max(maxProc, n)
-			}
-		}
-		index := int64(-1)
-		if maxIndex >= 0 {
-			index = maxIndex + 1
-		}
-		out.Processes = append(out.Processes, strconv.FormatInt(maxProc+1, 10))
-		out.Txns = append(out.Txns, history.Txn{Status: history.OK, Process: 0, Invoke: 0, Complete: 1,
-			Index: index, Line: 0, OpStart: 0, OpEnd: int32(synthetic)})
-		b.orig = append(b.orig, -1)
-		out.Events = 2
 	}
+	slices.Sort(positions)
+	// Events: the first synthetic transaction's invoke and completion, the fills'
+	// invokes, the kept transactions' events, the fills' completions.
+	pos := int32(0)
+	if first != nil {
+		first.Invoke, first.Complete = 0, 1
+		pos = 2
+		out.Txns = append(out.Txns, *first)
+		b.orig = append(b.orig, -1)
+	}
+	for i := range fills {
+		fills[i].Invoke = pos
+		pos++
+	}
+	base := pos
 	newPos := func(p int32) int32 {
 		if p < 0 {
 			return p
@@ -425,8 +446,15 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 		out.Txns = append(out.Txns, tx)
 		b.orig = append(b.orig, k.t)
 	}
+	pos = base + int32(len(positions))
+	for i := range fills {
+		fills[i].Complete = pos
+		pos++
+		out.Txns = append(out.Txns, fills[i])
+		b.orig = append(b.orig, -1)
+	}
 	out.Ops, out.ReadValues = ops, reads
-	out.Events += len(positions)
+	out.Events = int(pos)
 	return b
 }
 

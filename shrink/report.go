@@ -18,10 +18,11 @@ type Report struct {
 	// the history's.
 	Transactions int `json:"transactions"`
 	Original     int `json:"original_transactions"`
-	// Prefixes are what the synthetic first transaction appends, per key, in place of
-	// writers left out (docs/DESIGN.md, "Counterexamples"); Synthetic is its :index.
+	// Prefixes are what the synthetic transactions append, per key, in place of writers
+	// left out (docs/DESIGN.md, "Counterexamples"): the first one each key's prefix, one
+	// more per fill. Synthetic lists their :index (in Txns: the first, and the last ones).
 	Prefixes  []Prefix       `json:"prefixes,omitempty"`
-	Synthetic *int64         `json:"synthetic_index,omitempty"`
+	Synthetic []int64        `json:"synthetic_indexes,omitempty"`
 	Txns      []check.TxnRef `json:"txns"` // the cut's transactions, named as in the original
 	// Anomalies are the checker's on the cut: the explanation to follow by hand.
 	Anomalies []check.Anomaly `json:"anomalies"`
@@ -88,9 +89,7 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 	for i := range h.Txns {
 		ref := check.NewTxnRef(h, int32(i))
 		if cx.Orig[i] < 0 {
-			idx := h.Txns[i].Index
-			r.Synthetic = &idx
-			ref.Line = 0
+			r.Synthetic = append(r.Synthetic, h.Txns[i].Index)
 		}
 		r.Txns = append(r.Txns, ref)
 	}
@@ -111,17 +110,50 @@ func EDN(cx *Counterexample) string {
 		}
 	}
 	b.WriteString("\n")
-	for i, t := range cx.Orig {
-		if t < 0 {
-			fmt.Fprintf(&b, "; T%d is synthetic: it appends, first of all, the values every kept read of these keys starts with, in place of the writers left out:", h.Txns[i].Index)
-			for _, p := range cx.Prefixes {
-				fmt.Fprintf(&b, " key %s (%d values, for %d appends)", p.Key, len(p.Values), p.Writers)
-			}
-			b.WriteString("\n")
-		}
+	for _, line := range SyntheticText(cx.History, cx.Orig, cx.Prefixes) {
+		b.WriteString("; " + line + "\n")
 	}
 	if err := history.WriteHistoryEDN(&b, h); err != nil {
 		fmt.Fprintf(&b, "; could not write the history: %v\n", err)
 	}
 	return b.String()
 }
+
+// SyntheticText says, one line per synthetic transaction of a cut, what it appends and
+// why it is there.
+func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string {
+	var lines []string
+	fill := 0
+	var fills []string
+	for _, p := range prefixes {
+		for _, f := range p.Fills {
+			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out; invoked before and completed after everything else",
+				p.Key, f.Position, f.Position+len(f.Values)-1))
+		}
+	}
+	for i, t := range orig {
+		if t >= 0 {
+			continue
+		}
+		name := fmt.Sprintf("T%d", h.Txns[i].Index)
+		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
+			var parts []string
+			for _, p := range prefixes {
+				if len(p.Values) > 0 {
+					parts = append(parts, fmt.Sprintf("to key %s the %d values every kept read of it starts with", p.Key, len(p.Values)))
+				}
+			}
+			lines = append(lines, fmt.Sprintf("%s is synthetic, first of all: it appends %s, in place of the writers left out", name, strings.Join(parts, "; ")))
+			continue
+		}
+		if fill < len(fills) {
+			lines = append(lines, fmt.Sprintf("%s is synthetic: it %s", name, fills[fill]))
+			fill++
+		}
+	}
+	return lines
+}
+
+// History is the cut; Orig maps its transactions to the original's (-1: synthetic).
+func (r *Report) History() *history.History { return r.cut.History }
+func (r *Report) Orig() []int32             { return r.cut.Orig }

@@ -25,7 +25,7 @@ var models = []string{"serializable", "strong-session-serializable", "strict-ser
 func TestCutsAreSound(t *testing.T) {
 	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
-	var cuts, withPrefix int
+	var cuts, withPrefix, withFill int
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -49,6 +49,12 @@ func TestCutsAreSound(t *testing.T) {
 			if len(b.prefixes) > 0 {
 				withPrefix++
 			}
+			for _, p := range b.prefixes {
+				if len(p.Fills) > 0 {
+					withFill++
+					break
+				}
+			}
 			checkFromOriginal(t, h, b)
 			for _, m := range valid {
 				if ok, err := brute.CheckModel(b.h, m); err != nil || !ok {
@@ -58,9 +64,9 @@ func TestCutsAreSound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cuts of valid histories, %d with a synthetic prefix", cuts, withPrefix)
-	if withPrefix < cuts/50 {
-		t.Errorf("only %d of %d cuts had a synthetic prefix: the prefix rule is barely tested", withPrefix, cuts)
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills", cuts, withPrefix, withFill)
+	if withPrefix < cuts/50 || withFill < cuts/200 {
+		t.Errorf("only %d (%d with fills) of %d cuts had synthetic writers: the rules are barely tested", withPrefix, withFill, cuts)
 	}
 }
 
@@ -95,8 +101,24 @@ func checkFromOriginal(t *testing.T, orig *history.History, b *built) {
 	for i := range h.Txns {
 		tx := &h.Txns[i]
 		ops := h.TxnOps(i)
+		if b.orig[i] < 0 && i > 0 {
+			// A fill: :ok, appends only, on its own process, invoked before and completed
+			// after every original transaction's events.
+			for j := range h.Txns {
+				o := &h.Txns[j]
+				if b.orig[j] >= 0 && (o.Invoke >= 0 && o.Invoke < tx.Invoke || o.Complete >= tx.Complete) || j != i && o.Process == tx.Process {
+					t.Fatalf("fill %d (%+v) is not concurrent with transaction %d (%+v), or shares its process", i, *tx, j, *o)
+				}
+			}
+			for _, op := range ops {
+				if op.Kind != history.Append || tx.Status != history.OK {
+					t.Fatalf("fill %d reads or is not :ok", i)
+				}
+			}
+			continue
+		}
 		if b.orig[i] < 0 {
-			if i != 0 || tx.Status != history.OK || tx.Complete != 1 || tx.Invoke != 0 {
+			if tx.Status != history.OK || tx.Complete != 1 || tx.Invoke != 0 {
 				t.Fatalf("synthetic transaction %d is not first and :ok: %+v", i, *tx)
 			}
 			for j := 1; j < len(h.Txns); j++ {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -334,13 +335,12 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 		}
 		fmt.Fprintf(w, "\nCounterexample for %s: %d of the %d transactions, not valid on their own (%d cuts checked in %.2fs%s%s):\n",
 			strings.Join(cx.Models, ", "), cx.Transactions, cx.Original, cx.Checks, cx.Seconds, minimal, where)
+		synthetic := shrink.SyntheticText(cx.History(), cx.Orig(), cx.Prefixes)
+		n := 0
 		for _, t := range cx.Txns {
-			if cx.Synthetic != nil && t.Index == *cx.Synthetic && t.Line == 0 {
-				fmt.Fprintf(w, "   - %s (synthetic, first): appends", txnLabel(t))
-				for _, p := range cx.Prefixes {
-					fmt.Fprintf(w, " to key %s the %d values every kept read of it starts with (in place of %d appends left out)", p.Key, len(p.Values), p.Writers)
-				}
-				fmt.Fprintln(w)
+			if t.Line == 0 && slices.Contains(cx.Synthetic, t.Index) && n < len(synthetic) {
+				fmt.Fprintf(w, "   - %s\n", synthetic[n])
+				n++
 				continue
 			}
 			proc := ""
