@@ -127,6 +127,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
 		pin      int  // its first known kept read (:ok only), which pins its block; -1 if none
+		start    int  // where its block starts in every witness (1-based), 0 if unknown
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
 	}
@@ -150,7 +151,10 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				break
 			}
 		}
-		t.out = t.apps > 0 && t.pin < 0 && h.Txns[ops[t.from].txn].Status != history.Fail
+		if t.apps > 0 && t.pin < 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
+			t.start = s.valuePin(h.Ops[ops[t.from].op].Key, ops[t.from].txn)
+			t.out = t.start == 0
+		}
 	}
 	// seen is a read's length without the reader's own earlier appends: where a pinned
 	// reader's own block starts, or how far the others' appends reach.
@@ -211,6 +215,11 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		}
 		return common, found
 	}
+	for i := range ts {
+		if t := &ts[i]; t.pin >= 0 {
+			t.start = seen(ops[t.pin]) + 1
+		}
+	}
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
@@ -262,6 +271,13 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		}
 		return nil, nil, true
 	}
+	// A writer pinned by a value inside the kept reads' shortest length stays: the
+	// prefix stops right before its block (a block boundary too).
+	for i := range ts {
+		if t := &ts[i]; !t.out && t.pin < 0 && t.start > 0 {
+			p = min(p, t.start-1)
+		}
+	}
 	for i := range ts {
 		if ts[i].out {
 			for _, ko := range ops[ts[i].from:ts[i].to] {
@@ -289,8 +305,8 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	// run at a time, by synthetic writers; a run ends where a kept read ends.
 	covered := make([]bool, longest+2)
 	for i := range ts {
-		if t := &ts[i]; !t.out && t.apps > 0 && t.pin >= 0 {
-			st := seen(ops[t.pin]) + 1
+		if t := &ts[i]; !t.out && t.apps > 0 && t.start > 0 {
+			st := t.start
 			for q := st; q < st+t.apps && q <= longest; q++ {
 				covered[q] = true
 			}
@@ -464,4 +480,45 @@ func valueNames(h *history.History, vals []int32) []string {
 		out[i] = h.Values[v]
 	}
 	return out
+}
+
+// valuePin is where transaction t's block of appends to key k starts in every witness,
+// when one of its values pins it: no other transaction that is not :fail appends that
+// value to k, and the longest read of k in the whole history shows it exactly once (at
+// q: the block starts q - i, i the value's place among t's appends to k). 0 if none.
+func (s *shrinker) valuePin(k, t int32) int {
+	pos := s.tracePositions(k)
+	i := 0
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind != history.Append || op.Key != k {
+			continue
+		}
+		if s.appendCount[[2]int32{k, op.Value}] == 1 {
+			if q := pos[op.Value]; q > 0 && q-i > 0 {
+				return q - i
+			}
+		}
+		i++
+	}
+	return 0
+}
+
+// tracePositions maps each value of key k's longest read in the whole history to its
+// position (1-based), or -1 when it occurs there more than once.
+func (s *shrinker) tracePositions(k int32) map[int32]int {
+	if pos, ok := s.positions[k]; ok {
+		return pos
+	}
+	pos := map[int32]int{}
+	if r := s.longest[k]; r >= 0 {
+		for i, v := range s.h.ReadList(&s.h.Ops[r]) {
+			if _, seen := pos[v]; seen {
+				pos[v] = -1
+			} else {
+				pos[v] = i + 1
+			}
+		}
+	}
+	s.positions[k] = pos
+	return pos
 }

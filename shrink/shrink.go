@@ -54,11 +54,17 @@ type shrinker struct {
 	model    string
 	deadline time.Time
 	appends  []int32 // per key: appends by transactions that are not :fail
-	checks   int
-	timedOut bool
-	best     cand
-	bestB    *built
-	bestRes  check.Result
+	// appendCount counts those appends per (key, value); longest is each key's longest
+	// known read of an :ok transaction (an op index, -1 if none), and positions caches
+	// where its values lie (valuePin).
+	appendCount map[[2]int32]int32
+	longest     []int32
+	positions   map[int32]map[int32]int
+	checks      int
+	timedOut    bool
+	best        cand
+	bestB       *built
+	bestRes     check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -84,14 +90,26 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
-	s := &shrinker{h: h, model: m, appends: make([]int32, len(h.Keys))}
+	s := &shrinker{h: h, model: m, appends: make([]int32, len(h.Keys)), appendCount: map[[2]int32]int32{},
+		longest: make([]int32, len(h.Keys)), positions: map[int32]map[int32]int{}}
+	for k := range s.longest {
+		s.longest[k] = -1
+	}
 	for t := range h.Txns {
-		if h.Txns[t].Status == history.Fail {
+		tx := &h.Txns[t]
+		if tx.Status == history.Fail {
 			continue
 		}
-		for _, op := range h.TxnOps(t) {
-			if op.Kind == history.Append {
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			switch {
+			case op.Kind == history.Append:
 				s.appends[op.Key]++
+				s.appendCount[[2]int32{op.Key, op.Value}]++
+			case tx.Status == history.OK && op.Known:
+				if l := s.longest[op.Key]; l < 0 || op.End-op.Start > h.Ops[l].End-h.Ops[l].Start {
+					s.longest[op.Key] = i
+				}
 			}
 		}
 	}
