@@ -237,3 +237,30 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 }
 
 var noDeadline time.Time
+
+// TestRecordedPostgresG2: the G2-item PostgreSQL 15 SERIALIZABLE committed (a recorded
+// history of 2000 transactions, mostly unique values) shrinks to its three transactions
+// and a synthetic writer (the blind writers are pinned by their values), which the brute
+// force rejects.
+func TestRecordedPostgresG2(t *testing.T) {
+	h, err := history.ParseFile("../testdata/recorded/postgres15-serializable-g2-item.edn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{"serializable"}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%v %v", res.Valid, err)
+	}
+	reports, failures := Counterexamples(h, &res, noDeadline)
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%v %v", reports, failures)
+	}
+	cx := reports[0]
+	if cx.Transactions > 4 {
+		t.Errorf("counterexample of %d transactions:\n%s", cx.Transactions, cx.EDN)
+	}
+	checkFromOriginal(t, h, &built{h: cx.cut.History, orig: cx.cut.Orig})
+	if ok, err := brute.CheckModel(cx.cut.History, "serializable"); err != nil || ok {
+		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, cx.EDN)
+	}
+}
