@@ -12,6 +12,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/internal/serverlock"
 )
 
 // Database servers for the tests, e.g. postgres://postgres@127.0.0.1:5432/test and
@@ -21,12 +22,15 @@ const (
 	envMySQL    = "DOPPEL_TEST_MYSQL"
 )
 
+// serverURL returns the test server's URL, holding the servers' lock shared for the
+// test (tests that restart, kill or pause a server hold it exclusively).
 func serverURL(t testing.TB, env string) string {
 	t.Helper()
 	u := os.Getenv(env)
 	if u == "" {
 		t.Skipf("%s is not set", env)
 	}
+	serverlock.Shared(t)
 	return u
 }
 
@@ -67,9 +71,7 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 	if cfg.Spec.Txns > 0 && !res.Interrupted && n != cfg.Spec.Txns {
 		t.Errorf("%d transactions completed, want %d", n, cfg.Spec.Txns)
 	}
-	if len(res.Events) != 2*n {
-		t.Errorf("%d events for %d transactions", len(res.Events), n)
-	}
+	nemesisEvents := 0
 	open := map[int64]*history.Event{} // process -> its invoke
 	var lastTime int64
 	for i := range res.Events {
@@ -81,6 +83,13 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 			t.Errorf("event %d: time goes back", i)
 		}
 		lastTime = e.Time
+		if e.IsNemesis() {
+			nemesisEvents++
+			if e.Type != history.TypeInfo || e.Value != nil || e.Note == "" {
+				t.Errorf("event %d: nemesis event %+v", i, *e)
+			}
+			continue
+		}
 		inv := open[e.Process]
 		if e.Type == history.TypeInvoke {
 			if inv != nil {
@@ -114,6 +123,12 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 			t.Errorf("event %d: %v completion without an error", i, e.Type)
 		}
 	}
+	if len(res.Events) != 2*n+nemesisEvents {
+		t.Errorf("%d events for %d transactions and %d nemesis events", len(res.Events), n, nemesisEvents)
+	}
+	if nemesisEvents > 0 && cfg.Nemesis == "" {
+		t.Errorf("%d nemesis events without a nemesis", nemesisEvents)
+	}
 	if res.History == nil || len(res.History.Txns) != n {
 		t.Fatalf("in-memory history has wrong transaction count")
 	}
@@ -121,6 +136,9 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 		h, err := history.ParseFile(f)
 		if err != nil {
 			t.Fatalf("the recorded file does not parse: %v", err)
+		}
+		if h.Events != len(res.Events) {
+			t.Errorf("%s: %d events parsed, %d recorded", f, h.Events, len(res.Events))
 		}
 		if len(h.Txns) != n || len(h.Ops) != len(res.History.Ops) || !slices.Equal(h.ReadValues, res.History.ReadValues) {
 			t.Errorf("%s parses to %d txns, %d ops; in memory %d, %d", f, len(h.Txns), len(h.Ops), n, len(res.History.Ops))
@@ -321,12 +339,16 @@ func TestRunConfigErrors(t *testing.T) {
 		"sqlite level":        {Spec: spec, Isolation: RepeatableRead},
 		"append":              {Spec: spec, Append: "prepend"},
 		"nemesis":             {Spec: spec, Nemesis: "partition"},
-		"no budget":           {Spec: smallSpec(0)},
-		"spec":                {Spec: bad},
-		"url":                 {Spec: spec, DB: "oracle://x"},
-		"format":              {Spec: spec, Format: "xml"},
-		"model":               {Spec: spec, Models: []string{"read-committed"}},
-		"negative timeout":    {Spec: spec, TxnTimeout: -time.Second},
+		"nemesis list":        {Spec: spec, DB: "postgres://x@127.0.0.1:1/db", Nemesis: "restart,partition"},
+		"restart on sqlite":   {Spec: spec, Nemesis: NemesisRestart},
+		// A server on another machine cannot be restarted: refused before connecting.
+		"remote server":    {Spec: spec, DB: "postgres://x@192.0.2.1:5432/db?connect_timeout=60", Nemesis: "kill-conn,pause"},
+		"no budget":        {Spec: smallSpec(0)},
+		"spec":             {Spec: bad},
+		"url":              {Spec: spec, DB: "oracle://x"},
+		"format":           {Spec: spec, Format: "xml"},
+		"model":            {Spec: spec, Models: []string{"read-committed"}},
+		"negative timeout": {Spec: spec, TxnTimeout: -time.Second},
 	} {
 		// Found before anything runs: the output directory is not even created.
 		cfg.OutDir = filepath.Join(t.TempDir(), "out")
