@@ -69,6 +69,7 @@ func collectPlotData(events []history.Event) plotData {
 				open[e.F] = sec
 			case !isInvoke && e.F == NemesisRestart:
 				d.faults = append(d.faults, faultInterval{NemesisRestart, open[NemesisRestart], sec})
+				delete(open, NemesisRestart)
 			case !isInvoke && ends[e.F] != "":
 				f := ends[e.F]
 				if from, ok := open[f]; ok {
@@ -87,8 +88,10 @@ func collectPlotData(events []history.Event) plotData {
 			delete(invoked, e.Process)
 		}
 	}
-	for f, from := range open { // a fault still in force when the history ends
-		d.faults = append(d.faults, faultInterval{f, from, d.end})
+	for _, f := range []string{NemesisRestart, NemesisKill, NemesisPause} {
+		if from, ok := open[f]; ok { // still in force when the history ends
+			d.faults = append(d.faults, faultInterval{f, from, d.end})
+		}
 	}
 	return d
 }
@@ -138,10 +141,11 @@ func (p *svgPlot) faults(d *plotData) {
 func (p *svgPlot) axes(yLabel string, yTicks []string, yFrac []float64) {
 	fmt.Fprintf(p.w, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#333"/>`+"\n", p.left, p.top, p.width, p.high)
 	step := niceStep(p.xmax / 10)
-	for t := 0.0; t <= p.xmax+1e-9; t += step {
+	for k := 0; float64(k)*step <= p.xmax+1e-9; k++ {
+		t := float64(k) * step
 		x := p.x(t)
 		fmt.Fprintf(p.w, `<path stroke="#333" d="M%.1f %gv5"/><text x="%.1f" y="%g" text-anchor="middle">%s</text>`+"\n",
-			x, p.top+p.high, x, p.top+p.high+18, strconv.FormatFloat(t, 'f', -1, 64))
+			x, p.top+p.high, x, p.top+p.high+18, formatTick(t, step))
 	}
 	fmt.Fprintf(p.w, `<text x="%g" y="%g" text-anchor="middle">time (s)</text>`+"\n", p.left+p.width/2, p.top+p.high+38)
 	for i, label := range yTicks {
@@ -241,8 +245,8 @@ func writeRatePlot(path string, d *plotData) error {
 	}
 	defer f.Close()
 	p := newSVGPlot(bufio.NewWriter(f), "Throughput: transactions completed per second, by outcome", d.end)
-	// About 100 buckets, at least 100 ms each.
-	bucket := max(niceStep(d.end/100), 0.1)
+	// About 50 buckets, at least 10 ms each.
+	bucket := max(niceStep(d.end/50), 0.01)
 	n := int(d.end/bucket) + 1
 	counts := map[history.Type][]float64{}
 	for _, pt := range d.points {
@@ -264,8 +268,9 @@ func writeRatePlot(path string, d *plotData) error {
 	top := math.Ceil(peak/step) * step
 	var ticks []string
 	var fracs []float64
-	for v := 0.0; v <= top+1e-9; v += step {
-		ticks = append(ticks, strconv.FormatFloat(v, 'f', -1, 64))
+	for k := 0; float64(k)*step <= top+1e-9; k++ {
+		v := float64(k) * step
+		ticks = append(ticks, formatTick(v, step))
 		fracs = append(fracs, v/top)
 	}
 	p.faults(d)
@@ -298,6 +303,12 @@ func writePlots(dir string, events []history.Event) error {
 		return err
 	}
 	return writeRatePlot(filepath.Join(dir, PlotRate), &d)
+}
+
+// formatTick prints a multiple of step with as many decimals as step needs.
+func formatTick(v, step float64) string {
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
 // niceStep rounds x up to 1, 2 or 5 times a power of ten.

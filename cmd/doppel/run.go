@@ -232,7 +232,7 @@ func printOutcomes(w io.Writer, outcomes []workload.Outcome) {
 		if i > 0 {
 			label = ""
 		}
-		fmt.Fprintf(w, "%-10s %7d %-4s %s\n", label, o.Count, o.Type, o.Cause)
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-10s %7d %-4s %s", label, o.Count, o.Type, o.Cause), " "))
 	}
 }
 
