@@ -39,7 +39,8 @@ unless --key-rotate says otherwise.
 Hunt mode: --runs N repeats the run N times (0: until interrupted) with seeds
 --seed, --seed+1, ..., each in its own directory OUT/run-NNN; only the runs that are
 not valid are kept, and a table of all runs is printed at the end (and written to
-OUT/hunt.json).
+OUT/hunt.json). Its exit code is the worst of the runs': 1 if any was not valid, else 2
+if any was unknown or failed, else 5 if interrupted, else 0.
 
 Nemesis: --nemesis takes a comma-separated list of faults; every --nemesis-interval one
 of them, at random, acts:

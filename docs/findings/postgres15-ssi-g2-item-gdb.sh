@@ -4,14 +4,14 @@
 # the first writer's backend in ReleasePredicateLocks, after its commit became visible
 # to new snapshots and before the serializable bookkeeping marked it committed.
 #
-#   T1 (pivot)      BEGIN SERIALIZABLE; read x ............................ append y; COMMIT
-#   T2 (writer)     BEGIN SERIALIZABLE; append x; append z; COMMIT (paused in gdb)
-#   T3 (read-only)  ..................... BEGIN SERIALIZABLE; read z (sees T2); read y; COMMIT
+#   T1 (pivot)      BEGIN; read x ............................. append y; COMMIT
+#   T2 (writer)     ....... BEGIN; append x; append z; COMMIT (paused in gdb ......... resumed)
+#   T3 (read-only)  .................................. BEGIN; read z (sees T2) ................ read y; COMMIT
 #
 # T1 -rw-> T2 (T1 read x without T2's append), T2 -wr-> T3 (T3 read T2's append to z),
 # T3 -rw-> T1 (T3 read y without T1's append): a cycle, which SERIALIZABLE must prevent
-# by aborting one of them. Without the pause (--no-pause) PostgreSQL aborts T1; with it,
-# all three commit.
+# by aborting one of them. Without the pause (--no-pause) PostgreSQL aborts one of
+# them; with it, all three commit.
 #
 # Needs: root (gdb attaches to the backend), psql, gdb, and a server where
 #   psql "$PGURL" works as a superuser (default postgres://postgres@127.0.0.1:5432/test).
@@ -74,14 +74,20 @@ else
   send 2 "COMMIT;"
 fi
 
-send 3 "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 'T3 read z=' || v FROM $T WHERE k = 4; SELECT 'T3 read y=' || v FROM $T WHERE k = 2; COMMIT;"
+# T3 takes its snapshot while T2 is visible but not yet committed for SSI.
+send 3 "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 'T3 read z=' || v FROM $T WHERE k = 4;"
+# T1 appends to y and commits meanwhile: SSI does not yet count T2 as committed, so
+# T1's rw-conflict out to T2 does not mark T1 as having one to a committed transaction.
+send 1 "UPDATE $T SET v = v || ',1' WHERE k = 2; COMMIT;"
 
 if [ $PAUSE = 1 ]; then
+  # T2's commit completes; it drops its rw-conflict in from the committed T1.
   printf 'detach\nquit\n' >&14
   wait_for 2 "DONE-T2"
 fi
 
-send 1 "UPDATE $T SET v = v || ',1' WHERE k = 2; COMMIT;"
+# T3 reads y without T1's append (T1 committed after T3's snapshot) and commits.
+send 3 "SELECT 'T3 read y=' || v FROM $T WHERE k = 2; COMMIT;"
 
 echo "--- session 1 (T1)"; grep -v '^DONE' "$DIR/out1"
 echo "--- session 2 (T2)"; grep -v '^DONE\|^pid=' "$DIR/out2"
