@@ -240,6 +240,7 @@ func printOutcomes(w io.Writer, outcomes []workload.Outcome) {
 func printRunReport(w io.Writer, res *workload.RunResult) {
 	fmt.Fprintf(w, "database:  %s (table %s)\n", res.Database, res.Table)
 	fmt.Fprintf(w, "history:   %s (%d events)\n", strings.Join(res.Files, ", "), len(res.Events))
+	fmt.Fprintf(w, "store:     %s (run.json, result.json, index.html, %s, %s)\n", res.OutDir, workload.PlotLatency, workload.PlotRate)
 	n := res.OK + res.Fail + res.Info
 	fmt.Fprintf(w, "run:       %d transactions in %.2fs, %.0f txns/s (%d ok, %d fail, %d info",
 		n, res.Elapsed.Seconds(), res.TxnsPerSecond(), res.OK, res.Fail, res.Info)
