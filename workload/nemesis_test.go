@@ -148,8 +148,10 @@ func TestNemesisRestoresOnInterrupt(t *testing.T) {
 					cfg.Duration, cfg.NemesisInterval = time.Hour, time.Second
 					cfg.OutDir = t.TempDir()
 					ctx, cancel := context.WithCancel(context.Background())
-					// The fault acts at 1 s and holds for 1 s: interrupt in the middle.
-					time.AfterFunc(1500*time.Millisecond, cancel)
+					defer cancel()
+					// The fault acts after 1 s and holds for 1 s: interrupt once it has
+					// acted (its invoke and completion are in the history).
+					go cancelWhenHistory(ctx, cancel, cfg.OutDir, 1, func(nemesisLines, _ int) bool { return nemesisLines >= 2 })
 					res, err := Run(ctx, cfg)
 					if err != nil {
 						t.Fatal(err)
@@ -204,24 +206,7 @@ func runUntilCommitsAfterFault(t *testing.T, cfg RunConfig, actions int) *RunRes
 	cfg.Duration = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			time.Sleep(200 * time.Millisecond)
-			b, _ := os.ReadFile(filepath.Join(cfg.OutDir, HistoryEDN))
-			nemesisLines, okAfter := 0, 0
-			for line := range strings.SplitSeq(string(b), "\n") {
-				switch {
-				case strings.Contains(line, ":process :nemesis"):
-					nemesisLines++
-				case nemesisLines >= 2*actions && strings.Contains(line, ":type :ok"):
-					okAfter++
-				}
-			}
-			if okAfter >= 20 {
-				cancel()
-			}
-		}
-	}()
+	go cancelWhenHistory(ctx, cancel, cfg.OutDir, actions, func(_, okAfter int) bool { return okAfter >= 20 })
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -229,6 +214,29 @@ func runUntilCommitsAfterFault(t *testing.T, cfg RunConfig, actions int) *RunRes
 	checkRecording(t, cfg, res)
 	t.Logf("%s %s: %d ok, %d fail, %d info in %.1fs, %.0f txns/s", res.Dialect, cfg.Nemesis, res.OK, res.Fail, res.Info, res.Elapsed.Seconds(), res.TxnsPerSecond())
 	return res
+}
+
+// cancelWhenHistory polls the history file in dir every 50 ms and cancels once done
+// holds for the nemesis lines so far and the :ok completions after the first fault's
+// cycle of actions (the first 2*cycle nemesis lines).
+func cancelWhenHistory(ctx context.Context, cancel func(), dir string, cycle int, done func(nemesisLines, okAfter int) bool) {
+	for ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		b, _ := os.ReadFile(filepath.Join(dir, HistoryEDN))
+		nemesisLines, okAfter := 0, 0
+		for line := range strings.SplitSeq(string(b), "\n") {
+			switch {
+			case strings.Contains(line, ":process :nemesis"):
+				nemesisLines++
+			case nemesisLines >= 2*cycle && strings.Contains(line, ":type :ok"):
+				okAfter++
+			}
+		}
+		if done(nemesisLines, okAfter) {
+			cancel()
+			return
+		}
+	}
 }
 
 // requireCommitsAfterFirstCycle: the run went on after the first fault's cycle (its
