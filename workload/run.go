@@ -69,20 +69,21 @@ type RunConfig struct {
 
 // RunResult describes a finished run.
 type RunResult struct {
-	Database  string // the URL without credentials
-	Dialect   string // postgresql, mysql, sqlite
-	Isolation string
-	Append    string
-	Table     string
-	OutDir    string
-	Files     []string // history files written
-	Events    []history.Event
-	History   *history.History // nil if the events did not form a history (a bug)
-	Models    []string
-	ModelNote string // why these models, when chosen by default
-	sessions  int    // sessions asked for
-	Checked   bool
-	Check     check.Result
+	Database        string // the URL without credentials
+	Dialect         string // postgresql, mysql, sqlite
+	Isolation       string
+	Append          string
+	Table           string
+	OutDir          string
+	Files           []string // history files written
+	Events          []history.Event
+	History         *history.History // nil if the events did not form a history (a bug)
+	Models          []string
+	ModelNote       string // why these models, when chosen by default
+	sessions        int    // sessions asked for
+	sessionsRefused int    // see SessionsNeverConnected
+	Checked         bool
+	Check           check.Result
 	// Transactions by outcome; Kills counts connections the nemesis terminated.
 	OK, Fail, Info, Unfinished int
 	Kills                      int
@@ -108,8 +109,10 @@ type RunResult struct {
 	CheckTime     time.Duration
 }
 
-// SessionsNeverConnected is the number of sessions that never opened a connection.
-func (r *RunResult) SessionsNeverConnected() int { return r.sessions - r.SessionsConnected }
+// SessionsNeverConnected is the number of sessions that tried to connect, failed, and
+// never had a connection before the run ended. A session that had not connected yet
+// when a small budget was spent by the others does not count: nothing refused it.
+func (r *RunResult) SessionsNeverConnected() int { return r.sessionsRefused }
 
 // TxnsPerSecond is the rate of completed transactions (any outcome).
 func (r *RunResult) TxnsPerSecond() float64 {
@@ -170,6 +173,7 @@ type runner struct {
 	backendIDs         []atomic.Int64  // server connection id per session, 0 when none
 	killed             []atomic.Bool   // the nemesis killed the session's current connection
 	connectedSessions  atomic.Int64
+	refusedSessions    atomic.Int64 // failed to connect and never did
 	reconnects         atomic.Int64
 	connectErrors      atomic.Int64
 	firstConnectErr    atomic.Pointer[string]
@@ -390,6 +394,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	r.res.NemesisActions = int(r.nemesisActions.Load())
 	r.res.Outcomes = r.outcomes.list()
 	r.res.SessionsConnected = int(r.connectedSessions.Load())
+	r.res.sessionsRefused = int(r.refusedSessions.Load())
 	r.res.Reconnects = int(r.reconnects.Load())
 	r.res.ConnectErrors = int(r.connectErrors.Load())
 	if e := r.firstConnectErr.Load(); e != nil {
@@ -592,7 +597,11 @@ func (r *runner) session(s int) {
 	connected := false
 	for !r.stopping() {
 		if conn == nil {
-			if conn = r.connect(s); conn == nil {
+			var failed bool
+			if conn, failed = r.connect(s); conn == nil {
+				if failed && !connected {
+					r.refusedSessions.Add(1)
+				}
 				return // the run stopped while connecting
 			}
 			if connected {
@@ -645,8 +654,9 @@ func (r *runner) session(s int) {
 
 // connect opens session s's connection, retrying with exponential backoff (capped at
 // connectBackoffMax) for as long as the run lasts: a nemesis, a restarting server or a
-// full server makes connecting fail for a while. It returns nil once the run stops.
-func (r *runner) connect(s int) *sql.Conn {
+// full server makes connecting fail for a while. It returns nil once the run stops, and
+// whether an attempt failed before the run stopped.
+func (r *runner) connect(s int) (conn *sql.Conn, failed bool) {
 	backoff := r.connectBackoffBase
 	var firstFailure time.Time
 	for attempt := 1; ; attempt++ {
@@ -655,11 +665,12 @@ func (r *runner) connect(s int) *sql.Conn {
 			if attempt > 1 {
 				r.logf("session %d: connected after %d attempts (%.1fs)", s, attempt, time.Since(firstFailure).Seconds())
 			}
-			return conn
+			return conn, failed
 		}
 		if r.stopping() {
-			return nil
+			return nil, failed
 		}
+		failed = true
 		r.connectErrors.Add(1)
 		text := errorText(err)
 		r.firstConnectErr.CompareAndSwap(nil, &text)
@@ -670,7 +681,7 @@ func (r *runner) connect(s int) *sql.Conn {
 		select {
 		case <-time.After(backoff):
 		case <-r.stopIssuing:
-			return nil
+			return nil, failed
 		}
 		backoff = min(2*backoff, r.connectBackoffMax)
 	}

@@ -743,3 +743,15 @@ func TestErrorCause(t *testing.T) {
 		}
 	}
 }
+
+// Sessions that had not connected yet when a tiny budget was spent were not refused:
+// no warning, nothing in run.json.
+func TestRunTinyBudgetRefusesNoSession(t *testing.T) {
+	spec := smallSpec(2)
+	spec.Sessions = 8
+	log := &strings.Builder{}
+	res := runForTest(t, RunConfig{Spec: spec, SkipCheck: true, Log: log})
+	if n := res.SessionsNeverConnected(); n != 0 || strings.Contains(log.String(), "never connected") {
+		t.Errorf("%d sessions reported as never connected; log:\n%s", n, log.String())
+	}
+}

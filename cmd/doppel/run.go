@@ -147,8 +147,19 @@ func runRun(args []string) int {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	serverFaults := workload.HasServerFaults(cfg.Nemesis)
+	finished := make(chan struct{}) // closed before stopSignals cancels ctx on return
+	defer close(finished)
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-finished:
+			return
+		}
+		select {
+		case <-finished:
+			return // not a signal: the command is returning
+		default:
+		}
 		if serverFaults {
 			fmt.Fprintf(os.Stderr, "\ninterrupted: leaving the server running, letting in-flight transactions finish (up to %v)\n", cfg.DrainTimeout)
 			return
@@ -259,7 +270,7 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		fmt.Fprintf(w, "           %d reconnections, %d failed connection attempts\n", res.Reconnects, res.ConnectErrors)
 	}
 	if n := res.SessionsNeverConnected(); n > 0 {
-		fmt.Fprintf(w, "sessions:  only %d of %d ever connected (first error: %s)\n", res.SessionsConnected, res.SessionsConnected+n, res.FirstConnectError)
+		fmt.Fprintf(w, "sessions:  %d tried to connect and never could (first error: %s): the run was less concurrent than asked\n", n, res.FirstConnectError)
 	}
 	if res.Interrupted {
 		fmt.Fprintln(w, "           interrupted: the history is partial")
