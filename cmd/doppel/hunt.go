@@ -117,14 +117,14 @@ func relinkLatest(root, dir string) error {
 }
 
 func printHuntTable(w io.Writer, rows []huntRow) {
-	fmt.Fprintf(w, "%-4s %-6s %7s %7s %7s %6s  %-8s %s\n", "run", "seed", "txns", "ok", "fail", "info", "verdict", "anomalies")
+	fmt.Fprintf(w, "%-4s %-6s %7s %7s %7s %6s  %-9s %s\n", "run", "seed", "txns", "ok", "fail", "info", "verdict", "anomalies")
 	kept := 0
 	for _, r := range rows {
 		anomalies := strings.Join(r.Anomalies, ",")
 		if r.Verdict == "error" || (anomalies == "" && r.Message != "" && r.Verdict != check.Valid.String()) {
 			anomalies = clipText(r.Message, 60)
 		}
-		fmt.Fprintf(w, "%-4d %-6d %7d %7d %7d %6d  %-8s %s\n", r.Run, r.Seed, r.Txns, r.OK, r.Fail, r.Info, r.Verdict, anomalies)
+		fmt.Fprintf(w, "%-4d %-6d %7d %7d %7d %6d  %-9s %s\n", r.Run, r.Seed, r.Txns, r.OK, r.Fail, r.Info, r.Verdict, anomalies)
 		if r.Dir != "" {
 			kept++
 		}
