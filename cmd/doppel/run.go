@@ -44,8 +44,8 @@ if any was unknown or failed, else 5 if interrupted, else 0.
 
 Nemesis: --nemesis takes a comma-separated list of faults; every --nemesis-interval one
 of them, at random, acts:
-  kill-conn  terminate a random session's connection (PostgreSQL: superuser or
-             pg_signal_backend; MariaDB: CONNECTION ADMIN / SUPER)
+  kill-conn  terminate a random session's connection (with the run's own account:
+             a user may always end its own connections, so no extra privilege)
   restart    clean restart of the server
   kill       SIGKILL the server's processes; start it again an interval later
   pause      SIGSTOP the server's processes; SIGCONT them an interval later
