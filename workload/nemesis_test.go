@@ -126,6 +126,7 @@ func TestNemesisComposed(t *testing.T) {
 			url := disturbedServerURL(t, db.env)
 			cfg := nemesisRunConfig(url, "kill-conn,restart,kill,pause")
 			cfg.NemesisInterval = 500 * time.Millisecond
+			cfg.Format = "both" // checkRecording parses both files, nemesis events included
 			res := runForTest(t, cfg)
 			fs := nemesisOps(t, res.Events)
 			if len(fs) == 0 {
