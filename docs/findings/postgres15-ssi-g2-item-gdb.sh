@@ -4,9 +4,12 @@
 # the first writer's backend in ReleasePredicateLocks, after its commit became visible
 # to new snapshots and before the serializable bookkeeping marked it committed.
 #
-#   T1 (pivot)      BEGIN; read x ............................. append y; COMMIT
-#   T2 (writer)     ....... BEGIN; append x; append z; COMMIT (paused in gdb ......... resumed)
-#   T3 (read-only)  .................................. BEGIN; read z (sees T2) ................ read y; COMMIT
+#   1. T1 (pivot):     BEGIN SERIALIZABLE; read x
+#   2. T2 (writer):    BEGIN SERIALIZABLE; append x; append z; COMMIT  -- gdb stops it
+#   3. T3 (read-only): BEGIN SERIALIZABLE; read z                      -- sees T2
+#   4. T1:             append y; COMMIT                                -- commits
+#   5. gdb detaches:   T2's COMMIT returns
+#   6. T3:             read y; COMMIT                                  -- without T1's append
 #
 # T1 -rw-> T2 (T1 read x without T2's append), T2 -wr-> T3 (T3 read T2's append to z),
 # T3 -rw-> T1 (T3 read y without T1's append): a cycle, which SERIALIZABLE must prevent
