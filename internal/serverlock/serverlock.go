@@ -45,7 +45,8 @@ func take(t testing.TB, excl bool) {
 		t.Cleanup(release)
 		return
 	}
-	f, err := os.OpenFile(Path, os.O_CREATE|os.O_RDWR, 0o666)
+	// Read-only is enough for flock, so another user's test can open a file root made.
+	f, err := os.OpenFile(Path, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		t.Fatalf("serverlock: %v", err)
 	}
