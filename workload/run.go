@@ -20,6 +20,7 @@ import (
 	"doppel/history"
 	"doppel/nemesis"
 	"doppel/report"
+	"doppel/shrink"
 )
 
 // Append implementations.
@@ -448,11 +449,19 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 		return r.res, err
 	}
 	// The evidence for people, as doppel check --directory writes it.
-	if err := report.Write(cfg.OutDir, h, &r.res.Check); err != nil {
+	var cxs []*shrink.Report
+	if result.Valid == check.Invalid {
+		cxs, _ = shrink.Counterexamples(h, &r.res.Check, time.Now().Add(shrinkTime))
+	}
+	if err := report.Write(cfg.OutDir, h, &r.res.Check, cxs); err != nil {
 		return r.res, fmt.Errorf("writing the report: %w", err)
 	}
 	return r.res, nil
 }
+
+// shrinkTime bounds the search for counterexamples after a run (as doppel check's
+// --shrink default).
+const shrinkTime = 20 * time.Second
 
 // resultFile is result.json: the checker's result, and whether the history is partial
 // (the run was interrupted).
