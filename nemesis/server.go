@@ -343,7 +343,27 @@ func (s *Server) Pause() (string, error) {
 			s.mu.Unlock()
 		}
 	}
+	s.mu.Lock()
+	stopped := append([]int(nil), s.paused...)
+	s.mu.Unlock()
+	waitStopped(stopped)
 	return fmt.Sprintf("%s paused: SIGSTOP to pid %d%s", s.Name, pid, childrenNote(len(kids))), nil
+}
+
+// waitStopped waits (at most 2 s) until every process in pids is stopped or gone: SIGSTOP
+// is delivered asynchronously, and the pause recorded in the history should begin when
+// the server has really stopped.
+func waitStopped(pids []int) {
+	deadline := time.Now().Add(2 * time.Second)
+	for _, p := range pids {
+		for time.Now().Before(deadline) {
+			_, st, ok := procStat(p)
+			if !ok || st == 'T' || st == 't' || st == 'Z' {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 func childrenNote(n int) string {
