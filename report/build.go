@@ -23,7 +23,13 @@ type page struct {
 	Timeline        template.HTML
 	TimeNote        string
 	Summary         string
+	Plots           []plotView // a run's plots found in the directory, inlined
 	CSS, JS         string
+}
+
+type plotView struct {
+	File string
+	SVG  template.HTML
 }
 
 type modelView struct {

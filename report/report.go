@@ -75,7 +75,27 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 			return err
 		}
 	}
+	pg.Plots = runPlots(dir)
 	return writePage(filepath.Join(dir, "index.html"), pg)
+}
+
+// runPlotFiles are the plots doppel run writes into its directory before the report
+// (workload's latency-raw and rate graphs).
+var runPlotFiles = []string{"latency-raw.svg", "rate.svg"}
+
+// runPlots inlines the run plots present in dir, so the page stays self-contained. Only
+// files that start as an SVG element doppel wrote are taken (no script, no foreign
+// content is expected in them).
+func runPlots(dir string) []plotView {
+	var out []plotView
+	for _, name := range runPlotFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !strings.HasPrefix(string(b), "<svg ") || strings.Contains(string(b), "<script") {
+			continue
+		}
+		out = append(out, plotView{File: name, SVG: template.HTML(b)})
+	}
+	return out
 }
 
 func writePage(path string, pg *page) error {

@@ -193,3 +193,30 @@ func TestPageInChromium(t *testing.T) {
 		t.Logf("%s: report and screenshot in %s", name, dir)
 	}
 }
+
+// A run's plots in the directory are inlined into the page (self-contained); a file that
+// is not one of doppel's SVGs is left out.
+func TestRunPlotsInlined(t *testing.T) {
+	h, res := checked(t, "writeskew.edn")
+	dir := t.TempDir()
+	plot := `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>latency-marker</text></svg>`
+	if err := os.WriteFile(filepath.Join(dir, "latency-raw.svg"), []byte(plot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rate.svg"), []byte(`<svg x="1"><script>alert(1)</script></svg>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, h, &res, nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("<text>latency-marker</text>")) || !bytes.Contains(page, []byte(`<a href="latency-raw.svg">`)) {
+		t.Errorf("the latency plot is not inlined and linked")
+	}
+	if bytes.Contains(page, []byte("alert(1)")) {
+		t.Errorf("a plot with a script was inlined")
+	}
+}
