@@ -30,8 +30,9 @@ type checker struct {
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	// siGuards holds the guards of edges only snapshot isolation has.
-	siGuards []encode.Lit
-	litNames []string // what each variable means, for explanations
+	siGuards   []encode.Lit
+	litNames   []string // what each variable means, for explanations
+	litChoices []Choice // ... and structurally
 	// c.edges is data edges, then process edges, then real-time ones.
 	nData, nDataProcess int
 	dataCyclic          bool            // the known data edges alone have a cycle
@@ -216,7 +217,7 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 
 // resetProblem forgets the previous problem's graph state before another is built.
 func (c *checker) resetProblem() {
-	c.p, c.edges, c.siGuards, c.litNames = nil, nil, nil, nil
+	c.p, c.edges, c.siGuards, c.litNames, c.litChoices = nil, nil, nil, nil, nil
 	c.nData, c.nDataProcess = 0, 0
 	c.dataCyclic = false
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false
@@ -294,6 +295,10 @@ func (c *checker) replayResult(names []string) Result {
 
 // finish sets the overall verdict from the models'.
 func (c *checker) finish() Result {
+	// The sizes of the history, whichever stage decided (a window replay after
+	// narrowing decides without building the problem that fillStats describes).
+	s := &c.res.Stats
+	s.Transactions, s.Operations, s.Keys = len(c.h.Txns), len(c.h.Ops), len(c.h.Keys)
 	c.res.Valid = Valid
 	for _, mr := range c.res.Models {
 		if mr.Valid == Invalid {
@@ -301,6 +306,15 @@ func (c *checker) finish() Result {
 		} else if mr.Valid == Unknown && c.res.Valid == Valid {
 			c.res.Valid = Unknown
 			c.res.Message = mr.Message
+		}
+	}
+	for i := range c.res.Models {
+		mr := &c.res.Models[i]
+		mr.Anomalies = []int{}
+		for j := range c.res.Anomalies {
+			if CountsFor(&c.res.Anomalies[j], mr.Model) {
+				mr.Anomalies = append(mr.Anomalies, j)
+			}
 		}
 	}
 	c.res.AnomalyTypes = []string{}
@@ -383,14 +397,7 @@ func (c *checker) fillStats() {
 }
 
 // txnRef describes transaction t for a report.
-func (c *checker) txnRef(t int32) TxnRef {
-	tx := &c.h.Txns[t]
-	r := TxnRef{ID: int(t), Index: tx.Index, Line: int(tx.Line), Status: tx.Status.String(), Ops: encode.OpsString(c.h, t)}
-	if tx.Process >= 0 {
-		r.Process = c.h.Processes[tx.Process]
-	}
-	return r
-}
+func (c *checker) txnRef(t int32) TxnRef { return NewTxnRef(c.h, t) }
 
 // forbiddenFoundAll lists the anomaly types found so far that every model forbids.
 func (c *checker) forbiddenFoundAll() []string {

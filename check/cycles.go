@@ -147,10 +147,7 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	a := Anomaly{Type: typ, Model: c.anomalyModel}
 	var why []string
 	for _, s := range ss {
-		st := Step{From: int(s.from), To: int(s.to), Kind: s.kind.String(), Why: c.explain(s)}
-		if s.in.Key >= 0 {
-			st.Key = c.h.Keys[s.in.Key]
-		}
+		st := c.stepOf(s, "")
 		a.Steps = append(a.Steps, st)
 		a.Txns = append(a.Txns, c.txnRef(s.from))
 		why = append(why, st.Why)

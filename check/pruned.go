@@ -139,6 +139,9 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		return Unknown, ""
 	}
 	c.res.Stats.Pruned += pr.Narrowed
+	if pr.Contradiction != nil {
+		c.res.proofs = append(c.res.proofs, proof{model: m, txns: pr.Contradiction.Txns})
+	}
 	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""
 	}
@@ -215,7 +218,8 @@ func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
 		}
 	}
 	for _, s := range pc.Steps {
-		st := Step{From: int(s.From), To: int(s.To), Kind: s.Kind, Why: s.Why}
+		st := Step{From: int(s.From), To: int(s.To), FromIndex: c.h.Txns[s.From].Index, ToIndex: c.h.Txns[s.To].Index,
+			Kind: s.Kind, Why: s.Why, AMop: -1, BMop: -1}
 		if s.Key >= 0 {
 			st.Key = c.h.Keys[s.Key]
 		}

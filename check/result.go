@@ -4,7 +4,12 @@ package check
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
+
+	"doppel/encode"
+	"doppel/history"
 )
 
 // Validity is a verdict: valid, not valid, or unknown (a limit was reached).
@@ -103,6 +108,8 @@ type Result struct {
 	// be written, and why); they never change a verdict.
 	Warnings []string `json:"warnings,omitempty"`
 	Stats    Stats    `json:"stats"`
+
+	proofs []proof // the thresholds' contradictions, also when a named anomaly replaced them
 }
 
 // ModelResult is the verdict for one model.
@@ -110,7 +117,10 @@ type ModelResult struct {
 	Model        string   `json:"model"`
 	Valid        Validity `json:"valid"`
 	AnomalyTypes []string `json:"anomaly_types"` // the anomalies found that this model forbids
-	Message      string   `json:"message,omitempty"`
+	// Anomalies lists the positions in Result.Anomalies of those that count against this
+	// model (it forbids them, and they hold under it): only those.
+	Anomalies []int  `json:"anomalies"`
+	Message   string `json:"message,omitempty"`
 }
 
 // Anomaly is one violation a person can check against the history by hand.
@@ -123,27 +133,120 @@ type Anomaly struct {
 	Txns        []TxnRef `json:"txns"`
 	Steps       []Step   `json:"steps,omitempty"` // the cycle, for cycle anomalies
 	Explanation string   `json:"explanation"`
+	// Cases are a proof by cases (duplicate values attributed each way; Steps are the
+	// first case's), and CasesCover says why they cover every attribution.
+	Cases      []Case `json:"cases,omitempty"`
+	CasesCover string `json:"cases_cover,omitempty"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
 }
 
-// TxnRef names a transaction of the history.
+// TxnRef names a transaction of the history. In JSON it also has Elle's fields: type
+// (its status), f ("txn"), a numeric process when the process is a number, and value,
+// its micro-ops structured as [f k v] (reads longer than maxJSONList values cut: the
+// first and last few, a string saying how many between).
 type TxnRef struct {
 	ID      int    `json:"id"`    // position in History.Txns
 	Index   int64  `json:"index"` // :index in the file, -1 if absent
 	Line    int    `json:"line"`
-	Process string `json:"process,omitempty"`
+	Process string `json:"-"`
 	Status  string `json:"status"`
-	Ops     string `json:"ops"` // the transaction's micro-ops in EDN
+	Ops     string `json:"ops"`   // the transaction's micro-ops in EDN, long reads cut
+	Value   []any  `json:"value"` // the same, structured
 }
 
-// Step is one edge of a cycle: From must precede To, of kind ww, wr, rw, process or realtime.
+type plainTxnRef TxnRef
+
+// MarshalJSON writes the process as a number when it is one, as Elle does, and Elle's
+// type and f.
+func (t TxnRef) MarshalJSON() ([]byte, error) {
+	out := struct {
+		plainTxnRef
+		Process any    `json:"process,omitempty"`
+		Type    string `json:"type"`
+		F       string `json:"f"`
+	}{plainTxnRef: plainTxnRef(t), Type: t.Status, F: "txn"}
+	if t.Process != "" {
+		out.Process = jsonAtom(t.Process)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *TxnRef) UnmarshalJSON(b []byte) error {
+	var in struct {
+		plainTxnRef
+		Process any `json:"process"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*t = TxnRef(in.plainTxnRef)
+	if in.Process != nil {
+		t.Process = fmt.Sprint(in.Process)
+	}
+	return nil
+}
+
+// maxJSONList is the longest read list written whole in a TxnRef's value.
+const maxJSONList = 32
+
+// jsonAtom is a printed EDN atom as a JSON value: a number when it is an integer, else
+// the printed form.
+func jsonAtom(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	return s
+}
+
+// NewTxnRef describes transaction t of h for a report.
+func NewTxnRef(h *history.History, t int32) TxnRef {
+	tx := &h.Txns[t]
+	r := TxnRef{ID: int(t), Index: tx.Index, Line: int(tx.Line), Status: tx.Status.String(), Ops: encode.OpsString(h, t)}
+	if tx.Process >= 0 {
+		r.Process = h.Processes[tx.Process]
+	}
+	r.Value = []any{}
+	for _, op := range h.TxnOps(int(t)) {
+		if op.Kind == history.Append {
+			r.Value = append(r.Value, []any{"append", jsonAtom(h.Keys[op.Key]), jsonAtom(h.Values[op.Value])})
+			continue
+		}
+		if !op.Known {
+			r.Value = append(r.Value, []any{"r", jsonAtom(h.Keys[op.Key]), nil})
+			continue
+		}
+		list := h.ReadValues[op.Start:op.End]
+		vals := []any{}
+		for i, v := range list {
+			if len(list) > maxJSONList && i == 3 {
+				vals = append(vals, fmt.Sprintf("… %d values …", len(list)-7))
+			}
+			if len(list) <= maxJSONList || i < 3 || i >= len(list)-4 {
+				vals = append(vals, jsonAtom(h.Values[v]))
+			}
+		}
+		r.Value = append(r.Value, []any{"r", jsonAtom(h.Keys[op.Key]), vals})
+	}
+	return r
+}
+
+// Step is one edge of a cycle: From must precede To, of kind ww, wr, rw, process or
+// realtime. From and To are positions in the history's transactions, FromIndex and
+// ToIndex their :index (-1 when absent); AMop and BMop are the micro-ops of From and To
+// the step relates (indexes within each transaction, as Elle's a-mop-index and
+// b-mop-index; -1 for process and real-time steps).
 type Step struct {
-	From int    `json:"from"`
-	To   int    `json:"to"`
-	Kind string `json:"kind"`
-	Key  string `json:"key,omitempty"`
-	Why  string `json:"why"`
+	From      int    `json:"from"`
+	To        int    `json:"to"`
+	FromIndex int64  `json:"from_index"`
+	ToIndex   int64  `json:"to_index"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key,omitempty"`
+	AMop      int    `json:"a_mop_index"`
+	BMop      int    `json:"b_mop_index"`
+	Why       string `json:"why"`
 }
 
 // Stats describe the work done.

@@ -323,6 +323,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		return status
 	}
 	var parts []string
+	var cases []Case
 	var first []int32
 	firstCase, firstChoices := 0, "" // the case first's steps come from, and its choices
 	typ := ""
@@ -369,9 +370,11 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		}
 		var why, choices []string
 		var block []sat.Lit
+		cs := Case{N: n + 1}
 		seenLit := map[encode.Lit]bool{}
 		for _, st := range c.steps(v, cycle) {
 			why = append(why, c.explain(st))
+			cs.Steps = append(cs.Steps, c.stepOf(st, ""))
 			txns[st.from] = true
 			for _, e := range []*encode.Edge{st.in, st.out} {
 				if e == nil {
@@ -382,11 +385,13 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 						seenLit[l] = true
 						block = append(block, sat.Lit(l^1))
 						choices = append(choices, c.describeLit(v, l))
+						cs.Choices = append(cs.Choices, c.choiceOf(v, l))
 					}
 				}
 			}
 		}
-		parts = append(parts, fmt.Sprintf("Case %d, if %s: %s.", n+1, strings.Join(choices, " and "), strings.Join(why, "; ")))
+		cases = append(cases, cs)
+		parts = append(parts, caseText(cs))
 		if newFirst {
 			firstCase, firstChoices = n+1, strings.Join(choices, " and ")
 		}
@@ -408,7 +413,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		cond = fmt.Sprintf("In case %d (if %s): ", firstCase, firstChoices)
 	}
 	for _, st := range c.steps(v, first) {
-		a.Steps = append(a.Steps, Step{From: int(st.from), To: int(st.to), Kind: st.kind.String(), Why: cond + c.explain(st)})
+		a.Steps = append(a.Steps, c.stepOf(st, cond))
 	}
 	for _, st := range c.steps(v, first) {
 		if txns[st.from] {
@@ -419,16 +424,20 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	for t := range txns {
 		a.Txns = append(a.Txns, c.txnRef(t))
 	}
-	end := "These cases cover every attribution."
+	end := fmt.Sprintf("Why these %d cases cover every attribution: after each case the solver forbade its choices together (at least one of them must differ), and with all %d cases forbidden no attribution was left (the solver proved it): every attribution makes the choices of one of the cases, and closes its cycle.", len(cases), len(cases))
+	if len(cases) == 1 {
+		end = "Why this case covers every attribution: with its choices forbidden together, no attribution was left (the solver proved it): every attribution makes these choices, and closes this cycle."
+	}
 	switch {
 	case !complete && c.budget.spent:
 		end = fmt.Sprintf("(The explanation was cut short by the %s after %d cases; the solver proved that every other attribution closes a cycle too.)",
 			c.budget.spentWhy, len(parts))
 	case !complete:
-		end = fmt.Sprintf("(Only the first %d cases are shown; the solver refuted the rest.)", len(parts))
+		end = fmt.Sprintf("(Only the first %d cases are shown; the solver proved that every other attribution closes a cycle too.)", len(parts))
 	}
-	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. ", m) +
-		strings.Join(parts, " ") + " " + end
+	a.Cases, a.CasesCover = cases, end
+	a.Explanation = fmt.Sprintf("Duplicate values leave several ways to attribute them to appends; under %s each closes a cycle. Positions count from 1.\n", m) +
+		strings.Join(parts, "\n") + "\n" + end
 	c.addAnomaly(a)
 	return ""
 }
@@ -459,21 +468,33 @@ func (c *checker) describeLit(v *view, l encode.Lit) string {
 func (c *checker) nameVars(v *view) {
 	p, h, in := c.p, c.h, c.p.In
 	c.litNames = make([]string, p.NumVars+v.extraVars)
+	c.litChoices = make([]Choice, p.NumVars+v.extraVars)
 	for k := range p.SegVar {
+		trace := in.Keys[k].Trace
 		for i, sv := range p.SegVar[k] {
 			cand := p.Plans[k].Cands[i]
-			c.litNames[sv] = fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, in.Writers[cand.Writer].Txn),
-				encode.ShortList(h, in.Vals(cand.Writer)), cand.Pos, h.Keys[k])
+			w := in.Writers[cand.Writer]
+			vals := in.Vals(cand.Writer)
+			c.litNames[sv] = fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, w.Txn),
+				encode.ShortList(h, vals), cand.Pos+1, h.Keys[k])
+			ch := Choice{Kind: "position", Txn: h.Txns[w.Txn].Index, Key: h.Keys[k], Position: int(cand.Pos) + 1,
+				Window: newWindow(h, trace, int(cand.Pos)+1, int(cand.Pos)+len(vals))}
+			for _, x := range vals {
+				ch.Values = append(ch.Values, h.Values[x])
+			}
+			c.litChoices[sv] = ch
 		}
 		for _, w := range p.Plans[k].Unobserved {
 			if u, ok := p.UnobservedVar(int32(k), w); ok {
 				c.litNames[u] = fmt.Sprintf("%s's append to key %s is not in the list", encode.TxnName(h, in.Writers[w].Txn), h.Keys[k])
+				c.litChoices[u] = Choice{Kind: "unobserved", Txn: h.Txns[in.Writers[w].Txn].Index, Key: h.Keys[k]}
 			}
 		}
 	}
 	for t, cv := range p.CommitVar {
 		if cv >= 0 {
 			c.litNames[cv] = encode.TxnName(h, int32(t)) + " committed"
+			c.litChoices[cv] = Choice{Kind: "committed", Txn: h.Txns[t].Index}
 		}
 	}
 	for i := range v.edges {
@@ -482,6 +503,7 @@ func (c *checker) nameVars(v *view) {
 			g := c.guard(e)
 			if o := g[len(g)-1]; o&1 == 0 {
 				c.litNames[o>>1] = fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To)))
+				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[v.txn(e.From)].Index, Other: h.Txns[v.txn(e.To)].Index}
 			}
 		}
 	}

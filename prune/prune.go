@@ -980,20 +980,22 @@ func (p *pruner) contradictKey(k int32) {
 		}
 	}
 	p.res.Contradiction = &Contradiction{Type: p.suffix(cycleType(2, 0, false, false)), Key: k, Txn: -1, Txns: txns,
-		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions 0-based): %s",
+		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions counted from 1): %s",
 			p.h.Keys[k], encode.ShortList(p.h, in.Keys[k].Trace), strings.Join(parts, "; "))}
 }
 
+// windowText says where a block may start (lo..hi are 0-based offsets into the trace
+// of n values), in positions counted from 1 as every explanation counts them.
 func windowText(lo, hi, n int32) string {
 	switch {
 	case lo >= n:
 		return "no position of the trace (never observed)"
 	case hi >= n:
-		return fmt.Sprintf("position %d or later, or never observed", lo)
+		return fmt.Sprintf("position %d (counted from 1) or later, or never observed", lo+1)
 	case lo == hi:
-		return fmt.Sprintf("position %d", lo)
+		return fmt.Sprintf("position %d (counted from 1)", lo+1)
 	}
-	return fmt.Sprintf("positions %d..%d", lo, hi)
+	return fmt.Sprintf("positions %d..%d (counted from 1)", lo+1, hi+1)
 }
 
 // contradict turns a path of graph edges into a Contradiction: a closed cycle (v < 0),

@@ -13,16 +13,23 @@ import (
 
 // page is what the template shows.
 type page struct {
-	Source    string
-	Verdict   string
-	Class     string // valid, invalid, unknown
-	Message   string
-	Models    []modelView
-	Anomalies []anomalyView
-	Timeline  template.HTML
-	TimeNote  string
-	Summary   string
-	CSS, JS   string
+	Source          string
+	Verdict         string
+	Class           string // valid, invalid, unknown
+	Message         string
+	Models          []modelView
+	Anomalies       []anomalyView
+	Counterexamples []cxView
+	Timeline        template.HTML
+	TimeNote        string
+	Summary         string
+	Plots           []plotView // a run's plots found in the directory, inlined
+	CSS, JS         string
+}
+
+type plotView struct {
+	File string
+	SVG  template.HTML
 }
 
 type modelView struct {
@@ -40,6 +47,13 @@ type anomalyView struct {
 	CycleSVG                                 template.HTML
 	Keys                                     []keyView
 	Files                                    []string // the files written for it, relative to the report
+}
+
+// cxView is a counterexample on the page.
+type cxView struct {
+	Models, Size, File string
+	Txns               []txnView
+	Anomalies          []check.Anomaly
 }
 
 type stepView struct{ From, To, Kind, Key, Why string }

@@ -18,18 +18,55 @@ import (
 	"doppel/check"
 	"doppel/encode"
 	"doppel/history"
+	"doppel/shrink"
 )
 
 //go:embed assets/index.html.tmpl assets/report.css assets/report.js
 var assets embed.FS
 
 // Write writes the report of res, the result of checking h, into dir (created if
-// missing).
-func Write(dir string, h *history.History, res *check.Result) error {
+// missing), with the counterexamples cxs (each report's File is set to where it went:
+// DIR/counterexample.edn when there is one, else DIR/<model>/counterexample.edn).
+func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	for _, cx := range cxs {
+		paths := []string{filepath.Join(dir, "counterexample.edn")}
+		if len(cxs) > 1 {
+			paths = paths[:0]
+			for _, m := range cx.Models {
+				paths = append(paths, filepath.Join(dir, m, "counterexample.edn"))
+			}
+		}
+		for _, p := range paths {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(cx.EDN), 0o644); err != nil {
+				return err
+			}
+		}
+		cx.File = paths[0]
+	}
 	pg := build(h, res)
+	for _, cx := range cxs {
+		rel, err := filepath.Rel(dir, cx.File)
+		if err != nil {
+			rel = cx.File
+		}
+		v := cxView{Models: strings.Join(cx.Models, ", "), File: filepath.ToSlash(rel), Anomalies: cx.Anomalies,
+			Size: fmt.Sprintf("%d of the %d transactions", cx.Transactions, cx.Original)}
+		for _, t := range cx.Txns {
+			name := fmt.Sprintf("T%d", t.Index)
+			where := fmt.Sprintf("line %d, %s", t.Line, t.Status)
+			if t.Line == 0 {
+				where = "synthetic"
+			}
+			v.Txns = append(v.Txns, txnView{ID: t.ID, Name: name, Where: where, Ops: t.Ops})
+		}
+		pg.Counterexamples = append(pg.Counterexamples, v)
+	}
 	for _, m := range pg.Models {
 		if len(m.Anomalies) == 0 {
 			continue
@@ -38,7 +75,27 @@ func Write(dir string, h *history.History, res *check.Result) error {
 			return err
 		}
 	}
+	pg.Plots = runPlots(dir)
 	return writePage(filepath.Join(dir, "index.html"), pg)
+}
+
+// runPlotFiles are the plots doppel run writes into its directory before the report
+// (workload's latency-raw and rate graphs).
+var runPlotFiles = []string{"latency-raw.svg", "rate.svg"}
+
+// runPlots inlines the run plots present in dir, so the page stays self-contained. Only
+// files that start as an SVG element doppel wrote are taken (no script, no foreign
+// content is expected in them).
+func runPlots(dir string) []plotView {
+	var out []plotView
+	for _, name := range runPlotFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !strings.HasPrefix(string(b), "<svg ") || strings.Contains(string(b), "<script") {
+			continue
+		}
+		out = append(out, plotView{File: name, SVG: template.HTML(b)})
+	}
+	return out
 }
 
 func writePage(path string, pg *page) error {

@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"doppel/check"
 	"doppel/history"
 	"doppel/internal/brute"
+	"doppel/shrink"
 )
 
 var allModels = []string{"serializable", "strong-session-serializable", "strict-serializable", "snapshot-isolation"}
@@ -33,8 +35,20 @@ func checked(t *testing.T, name string) (*history.History, check.Result) {
 func TestWriteFiles(t *testing.T) {
 	h, res := checked(t, "writeskew.edn")
 	dir := t.TempDir()
-	if err := Write(dir, h, &res); err != nil {
+	cxs, failures := shrink.Counterexamples(h, &res, time.Time{})
+	if len(cxs) != 1 || len(failures) > 0 {
+		t.Fatalf("counterexamples %v, failures %v", cxs, failures)
+	}
+	if err := Write(dir, h, &res, cxs); err != nil {
 		t.Fatal(err)
+	}
+	// One counterexample serves the three models: DIR/counterexample.edn, on the page.
+	edn, err := os.ReadFile(filepath.Join(dir, "counterexample.edn"))
+	if err != nil || cxs[0].File != filepath.Join(dir, "counterexample.edn") || !bytes.Equal(edn, []byte(cxs[0].EDN)) {
+		t.Errorf("counterexample.edn: %v, file %q", err, cxs[0].File)
+	}
+	if page, _ := os.ReadFile(filepath.Join(dir, "index.html")); !bytes.Contains(page, []byte(`<a href="counterexample.edn">`)) {
+		t.Errorf("index.html does not link the counterexample")
 	}
 	// Write skew is G2-item: forbidden by the serializable family, allowed by SI.
 	for _, m := range allModels[:3] {
@@ -127,7 +141,7 @@ func TestPageInChromium(t *testing.T) {
 		h, res := checked(t, name)
 		dir := filepath.Join(artifacts, strings.TrimSuffix(name, ".edn"))
 		os.RemoveAll(dir)
-		if err := Write(dir, h, &res); err != nil {
+		if err := Write(dir, h, &res, nil); err != nil {
 			t.Fatal(err)
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
@@ -177,5 +191,32 @@ func TestPageInChromium(t *testing.T) {
 			t.Fatalf("%s: no screenshot: %v", name, err)
 		}
 		t.Logf("%s: report and screenshot in %s", name, dir)
+	}
+}
+
+// A run's plots in the directory are inlined into the page (self-contained); a file that
+// is not one of doppel's SVGs is left out.
+func TestRunPlotsInlined(t *testing.T) {
+	h, res := checked(t, "writeskew.edn")
+	dir := t.TempDir()
+	plot := `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>latency-marker</text></svg>`
+	if err := os.WriteFile(filepath.Join(dir, "latency-raw.svg"), []byte(plot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rate.svg"), []byte(`<svg x="1"><script>alert(1)</script></svg>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, h, &res, nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("<text>latency-marker</text>")) || !bytes.Contains(page, []byte(`<a href="latency-raw.svg">`)) {
+		t.Errorf("the latency plot is not inlined and linked")
+	}
+	if bytes.Contains(page, []byte("alert(1)")) {
+		t.Errorf("a plot with a script was inlined")
 	}
 }

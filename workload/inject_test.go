@@ -8,6 +8,7 @@ import (
 	"doppel/check"
 	"doppel/history"
 	"doppel/internal/brute"
+	"doppel/shrink"
 )
 
 // injectedRun is a simulated history with its events and the injections made.
@@ -237,6 +238,61 @@ func TestInjectedPairNamedOnLongHistories(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no anomaly names both injected transactions (:index %v): %+v", kind, want, res.AnomalyTypes)
+		}
+	}
+}
+
+// TestInjectedCounterexample: on a 2500-transaction duplicate-heavy history with one
+// injected anomaly, the counterexample of every model found not valid has at most 10
+// transactions, contains both injected ones, and is not valid by the brute force.
+func TestInjectedCounterexample(t *testing.T) {
+	spec := Spec{Sessions: 10, Txns: 2500, Ops: 6, Keys: 100, Reads: 0.5, KeyDist: "uniform", KeyZipf: 1,
+		DupKeys: 1, ValZipf: 1, ValDomain: 3, Seed: 3}
+	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	for _, kind := range AllInjections {
+		r := simulateInjected(t, spec, kind)
+		res, err := check.Check(r.h, check.Options{Models: models})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int64{r.completion(t, r.injected[0].Invokes[0]), r.completion(t, r.injected[0].Invokes[1])}
+		reports, failures := shrink.Counterexamples(r.h, &res, time.Time{})
+		if len(failures) > 0 {
+			t.Fatalf("%s: %v", kind, failures)
+		}
+		covered := 0
+		for _, cx := range reports {
+			covered += len(cx.Models)
+			if cx.Transactions > 10 {
+				t.Errorf("%s: counterexample for %v has %d transactions", kind, cx.Models, cx.Transactions)
+			}
+			named := 0
+			for _, tr := range cx.Txns {
+				if tr.Index == want[0] || tr.Index == want[1] {
+					named++
+				}
+			}
+			if named != 2 {
+				t.Errorf("%s: counterexample for %v names %d of the injected :index %v:\n%s", kind, cx.Models, named, want, cx.EDN)
+			}
+			h, err := history.Parse(strings.NewReader(cx.EDN), "counterexample.edn")
+			if err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+			for _, m := range cx.Models {
+				if ok, err := brute.CheckModel(h, m); err != nil || ok {
+					t.Errorf("%s: the counterexample for %s is valid by the brute force (err %v)\n%s", kind, m, err, cx.EDN)
+				}
+			}
+		}
+		invalid := 0
+		for _, mr := range res.Models {
+			if mr.Valid == check.Invalid {
+				invalid++
+			}
+		}
+		if invalid == 0 || covered != invalid {
+			t.Errorf("%s: %d models not valid, %d with a counterexample", kind, invalid, covered)
 		}
 	}
 }

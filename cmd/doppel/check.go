@@ -7,22 +7,56 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"doppel/check"
 	"doppel/history"
 	"doppel/report"
+	"doppel/shrink"
 )
+
+// jsonResult is what --json prints: the check's result and the counterexamples.
+type jsonResult struct {
+	File string `json:"file,omitempty"` // with several files
+	check.Result
+	Counterexamples []*shrink.Report `json:"counterexamples,omitempty"`
+}
 
 func init() {
 	commands["check"] = command{summary: "check a history (Jepsen EDN or JSON lines) against consistency models", run: runCheck}
 }
 
+// defaultModel is what doppel check checks when no model is given: as Elle and
+// elle-cli do, strict serializability (real-time order included).
+const defaultModel = "strict-serializable"
+
+// checkFlags are the options of doppel check that apply to every file.
+type checkFlags struct {
+	models        []string
+	asJSON, stats bool
+	timeout       time.Duration
+	directory     string
+	shrinkFor     time.Duration
+	solver        check.SolverOptions
+	maxConflicts  int64
+	severalFiles  bool
+}
+
 func runCheck(args []string) int {
 	fs := flag.NewFlagSet("doppel check", flag.ContinueOnError)
-	modelFlag := fs.String("model", "serializable", "models to check, comma-separated: "+strings.Join(check.ModelNames(), ", "))
-	asJSON := fs.Bool("json", false, "print one JSON object instead of the report")
+	var modelFlag, elleModels, directory string
+	modelsHelp := "consistency models to check, comma-separated (default " + defaultModel + ", as Elle): " + strings.Join(check.ModelNames(), ", ")
+	fs.StringVar(&modelFlag, "model", "", modelsHelp+"; elle-cli's checker name list-append is accepted and ignored")
+	fs.StringVar(&elleModels, "consistency-models", "", "the same as --model (elle-cli's name)")
+	fs.StringVar(&elleModels, "c", "", "the same as --model (elle-cli's short name)")
+	var checker string
+	fs.StringVar(&checker, "m", "", "elle-cli's checker name: only list-append")
+	asJSON := fs.Bool("json", false, "print one JSON object per file instead of the report")
+	output := fs.String("output", "text", "text or json (elle-cli's name; json is --json)")
+	fs.String("format", "", "edn or json (elle-cli's name; ignored: the format is detected)")
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long, parsing included; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
@@ -33,9 +67,12 @@ func runCheck(args []string) int {
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
-	directory := fs.String("directory", "", "also write the evidence into this directory (as Elle's --directory): index.html, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot")
+	dirHelp := "also write the evidence into this directory (as Elle's --directory): index.html, counterexample.edn, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot; with several files, one subdirectory per file"
+	fs.StringVar(&directory, "directory", "", dirHelp)
+	fs.StringVar(&directory, "d", "", "the same as --directory (elle-cli's short name)")
+	shrinkFor := fs.Duration("shrink", 20*time.Second, "search a small counterexample (a sub-history that is not valid) per model found not valid, for at most this long (and within --timeout); 0 turns it off")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|-\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|- [FILE...]\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage; with several files, the worst of them.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -44,11 +81,21 @@ func runCheck(args []string) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		fs.Usage()
 		return exitUsage
 	}
+	models, err := modelNames(modelFlag + "," + elleModels)
+	if err == nil && checker != "" && checker != "list-append" {
+		err = fmt.Errorf("-m %s: doppel checks list-append histories only", checker)
+	}
 	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	case *output != "text" && *output != "json":
+		fmt.Fprintf(os.Stderr, "doppel check: --output must be text or json, not %q\n", *output)
+		return exitUsage
 	case *heuristic != "" && *heuristic != "vsids" && *heuristic != "static":
 		fmt.Fprintf(os.Stderr, "doppel check: --heuristic must be vsids or static, not %q\n", *heuristic)
 		return exitUsage
@@ -65,19 +112,61 @@ func runCheck(args []string) int {
 	} else {
 		defer stop()
 	}
-	t0 := time.Now() // --timeout counts parsing too
-	opts := check.Options{Models: strings.Split(*modelFlag, ","), Timeout: *timeout, MaxConflicts: *maxConflicts, Start: t0,
-		Solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
+	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
+		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, severalFiles: fs.NArg() > 1,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
+	worst := exitValid
+	for _, file := range fs.Args() {
+		code := checkFile(file, cf)
+		worst = worseExit(worst, code)
+	}
+	return worst
+}
+
+// worseExit combines the exit codes of several files: bad input, then not valid, then
+// unknown, then valid.
+func worseExit(a, b int) int {
+	rank := map[int]int{exitValid: 0, exitUnknown: 1, exitInvalid: 2, exitUsage: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// modelNames reads --model (or elle-cli's -c / --consistency-models): comma-separated
+// model names; elle-cli's checker name list-append is accepted and dropped (it is the
+// only workload doppel checks); none means the default.
+func modelNames(flagValue string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(flagValue, ",") {
+		switch m = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(m), ":")); m {
+		case "", "list-append":
+		case "rw-register", "bank", "counter", "set", "set-full", "long-fork", "cas-register", "mutex", "comments", "sequential":
+			return nil, fmt.Errorf("%s: doppel checks list-append histories only", m)
+		default:
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{defaultModel}
+	}
+	return out, nil
+}
+
+// checkFile checks one history file and prints (and writes) its evidence.
+func checkFile(file string, cf checkFlags) int {
+	t0 := time.Now() // --timeout counts parsing too
+	opts := check.Options{Models: cf.models, Timeout: cf.timeout, MaxConflicts: cf.maxConflicts, Start: t0, Solver: cf.solver}
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {
 			fmt.Fprintf(os.Stderr, "\r\033[Kdoppel check: %s (%.1fs)", phase, time.Since(t0).Seconds())
 		}
-		opts.Progress("parsing " + fs.Arg(0))
+		opts.Progress("parsing " + file)
 		endProgress = func() { fmt.Fprint(os.Stderr, "\r\033[K") }
 	}
-	h, err := history.ParseFile(fs.Arg(0))
+	h, err := history.ParseFile(file)
 	if err != nil {
 		endProgress()
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
@@ -90,7 +179,7 @@ func runCheck(args []string) int {
 		if h.Events > 0 {
 			what = fmt.Sprintf("none of its %d operations has :f :txn", h.Events)
 		}
-		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", fs.Arg(0), what)
+		fmt.Fprintf(os.Stderr, "doppel check: %s: no transactions to check (%s)\n", file, what)
 		return exitUsage
 	}
 	parse := time.Since(t0).Seconds()
@@ -104,16 +193,40 @@ func runCheck(args []string) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(os.Stderr, "doppel check:", w)
 	}
-	if *directory != "" {
-		if err := report.Write(*directory, h, &res); err != nil {
+	var cxs []*shrink.Report
+	if res.Valid == check.Invalid && cf.shrinkFor > 0 {
+		deadline := time.Now().Add(cf.shrinkFor)
+		if cf.timeout > 0 && t0.Add(cf.timeout).Before(deadline) {
+			deadline = t0.Add(cf.timeout)
+		}
+		if opts.Progress != nil {
+			opts.Progress("shrinking to a counterexample")
+		}
+		var failures []string
+		cxs, failures = shrink.Counterexamples(h, &res, deadline)
+		endProgress()
+		for _, f := range failures {
+			fmt.Fprintln(os.Stderr, "doppel check:", f)
+		}
+	}
+	if cf.directory != "" {
+		dir := cf.directory
+		if cf.severalFiles {
+			dir = filepath.Join(dir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+		}
+		if err := report.Write(dir, h, &res, cxs); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report directory:", err)
 			return exitUsage
 		}
 	}
-	if *asJSON {
+	if cf.asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		out := jsonResult{Result: res, Counterexamples: cxs}
+		if cf.severalFiles {
+			out.File = file
+		}
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
 		}
@@ -121,7 +234,8 @@ func runCheck(args []string) int {
 		// Buffered so that a failed write (a full disk, a closed pipe) is seen at Flush
 		// and reported, rather than exiting with a verdict nobody received.
 		out := bufio.NewWriter(os.Stdout)
-		writeReport(out, fs.Arg(0), &res, *stats)
+		writeReport(out, file, &res, cf.stats, len(cxs) > 0)
+		writeCounterexamples(out, cxs)
 		if err := out.Flush(); err != nil {
 			fmt.Fprintln(os.Stderr, "doppel check: writing the report:", err)
 			return exitUsage
@@ -137,7 +251,10 @@ func runCheck(args []string) int {
 }
 
 // writeReport prints a result for people.
-func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
+// With counterexamples (shown after it), a proof by cases on the whole history is
+// summed up: the counterexample's explanation is the one to follow by hand (--json and
+// --directory keep every case).
+func writeReport(w io.Writer, source string, res *check.Result, stats, counterexamples bool) {
 	fmt.Fprintf(w, "%s: %s\n", source, res.Valid)
 	for _, m := range res.Models {
 		line := fmt.Sprintf("  %-28s %s", m.Model, m.Valid)
@@ -155,7 +272,12 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 			fmt.Fprintf(w, " on key %s", a.Key)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "   %s\n", a.Explanation)
+		if counterexamples && len(a.Cases) > 1 {
+			fmt.Fprintf(w, "   A proof by cases (attributions of duplicate values; %d shown) over these %d transactions: the counterexample below has a proof to follow by hand (--json and --directory give every case).\n",
+				len(a.Cases), len(a.Txns))
+		} else {
+			fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(a.Explanation, "\n", "\n   "))
+		}
 		for _, t := range a.Txns {
 			where := fmt.Sprintf("line %d", t.Line)
 			if t.Index >= 0 {
@@ -197,4 +319,38 @@ func txnLabel(t check.TxnRef) string {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeCounterexamples prints each counterexample: its transactions, then the
+// checker's explanation on it.
+func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
+	for _, cx := range cxs {
+		where := ""
+		if cx.File != "" {
+			where = "; written to " + cx.File
+		}
+		minimal := ""
+		if !cx.Minimal {
+			minimal = ", not minimal: the time ran out"
+		}
+		fmt.Fprintf(w, "\nCounterexample for %s: %d of the %d transactions, not valid on their own (%d cuts checked in %.2fs%s%s):\n",
+			strings.Join(cx.Models, ", "), cx.Transactions, cx.Original, cx.Checks, cx.Seconds, minimal, where)
+		synthetic := shrink.SyntheticText(cx.History(), cx.Orig(), cx.Prefixes)
+		n := 0
+		for _, t := range cx.Txns {
+			if t.Line == 0 && slices.Contains(cx.Synthetic, t.Index) && n < len(synthetic) {
+				fmt.Fprintf(w, "   - %s\n", synthetic[n])
+				n++
+				continue
+			}
+			proc := ""
+			if t.Process != "" {
+				proc = ", process " + t.Process
+			}
+			fmt.Fprintf(w, "   - %s (index %d, line %d%s, %s): %s\n", txnLabel(t), t.Index, t.Line, proc, t.Status, t.Ops)
+		}
+		for i, a := range cx.Anomalies {
+			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, strings.ReplaceAll(a.Explanation, "\n", "\n      "))
+		}
+	}
 }

@@ -85,8 +85,9 @@ func TestCheckJSON(t *testing.T) {
 		Valid        any      `json:"valid"`
 		AnomalyTypes []string `json:"anomaly_types"`
 		Models       []struct {
-			Model string `json:"model"`
-			Valid any    `json:"valid"`
+			Model     string `json:"model"`
+			Valid     any    `json:"valid"`
+			Anomalies []int  `json:"anomalies"`
 		} `json:"models"`
 		Anomalies []struct {
 			Type        string           `json:"type"`
@@ -107,6 +108,22 @@ func TestCheckJSON(t *testing.T) {
 	}
 	if res.Stats["transactions"] != float64(3) {
 		t.Fatalf("stats: %v", res.Stats)
+	}
+	// Elle's shapes: numeric process, structured micro-ops, steps by :index with the
+	// micro-ops they relate; each model lists the anomalies that count against it.
+	tx := res.Anomalies[0].Txns[0]
+	if _, ok := tx["process"].(float64); !ok || tx["f"] != "txn" || tx["type"] != "ok" {
+		t.Errorf("transaction: %v", tx)
+	}
+	if v, ok := tx["value"].([]any); !ok || len(v) != 3 || v[2].([]any)[0] != "append" {
+		t.Errorf("transaction value: %v", tx["value"])
+	}
+	st := res.Anomalies[0].Steps[0]
+	if st["kind"] != "rw" || st["from_index"] == nil || st["a_mop_index"] == float64(-1) || st["b_mop_index"] != float64(2) {
+		t.Errorf("step: %v", st)
+	}
+	if len(res.Models[0].Anomalies) != 1 || len(res.Models[1].Anomalies) != 0 {
+		t.Errorf("per-model anomalies: %+v", res.Models)
 	}
 }
 
@@ -143,7 +160,7 @@ func TestCheckLimitsExitUnknown(t *testing.T) {
 	}{
 		// Narrowing decides hard-350 without a conflict: the solver's limits are tested on
 		// the whole problem.
-		{[]string{"--no-prune", "--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding serializable", "after 1 conflicts"}},
+		{[]string{"--no-prune", "--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding strict-serializable", "after 1 conflicts"}},
 		{[]string{"--no-prune", "--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms) was reached while"}},
 		{[]string{"--timeout", "1ns", filepath.Join("..", "..", "testdata", "cases", "fig1b.edn")}, []string{"time limit (1ns) was reached while inferring dependencies", "after 0 conflicts"}},
 	} {
@@ -273,5 +290,63 @@ func TestCheckDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "snapshot-isolation")); !os.IsNotExist(err) {
 		t.Errorf("snapshot-isolation is valid, yet has a directory of anomalies")
+	}
+}
+
+// The default model is strict-serializable, as Elle's: a real-time violation is found
+// without --model; elle-cli's spellings select models, the directory and JSON output.
+func TestCheckDefaultModelAndElleCLISpellings(t *testing.T) {
+	cases := filepath.Join("..", "..", "testdata", "cases")
+	realtime := filepath.Join(cases, "realtime.edn")
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{realtime}, exitInvalid, "strict-serializable          not valid (G-single-realtime)"},
+		{[]string{"-c", "serializable", realtime}, exitValid, "serializable                 valid"},
+		{[]string{"--consistency-models", "serializable", realtime}, exitValid, "serializable                 valid"},
+		{[]string{"--model", "list-append", "-c", "strict-serializable", realtime}, exitInvalid, "G-single-realtime"},
+		{[]string{"-m", "list-append", realtime}, exitInvalid, "G-single-realtime"},
+		{[]string{"-c", "serializable", "--model", "list-append", realtime}, exitValid, "serializable                 valid"},
+		{[]string{"--model", "rw-register", realtime}, exitUsage, ""},
+		{[]string{"--output", "json", "-c", "serializable", realtime}, exitValid, `"valid": true`},
+		// Several files: each is reported, the exit code is the worst.
+		{[]string{"-c", "serializable", filepath.Join(cases, "fig1b.edn"), filepath.Join(cases, "g1a.edn")}, exitInvalid, "fig1b.edn: valid"},
+		{[]string{"-c", "serializable", filepath.Join(cases, "fig1b.edn"), filepath.Join(cases, "no-such-file.edn")}, exitUsage, "fig1b.edn: valid"},
+	} {
+		code, out := captureCheck(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) {
+			t.Errorf("check %v: exit %d, want %d; output lacks %q:\n%s", tc.args, code, tc.code, tc.out, out)
+		}
+	}
+}
+
+// A history found not valid gets a counterexample: printed, in the JSON, written as
+// counterexample.edn into --directory, and that file is itself not valid.
+func TestCheckCounterexample(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	code, out := captureCheck(t, "-d", dir, "-c", "serializable", filepath.Join("..", "..", "testdata", "cases", "writeskew.edn"))
+	if code != exitInvalid || !strings.Contains(out, "Counterexample for serializable") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	cx := filepath.Join(dir, "counterexample.edn")
+	if code, out := captureCheck(t, "-c", "serializable", "--shrink", "0", cx); code != exitInvalid || !strings.Contains(out, "G2-item") {
+		t.Errorf("%s: exit %d, want 1 (not valid, G2-item):\n%s", cx, code, out)
+	}
+	code, out = captureCheck(t, "--json", "-c", "serializable", filepath.Join("..", "..", "testdata", "cases", "writeskew.edn"))
+	var res struct {
+		Counterexamples []struct {
+			Models       []string `json:"models"`
+			Transactions int      `json:"transactions"`
+			EDN          string   `json:"edn"`
+		} `json:"counterexamples"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInvalid {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if len(res.Counterexamples) != 1 || res.Counterexamples[0].Models[0] != "serializable" || res.Counterexamples[0].Transactions == 0 ||
+		!strings.Contains(res.Counterexamples[0].EDN, ":type :ok") {
+		t.Errorf("JSON counterexamples: %+v", res.Counterexamples)
 	}
 }

@@ -1,0 +1,159 @@
+package shrink
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+// Report is one counterexample as the command line tools print it.
+type Report struct {
+	// Models are the models the cut is not valid under (each re-checked on it).
+	Models []string `json:"models"`
+	// Transactions counts the cut's transactions, the synthetic one included; Original
+	// the history's.
+	Transactions int `json:"transactions"`
+	Original     int `json:"original_transactions"`
+	// Prefixes are what the synthetic transactions append, per key, in place of writers
+	// left out (docs/DESIGN.md, "Counterexamples"): the first one each key's prefix, one
+	// more per fill. Synthetic lists their :index (in Txns: the first, and the last ones).
+	Prefixes  []Prefix       `json:"prefixes,omitempty"`
+	Synthetic []int64        `json:"synthetic_indexes,omitempty"`
+	Txns      []check.TxnRef `json:"txns"` // the cut's transactions, named as in the original
+	// Anomalies are the checker's on the cut: the explanation to follow by hand.
+	Anomalies []check.Anomaly `json:"anomalies"`
+	EDN       string          `json:"edn"`            // the cut as a Jepsen EDN history
+	File      string          `json:"file,omitempty"` // where --directory wrote it
+	Checks    int             `json:"checks"`         // candidate cuts the checker decided
+	Minimal   bool            `json:"minimal"`        // every single removal was tried
+	Seconds   float64         `json:"seconds"`
+
+	cut *Counterexample
+}
+
+// Counterexamples shrinks h for every model res found not valid, within the time
+// before deadline (zero: none). A counterexample found for one model serves another when
+// the checker finds it not valid under that one too. Models without one get an entry in
+// failures.
+func Counterexamples(h *history.History, res *check.Result, deadline time.Time) (reports []*Report, failures []string) {
+	for _, mr := range res.Models {
+		if mr.Valid != check.Invalid {
+			continue
+		}
+		m := mr.Model
+		reused := false
+		for _, r := range reports {
+			if stillInvalid(r.cut.History, m, deadline) {
+				r.Models = append(r.Models, m)
+				reused = true
+				break
+			}
+		}
+		if reused {
+			continue
+		}
+		seeds := res.Evidence(m)
+		if len(seeds) > 4 {
+			seeds = seeds[:4]
+		}
+		cx, err := Shrink(h, m, seeds, Options{Deadline: deadline})
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		reports = append(reports, newReport(h, cx))
+	}
+	return reports, failures
+}
+
+func stillInvalid(h *history.History, m string, deadline time.Time) bool {
+	opts := check.Options{Models: []string{m}}
+	if !deadline.IsZero() {
+		if opts.Timeout = time.Until(deadline); opts.Timeout <= 0 {
+			return false
+		}
+	}
+	res, err := check.Check(h, opts)
+	return err == nil && res.Valid == check.Invalid
+}
+
+func newReport(orig *history.History, cx *Counterexample) *Report {
+	h := cx.History
+	r := &Report{Models: []string{cx.Model}, Transactions: len(h.Txns), Original: len(orig.Txns),
+		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal,
+		Seconds: cx.Seconds, cut: cx}
+	for i := range h.Txns {
+		ref := check.NewTxnRef(h, int32(i))
+		if cx.Orig[i] < 0 {
+			r.Synthetic = append(r.Synthetic, h.Txns[i].Index)
+		}
+		r.Txns = append(r.Txns, ref)
+	}
+	r.EDN = EDN(cx)
+	return r
+}
+
+// EDN writes the counterexample as a Jepsen EDN history, headed by comments that say
+// what it is and where each transaction comes from.
+func EDN(cx *Counterexample) string {
+	var b bytes.Buffer
+	h := cx.History
+	fmt.Fprintf(&b, "; doppel counterexample: not valid under %s; %d transactions cut from %s\n", cx.Model, len(h.Txns), strings.TrimSuffix(h.Source, " (counterexample)"))
+	fmt.Fprintf(&b, "; every transaction keeps its original :index; lines in the original:")
+	for i, t := range cx.Orig {
+		if t >= 0 {
+			fmt.Fprintf(&b, " T%d line %d", h.Txns[i].Index, h.Txns[i].Line)
+		}
+	}
+	b.WriteString("\n")
+	for _, line := range SyntheticText(cx.History, cx.Orig, cx.Prefixes) {
+		b.WriteString("; " + line + "\n")
+	}
+	if err := history.WriteHistoryEDN(&b, h); err != nil {
+		fmt.Fprintf(&b, "; could not write the history: %v\n", err)
+	}
+	return b.String()
+}
+
+// SyntheticText says, one line per synthetic transaction of a cut, what it appends and
+// why it is there.
+func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string {
+	var lines []string
+	fill := 0
+	var fills []string
+	for _, p := range prefixes {
+		for _, f := range p.Fills {
+			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out; invoked before and completed after everything else",
+				p.Key, f.Position, f.Position+len(f.Values)-1))
+		}
+	}
+	for i, t := range orig {
+		if t >= 0 {
+			continue
+		}
+		name := fmt.Sprintf("T%d", h.Txns[i].Index)
+		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
+			var parts []string
+			for _, p := range prefixes {
+				if len(p.Values) > 0 {
+					parts = append(parts, fmt.Sprintf("to key %s the %d values every kept read of it starts with", p.Key, len(p.Values)))
+				}
+			}
+			lines = append(lines, fmt.Sprintf("%s is synthetic, first of all: it appends %s, in place of the writers left out", name, strings.Join(parts, "; ")))
+			continue
+		}
+		if fill < len(fills) {
+			lines = append(lines, fmt.Sprintf("%s is synthetic: it %s", name, fills[fill]))
+			fill++
+		}
+	}
+	return lines
+}
+
+// History is the cut; Orig maps its transactions to the original's (-1: synthetic).
+func (r *Report) History() *history.History { return r.cut.History }
+func (r *Report) Orig() []int32             { return r.cut.Orig }

@@ -1,0 +1,325 @@
+// Package shrink cuts a history that is not valid under a model down to a small
+// sub-history that is itself not valid under that model: a counterexample a person can
+// check by hand, or give to another checker. Every candidate is a sound cut
+// (docs/DESIGN.md, "Counterexamples", proves that a cut that is not valid implies the
+// whole is not valid, duplicates included), and the checker re-checks each one, within
+// the time left; delta debugging removes transactions, then keys, then reads.
+package shrink
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+)
+
+// Sound reports whether the cuts are proved to preserve invalidity under model m (the
+// proof in docs/DESIGN.md covers these models).
+func Sound(m string) bool {
+	switch m {
+	case "serializable", "strong-session-serializable", "strict-serializable", "snapshot-isolation":
+		return true
+	}
+	return false
+}
+
+// Options bound a shrink.
+type Options struct {
+	Deadline time.Time // zero: no limit
+}
+
+// Counterexample is a sub-history that is not valid under Model.
+type Counterexample struct {
+	Model string
+	// History is the cut. Its transactions keep their original :index, line, process and
+	// status; the synthetic first transaction (Orig -1), when there is one, appends the
+	// Prefixes.
+	History  *history.History
+	Orig     []int32 // Orig[i]: the original transaction of History.Txns[i], -1 for the synthetic one
+	Prefixes []Prefix
+	Result   check.Result // the checker's verdict and anomalies on the cut
+	Checks   int          // candidates the checker decided
+	Minimal  bool         // false when the time ran out before every removal was tried
+	Seconds  float64
+}
+
+// candidateTime is the least time a candidate's check gets when the search is bounded
+// (else a third of what is left).
+const candidateTime = 2 * time.Second
+
+type shrinker struct {
+	h        *history.History
+	model    string
+	deadline time.Time
+	appends  []int32 // per key: appends by transactions that are not :fail
+	// appendCount counts those appends per (key, value); longest is each key's longest
+	// known read of an :ok transaction (an op index, -1 if none), and positions caches
+	// where its values lie (valuePin).
+	appendCount map[[2]int32]int32
+	longest     []int32
+	positions   map[int32]map[int32]int
+	checks      int
+	timedOut    bool
+	best        cand
+	bestB       *built
+	bestRes     check.Result
+}
+
+// Shrink returns a counterexample for model m, starting from the transactions of each
+// seed in turn (an anomaly's transactions: the cut is first tried on those alone), or
+// an error when no cut it tried within the time is verified not valid.
+func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Counterexample, error) {
+	if !Sound(m) {
+		return nil, fmt.Errorf("no counterexample for %s: cuts are proved sound only for serializable, strong-session-serializable, strict-serializable and snapshot-isolation", m)
+	}
+	t0 := time.Now()
+	s := newShrinker(h, m)
+	s.deadline = opts.Deadline
+	if !s.start(seeds) {
+		why := "no cut tried was verified not valid"
+		if s.timedOut {
+			why = "the time ran out before a cut was verified not valid"
+		}
+		return nil, fmt.Errorf("no counterexample for %s: %s (%d candidates checked)", m, why, s.checks)
+	}
+	s.minimize()
+	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
+		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds()}, nil
+}
+
+func newShrinker(h *history.History, m string) *shrinker {
+	s := &shrinker{h: h, model: m, appends: make([]int32, len(h.Keys)), appendCount: map[[2]int32]int32{},
+		longest: make([]int32, len(h.Keys)), positions: map[int32]map[int32]int{}}
+	for k := range s.longest {
+		s.longest[k] = -1
+	}
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		if tx.Status == history.Fail {
+			continue
+		}
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			switch {
+			case op.Kind == history.Append:
+				s.appends[op.Key]++
+				s.appendCount[[2]int32{op.Key, op.Value}]++
+			case tx.Status == history.OK && op.Known:
+				if l := s.longest[op.Key]; l < 0 || op.End-op.Start > h.Ops[l].End-h.Ops[l].Start {
+					s.longest[op.Key] = i
+				}
+			}
+		}
+	}
+	return s
+}
+
+// start finds a first cut that is not valid: a seed's transactions on their keys, then
+// with every transaction touching those keys, then the whole history.
+func (s *shrinker) start(seeds [][]int32) bool {
+	h := s.h
+	var tiers []cand
+	for _, seed := range seeds {
+		txns := slices.Clone(seed)
+		slices.Sort(txns)
+		txns = slices.Compact(txns)
+		tiers = append(tiers, cand{txns: txns, keys: s.keysOf(txns)})
+	}
+	if len(seeds) > 0 {
+		first := tiers[0]
+		keys := map[int32]bool{}
+		for _, k := range first.keys {
+			keys[k] = true
+		}
+		var txns []int32
+		for t := range h.Txns {
+			for _, op := range h.TxnOps(t) {
+				if keys[op.Key] {
+					txns = append(txns, int32(t))
+					break
+				}
+			}
+		}
+		tiers = append(tiers, cand{txns: txns, keys: first.keys})
+	}
+	all := make([]int32, len(h.Txns))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	keys := make([]int32, len(h.Keys))
+	for i := range keys {
+		keys[i] = int32(i)
+	}
+	tiers = append(tiers, cand{txns: all, keys: keys})
+	for _, c := range tiers {
+		if s.try(c) {
+			return true
+		}
+		if s.timedOut {
+			return false
+		}
+	}
+	return false
+}
+
+// keysOf lists the keys the transactions touch.
+func (s *shrinker) keysOf(txns []int32) []int32 {
+	var keys []int32
+	for _, t := range txns {
+		for _, op := range s.h.TxnOps(int(t)) {
+			keys = append(keys, op.Key)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// try builds c and checks it; a cut verified not valid becomes the best so far.
+func (s *shrinker) try(c cand) bool {
+	if s.out() {
+		return false
+	}
+	b, ok := s.build(c)
+	if !ok || len(b.h.Txns) == 0 {
+		return false
+	}
+	opts := check.Options{Models: []string{s.model}}
+	if !s.deadline.IsZero() {
+		left := time.Until(s.deadline)
+		if left <= 0 {
+			s.timedOut = true
+			return false
+		}
+		// One hard candidate must not take all the time: it is then not taken, and
+		// smaller ones are tried.
+		opts.Timeout = min(left, max(candidateTime, left/3))
+	}
+	res, err := check.Check(b.h, opts)
+	if err != nil {
+		return false
+	}
+	s.checks++
+	if res.Valid == check.Unknown && s.out() {
+		s.timedOut = true
+	}
+	if res.Valid != check.Invalid {
+		return false
+	}
+	s.best, s.bestB, s.bestRes = c, b, res
+	return true
+}
+
+func (s *shrinker) out() bool {
+	if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+		s.timedOut = true
+	}
+	return s.timedOut
+}
+
+// minimize removes keys, then transactions, then reads, while the cut stays not valid,
+// and again until nothing more goes.
+func (s *shrinker) minimize() {
+	for round := 0; round < 4 && !s.out(); round++ {
+		before := s.size()
+		// Keys first: there are few, and each one left out takes its writers along.
+		s.best = s.best.withKeys(s.presentKeys())
+		ddmin(s.best.keys, func(keys []int32) bool { return s.try(s.best.withKeys(keys)) }, s.out)
+		s.best = s.best.withTxns(s.present())
+		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
+		s.dropReads()
+		if s.size() == before {
+			break
+		}
+	}
+	s.best = s.best.withTxns(s.present())
+}
+
+// size measures the best cut: transactions, then micro-ops, then values read.
+func (s *shrinker) size() [3]int {
+	h := s.bestB.h
+	return [3]int{len(h.Txns), len(h.Ops), len(h.ReadValues)}
+}
+
+// present lists the original transactions left in the best cut.
+func (s *shrinker) present() []int32 {
+	var out []int32
+	for _, t := range s.bestB.orig {
+		if t >= 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// presentKeys lists the original keys left in the best cut.
+func (s *shrinker) presentKeys() []int32 {
+	var out []int32
+	names := map[string]bool{}
+	for _, k := range s.bestB.h.Keys {
+		names[k] = true
+	}
+	for _, k := range s.best.keys {
+		if names[s.h.Keys[k]] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// dropReads tries leaving out each read of the best cut, one at a time.
+func (s *shrinker) dropReads() {
+	h := s.h
+	keys := map[int32]bool{}
+	for _, k := range s.best.keys {
+		keys[k] = true
+	}
+	for _, t := range s.present() {
+		tx := &h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			if s.out() {
+				return
+			}
+			op := &h.Ops[i]
+			if op.Kind != history.Read || !keys[op.Key] || s.best.dropped[i] {
+				continue
+			}
+			dropped := make(map[int32]bool, len(s.best.dropped)+1)
+			for j := range s.best.dropped {
+				dropped[j] = true
+			}
+			dropped[i] = true
+			s.try(cand{txns: s.best.txns, keys: s.best.keys, dropped: dropped})
+		}
+	}
+}
+
+// ddmin is delta debugging's minimization by complements: it removes chunks of items
+// while test says the rest still fails, halving the chunks when none can go, down to
+// single items (the result is 1-minimal unless stop cut it short). test keeps the
+// state of the last success.
+func ddmin(items []int32, test func([]int32) bool, stop func() bool) []int32 {
+	n := 2
+	for len(items) >= 2 && !stop() {
+		chunk := (len(items) + n - 1) / n
+		reduced := false
+		for from := 0; from < len(items) && !stop(); from += chunk {
+			rest := append(slices.Clone(items[:from]), items[min(from+chunk, len(items)):]...)
+			if test(rest) {
+				items, n, reduced = rest, max(n-1, 2), true
+				break
+			}
+		}
+		if !reduced {
+			if chunk == 1 {
+				break
+			}
+			n = min(2*n, len(items))
+		}
+	}
+	if len(items) == 1 && !stop() && test(nil) {
+		items = nil
+	}
+	return items
+}

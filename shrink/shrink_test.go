@@ -1,0 +1,266 @@
+package shrink
+
+import (
+	"flag"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"doppel/check"
+	"doppel/history"
+	"doppel/internal/brute"
+)
+
+var seeds = flag.Int("seeds", 3000, "random tiny histories per test")
+
+// models are the models the cuts are proved sound for.
+var models = []string{"serializable", "strong-session-serializable", "strict-serializable", "snapshot-isolation"}
+
+// TestCutsAreSound tests the theorem of docs/DESIGN.md ("Counterexamples") directly: on
+// random tiny histories with heavy duplication that the brute force finds valid under a
+// model, every cut that build accepts (random transactions, keys and reads) is valid
+// under that model too. A cut that is not valid therefore proves the whole not valid.
+func TestCutsAreSound(t *testing.T) {
+	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
+		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
+	var cuts, withPrefix, withFill int
+	for seed := 0; seed < *seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		h := brute.Random(rng, configs[seed%len(configs)])
+		var valid []string
+		for _, m := range models {
+			if brute.Check(h, m) {
+				valid = append(valid, m)
+			}
+		}
+		if len(valid) == 0 {
+			continue
+		}
+		s := newShrinker(h, "serializable")
+		for try := 0; try < 6; try++ {
+			c := randomCand(rng, h)
+			b, ok := s.build(c)
+			if !ok || len(b.h.Txns) == 0 {
+				continue
+			}
+			cuts++
+			if len(b.prefixes) > 0 {
+				withPrefix++
+			}
+			for _, p := range b.prefixes {
+				if len(p.Fills) > 0 {
+					withFill++
+					break
+				}
+			}
+			checkFromOriginal(t, h, b)
+			for _, m := range valid {
+				if ok, err := brute.CheckModel(b.h, m); err != nil || !ok {
+					t.Fatalf("seed %d: the history is valid under %s, its cut is not (err %v)\nhistory:\n%s\ncut (prefixes %v):\n%s",
+						seed, m, err, brute.Format(h), b.prefixes, brute.Format(b.h))
+				}
+			}
+		}
+	}
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills", cuts, withPrefix, withFill)
+	if withPrefix < cuts/50 || withFill < cuts/200 {
+		t.Errorf("only %d (%d with fills) of %d cuts had synthetic writers: the rules are barely tested", withPrefix, withFill, cuts)
+	}
+}
+
+// randomCand keeps each transaction, key and read with some probability.
+func randomCand(rng *rand.Rand, h *history.History) cand {
+	c := cand{dropped: map[int32]bool{}}
+	keep := []float64{0.3, 0.6, 0.9}[rng.IntN(3)]
+	for t := range h.Txns {
+		if rng.Float64() < keep {
+			c.txns = append(c.txns, int32(t))
+		}
+	}
+	for k := range h.Keys {
+		if rng.Float64() < 0.8 {
+			c.keys = append(c.keys, int32(k))
+		}
+	}
+	for i := range h.Ops {
+		if h.Ops[i].Kind == history.Read && rng.IntN(6) == 0 {
+			c.dropped[int32(i)] = true
+		}
+	}
+	return c
+}
+
+// checkFromOriginal fails unless every transaction of the cut comes from the original
+// (same index, status and process; its ops a subsequence of the original's, reads
+// unchanged) or is the synthetic one (first, :ok, appends only, on its own process).
+func checkFromOriginal(t *testing.T, orig *history.History, b *built) {
+	t.Helper()
+	h := b.h
+	for i := range h.Txns {
+		tx := &h.Txns[i]
+		ops := h.TxnOps(i)
+		if b.orig[i] < 0 && i > 0 {
+			// A fill: :ok, appends only, on its own process, invoked before and completed
+			// after every original transaction's events.
+			for j := range h.Txns {
+				o := &h.Txns[j]
+				if b.orig[j] >= 0 && (o.Invoke >= 0 && o.Invoke < tx.Invoke || o.Complete >= tx.Complete) || j != i && o.Process == tx.Process {
+					t.Fatalf("fill %d (%+v) is not concurrent with transaction %d (%+v), or shares its process", i, *tx, j, *o)
+				}
+			}
+			for _, op := range ops {
+				if op.Kind != history.Append || tx.Status != history.OK {
+					t.Fatalf("fill %d reads or is not :ok", i)
+				}
+			}
+			continue
+		}
+		if b.orig[i] < 0 {
+			if tx.Status != history.OK || tx.Complete != 1 || tx.Invoke != 0 {
+				t.Fatalf("synthetic transaction %d is not first and :ok: %+v", i, *tx)
+			}
+			for j := 1; j < len(h.Txns); j++ {
+				if h.Txns[j].Process == tx.Process {
+					t.Fatalf("synthetic transaction shares process %s", h.Processes[tx.Process])
+				}
+			}
+			// It appends, per key, values that every kept read of the key starts with.
+			byKey := map[int32][]int32{}
+			for _, op := range ops {
+				if op.Kind != history.Append {
+					t.Fatalf("synthetic transaction reads")
+				}
+				byKey[op.Key] = append(byKey[op.Key], op.Value)
+			}
+			for j := range h.Ops {
+				op := &h.Ops[j]
+				if vals, ok := byKey[op.Key]; ok && op.Kind == history.Read && op.Known {
+					if r := h.ReadList(op); len(r) < len(vals) || !slices.Equal(r[:len(vals)], vals) {
+						t.Fatalf("a read of key %s does not start with the synthetic transaction's values", h.Keys[op.Key])
+					}
+				}
+			}
+			continue
+		}
+		o := &orig.Txns[b.orig[i]]
+		if tx.Index != o.Index || tx.Status != o.Status || (tx.Process < 0) != (o.Process < 0) ||
+			tx.Process >= 0 && h.Processes[tx.Process] != orig.Processes[o.Process] {
+			t.Fatalf("cut transaction %d differs from original %d", i, b.orig[i])
+		}
+		origOps := orig.TxnOps(int(b.orig[i]))
+		j := 0
+		for _, op := range ops {
+			for j < len(origOps) && !sameOp(h, &op, orig, &origOps[j]) {
+				j++
+			}
+			if j == len(origOps) {
+				t.Fatalf("cut transaction %d: an op that is not in original %d, in order", i, b.orig[i])
+			}
+			j++
+		}
+	}
+}
+
+func sameOp(h *history.History, a *history.MicroOp, o *history.History, b *history.MicroOp) bool {
+	if a.Kind != b.Kind || a.Known != b.Known || h.Keys[a.Key] != o.Keys[b.Key] {
+		return false
+	}
+	if a.Kind == history.Append {
+		return h.Values[a.Value] == o.Values[b.Value]
+	}
+	ra, rb := h.ReadList(a), o.ReadList(b)
+	return slices.EqualFunc(ra, rb, func(x, y int32) bool { return h.Values[x] == o.Values[y] })
+}
+
+// TestCounterexamplesOnCorpus: for every random tiny history the checker finds not
+// valid under a model, the counterexample it shrinks to is one the brute force rejects
+// too, made only of the original's transactions and ops (or the synthetic one), and
+// no bigger than the original.
+func TestCounterexamplesOnCorpus(t *testing.T) {
+	configs := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
+	var found, smaller, prefixed int
+	for seed := 0; seed < *seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		h := brute.Random(rng, configs[seed%len(configs)])
+		res, err := check.Check(h, check.Options{Models: models})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports, failures := Counterexamples(h, &res, noDeadline)
+		if len(failures) > 0 {
+			t.Fatalf("seed %d: %v\n%s", seed, failures, brute.Format(h))
+		}
+		covered := map[string]bool{}
+		for _, r := range reports {
+			cx := r.cut
+			checkFromOriginal(t, h, &built{h: cx.History, orig: cx.Orig})
+			if len(cx.History.Txns) > len(h.Txns)+1 {
+				t.Errorf("seed %d: counterexample of %d transactions for %d", seed, len(cx.History.Txns), len(h.Txns))
+			}
+			for _, m := range r.Models {
+				covered[m] = true
+				if ok, err := brute.CheckModel(cx.History, m); err != nil || ok {
+					t.Fatalf("seed %d: the counterexample for %s is valid by the brute force (err %v)\nhistory:\n%s\ncounterexample:\n%s",
+						seed, m, err, brute.Format(h), brute.Format(cx.History))
+				}
+			}
+			// It loads in doppel check: the EDN parses back to the same verdict.
+			back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
+			if err != nil {
+				t.Fatalf("seed %d: the counterexample's EDN does not parse: %v\n%s", seed, err, r.EDN)
+			}
+			for _, m := range r.Models {
+				if brute.Check(back, m) {
+					t.Fatalf("seed %d: the counterexample's EDN is valid under %s\n%s", seed, m, r.EDN)
+				}
+			}
+			found++
+			if len(cx.History.Txns) < len(h.Txns) {
+				smaller++
+			}
+			if len(cx.Prefixes) > 0 {
+				prefixed++
+			}
+		}
+		for _, mr := range res.Models {
+			if mr.Valid == check.Invalid && !covered[mr.Model] {
+				t.Fatalf("seed %d: %s not valid, no counterexample", seed, mr.Model)
+			}
+		}
+	}
+	t.Logf("%d counterexamples, %d smaller than the history, %d with a synthetic prefix", found, smaller, prefixed)
+	if found == 0 || smaller == 0 {
+		t.Errorf("%d counterexamples, %d smaller: nothing was shrunk", found, smaller)
+	}
+}
+
+var noDeadline time.Time
+
+// TestRecordedPostgresG2: the G2-item PostgreSQL 15 SERIALIZABLE committed (a recorded
+// history of 2000 transactions, mostly unique values) shrinks to its three transactions
+// and a synthetic writer (the blind writers are pinned by their values), which the brute
+// force rejects.
+func TestRecordedPostgresG2(t *testing.T) {
+	h, err := history.ParseFile("../testdata/recorded/postgres15-serializable-g2-item.edn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{"serializable"}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%v %v", res.Valid, err)
+	}
+	reports, failures := Counterexamples(h, &res, noDeadline)
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%v %v", reports, failures)
+	}
+	cx := reports[0]
+	if cx.Transactions > 4 {
+		t.Errorf("counterexample of %d transactions:\n%s", cx.Transactions, cx.EDN)
+	}
+	checkFromOriginal(t, h, &built{h: cx.cut.History, orig: cx.cut.Orig})
+	if ok, err := brute.CheckModel(cx.cut.History, "serializable"); err != nil || ok {
+		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, cx.EDN)
+	}
+}
