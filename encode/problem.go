@@ -296,6 +296,9 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 		}
 	}
 
+	if stop != nil && stop() {
+		return nil // before allocating the lists (hundreds of MB on long keys)
+	}
 	p.SegVar = make([][]int32, len(in.Keys))
 	sc.segVars = make([]int32, nSeg)
 	// The checker appends the process and real-time edges to Edges in place: leave room.

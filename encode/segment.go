@@ -244,6 +244,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			try(int32(uint32(byVal[j])))
 		}
 	}
+	if sc.stopped {
+		sc.cs = cands
+		return p // the build is abandoned: the plan is never read
+	}
 	// By position; the variables and clauses follow this order. Many candidates (long
 	// lists of few values) are sorted by counting, in the order of their writers.
 	if len(cands) > 4*int(n)+64 {
