@@ -13,10 +13,10 @@ import (
 	"doppel/internal/brute"
 )
 
-// wholeProblem searches the problem without narrowing the blocks first: narrowing
-// decides these histories without a conflict, and the limits of the solver's stages are
-// what these tests are about.
-var wholeProblem = SolverOptions{NoPrune: true}
+// wholeProblem searches the problem without narrowing the blocks first and without
+// repairing stuck replays: either decides these histories without a conflict, and the
+// limits of the solver's stages are what these tests are about.
+var wholeProblem = SolverOptions{NoPrune: true, NoRepair: true}
 
 // hardHistory is a serializable history that neither replay nor witness decides: the
 // solver needs minutes for it (testdata/limits/README.md says how it was generated).

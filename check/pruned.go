@@ -264,7 +264,12 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 				return true
 			}
 		}
-		return false
+		if c.opts.Solver.NoRepair {
+			return false
+		}
+		order, ok, n := scheduleRepaired(h, in, commit, edges, false, win, c.budget.stop)
+		c.res.Stats.Repairs += n
+		return ok && accepted(verifySerial(h, in, order, process, realtime))
 	}
 	spec := models[m]
 	if spec.snapshot {

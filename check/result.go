@@ -84,6 +84,9 @@ type SolverOptions struct {
 	NoWitness           bool // always search: no replay, first guess or strict/serializable shortcut
 	// NoPrune builds the problem without narrowing the blocks by thresholds first.
 	NoPrune bool
+	// NoRepair leaves a stuck replay stuck: no choice among writers of the same values
+	// is undone (check/repair.go).
+	NoRepair bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
@@ -257,16 +260,18 @@ type Stats struct {
 	Witnessed    int `json:"witnessed"`  // models decided by a witness, without search
 	Replayed     int `json:"replayed"`   // ... of them by a verified serial replay, before any encoding
 	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
-	ReplayRejected int   `json:"replay_rejected,omitempty"`
-	Edges          int   `json:"edges"`
-	GuardedEdges   int   `json:"guarded_edges"` // edges that hold only under some attributions
-	Variables      int   `json:"variables"`
-	Clauses        int   `json:"clauses"`
-	Decisions      int64 `json:"decisions"`
-	Conflicts      int64 `json:"conflicts"`
-	Propagations   int64 `json:"propagations"`
-	TheoryProps    int64 `json:"theory_propagations"`
-	Learned        int64 `json:"learned_clauses"`
+	ReplayRejected int `json:"replay_rejected,omitempty"`
+	// Choices among writers of the same values that stuck replays undid (check/repair.go).
+	Repairs      int   `json:"replay_repairs,omitempty"`
+	Edges        int   `json:"edges"`
+	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables    int   `json:"variables"`
+	Clauses      int   `json:"clauses"`
+	Decisions    int64 `json:"decisions"`
+	Conflicts    int64 `json:"conflicts"`
+	Propagations int64 `json:"propagations"`
+	TheoryProps  int64 `json:"theory_propagations"`
+	Learned      int64 `json:"learned_clauses"`
 	// Time per phase in seconds.
 	ParseSeconds   float64 `json:"parse_seconds"`
 	InferSeconds   float64 `json:"infer_seconds"`

@@ -102,6 +102,14 @@ type replay struct {
 
 	// win, when set, bounds where each :ok writer's block may start.
 	win *encode.Windows
+	// avoid holds (writer, position) pairs a earlier replay of the same history got stuck
+	// after (see blame): the writer's block does not start there. nil: none.
+	avoid map[uint64]bool
+	// filledBy is, per slot, the writer whose block starts at that position (-1 none),
+	// kept only when blame may be asked (avoid not nil).
+	filledBy []int32
+	// checkpoint, when set, is called before every step (check/repair.go).
+	checkpoint func()
 
 	// Optional (:info) transactions compete with committed ones for the trace
 	// positions holding their values. Per (key, value) of keys an optional transaction
@@ -400,6 +408,9 @@ func (r *replay) check(t int32) (bool, int32) {
 			if r.holds != nil && r.holds[k] >= 0 && r.holds[k] != t {
 				return false, waitKey - k
 			}
+			if ks := &r.keys[k]; r.avoid != nil && at == ks.pos && at < ks.n && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)] {
+				return false, ks.base + at + 1 // taken by another writer of the same values this time
+			}
 			if ks := &r.keys[k]; r.win != nil && at == ks.pos && h.Txns[t].Status == history.OK {
 				// The first append of t's block on k: inside its window.
 				w := r.writerOf(t, k)
@@ -612,9 +623,17 @@ func (r *replay) run() ([]int32, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
+	return r.loop()
+}
+
+// loop runs transactions until every one ran or the replay is stuck.
+func (r *replay) loop() ([]int32, bool) {
 	for !r.failed {
 		if r.stopped() {
 			return nil, false
+		}
+		if r.checkpoint != nil {
+			r.checkpoint()
 		}
 		var t int32
 		switch {
@@ -640,6 +659,9 @@ func (r *replay) run() ([]int32, bool) {
 			}
 			if len(r.deferred) == 0 {
 				return r.finish()
+			}
+			if r.filledBy != nil {
+				return nil, false // stuck: the repair looks at this state (see blame)
 			}
 			// Only appends that strand a reader are left: run the earliest (the replay
 			// fails; finish says so).
@@ -680,6 +702,13 @@ func (r *replay) install(t int32) {
 	r.state[t] = rDone
 	r.order = append(r.order, t)
 	r.fired = r.fired[:0]
+	if r.filledBy != nil {
+		for _, w := range r.in.TxnWriters(t) {
+			if k := r.in.Writers[w].Key; r.keys[k].pos < r.keys[k].n {
+				r.filledBy[r.keys[k].base+r.keys[k].pos] = w
+			}
+		}
+	}
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind == history.Append {
 			if k := op.Key; r.optionalKey != nil && r.optionalKey[k] {

@@ -80,11 +80,21 @@ func (s *siReplay) run() ([]siEvent, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
+	return s.loop()
+}
+
+// loop starts and commits transactions until every one committed or the replay is
+// stuck.
+func (s *siReplay) loop() ([]siEvent, bool) {
+	r := s.replay
 	// Start as late and commit as early as possible: holding keys longer than needed
 	// would order writers (even of appends no read observed) arbitrarily.
 	for !r.failed {
 		if r.stopped() {
 			return nil, false
+		}
+		if r.checkpoint != nil {
+			r.checkpoint()
 		}
 		switch {
 		case s.started.Len() > 0:
@@ -110,6 +120,8 @@ func (s *siReplay) run() ([]siEvent, bool) {
 				continue
 			}
 			s.start(t)
+		case r.filledBy != nil && (len(r.deferred) > 0 || len(s.waiting) > 0):
+			return nil, false // stuck: the repair looks at this state (see blame)
 		case len(r.deferred) > 0:
 			// Only starts that take a position another writer is pinned to are left
 			// (besides commits that strand readers): start the earliest.

@@ -50,6 +50,9 @@ func (p *Problem) openKey(k int32) {
 	clear(endOff)
 	overrun := sc.overrun[:0]
 	for i, c := range cands {
+		if sc.expired() {
+			return // the build is abandoned (BuildWithinStop)
+		}
 		e := p.blockEnd(c)
 		if e <= n {
 			endOff[e+2]++
@@ -84,6 +87,9 @@ func (p *Problem) openKey(k int32) {
 	endsAt := func(e int32) []int32 { return endIdx[endOff[e]:endOff[e+1]] }
 
 	for pos := int32(0); pos < n; pos++ {
+		if sc.expired() {
+			return
+		}
 		p.lit(Neg(b0 + pos))
 		for i := starts[pos]; i < starts[pos+1]; i++ {
 			p.lit(Pos(s0 + i))
@@ -128,6 +134,9 @@ func (p *Problem) openKey(k int32) {
 	// Writers that may end up unobserved: u(w) <-> committed(w) and no block of w.
 	unobserved, lits := sc.unobs[:0], sc.unobsLit[:0]
 	for wi, w := range key.Writers {
+		if sc.expired() {
+			return
+		}
 		cg, ok := p.writerCommit(w)
 		if !ok {
 			continue
@@ -204,6 +213,9 @@ func (p *Problem) openKey(k int32) {
 		}
 	}
 	for pos := int32(0); pos < n; pos++ {
+		if sc.expired() {
+			return
+		}
 		p.boundary(k, pos, s0, endsAt(pos), iota[starts[pos]:starts[pos+1]], rIdx[rOff[pos]:rOff[pos+1]])
 	}
 	// Reads of the whole trace see the last block.

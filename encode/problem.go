@@ -201,6 +201,7 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 	p.Nodes = len(h.Txns) + len(in.Keys)
 	sc := newScratch(in, true)
 	sc.win = win
+	sc.stop = stop
 	p.sc = sc
 
 	// Which transactions are in the graph: ok ones; :info ones observed in a fixed
@@ -234,6 +235,9 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 			continue
 		}
 		p.Plans[k] = sc.segment(int32(k), true, true)
+		if sc.stopped {
+			return nil
+		}
 		if p.Plans[k].State == KeyUnsat && win != nil {
 			sc.win = nil
 			if sc.segment(int32(k), true, true).State != KeyUnsat {
@@ -244,6 +248,9 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 			}
 			p.Plans[k] = sc.segment(int32(k), true, true) // diagnosed without windows
 			sc.win = win
+			if sc.stopped {
+				return nil
+			}
 		}
 		switch p.Plans[k].State {
 		case KeyUnsat:
@@ -264,6 +271,9 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 		}
 		if !p.infoWriter(int32(k)) {
 			p.measureKey(int32(k), &size)
+			if sc.stopped {
+				return nil
+			}
 			continue
 		}
 		deferred = append(deferred, int32(k))
@@ -281,9 +291,14 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 		}
 	}
 	for _, k := range deferred {
-		p.measureKey(k, &size)
+		if p.measureKey(k, &size); sc.stopped {
+			return nil
+		}
 	}
 
+	if stop != nil && stop() {
+		return nil // before allocating the lists (hundreds of MB on long keys)
+	}
 	p.SegVar = make([][]int32, len(in.Keys))
 	sc.segVars = make([]int32, nSeg)
 	// The checker appends the process and real-time edges to Edges in place: leave room.
@@ -295,7 +310,9 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 		if stop != nil && stop() {
 			return nil
 		}
-		p.emitKey(int32(k))
+		if p.emitKey(int32(k)); sc.stopped {
+			return nil
+		}
 	}
 	p.sc = nil
 	return p
@@ -569,6 +586,28 @@ type scratch struct {
 	index   []int32
 	indexed int32
 	sink    int32 // see touch
+
+	// stop (BuildWithinStop's, nil: none) is asked every expiredEvery units of work
+	// inside a key (a position tried, a candidate or position encoded): one long key
+	// of few values can take seconds. Once it said so, stopped stays set.
+	stop    func() bool
+	stopped bool
+	work    uint32
+}
+
+const expiredEvery = 1 << 14
+
+// expired reports whether the build's stop said to give up, asking it every
+// expiredEvery calls.
+func (sc *scratch) expired() bool {
+	if sc.stop == nil || sc.stopped {
+		return sc.stopped
+	}
+	sc.work++
+	if sc.work%expiredEvery == 0 && sc.stop() {
+		sc.stopped = true
+	}
+	return sc.stopped
 }
 
 func newScratch(in *Inference, forBuild bool) *scratch {

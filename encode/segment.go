@@ -212,6 +212,9 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		// inside (the end of the trace counts as inside when the block runs past it),
 		// and no other writer is pinned at i.
 		try := func(i int32) {
+			if sc.expired() {
+				return // the build is abandoned (BuildWithinStop)
+			}
 			e := i + int32(len(seq))
 			m := min(e, n)
 			if !equal(L[i:m], seq[:m-i]) || cutBefore[min(e, n+1)]-cutBefore[i+1] > 0 {
@@ -240,6 +243,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
 			try(int32(uint32(byVal[j])))
 		}
+	}
+	if sc.stopped {
+		sc.cs = cands
+		return p // the build is abandoned: the plan is never read
 	}
 	// By position; the variables and clauses follow this order. Many candidates (long
 	// lists of few values) are sorted by counting, in the order of their writers.

@@ -63,6 +63,7 @@ func runCheck(args []string) int {
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
+	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
@@ -114,7 +115,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {

@@ -1,0 +1,453 @@
+package check
+
+import (
+	"slices"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// A greedy replay gets stuck when it gave a trace position to the wrong one of several
+// writers of the same values: the right one, blocked at that moment by its other keys,
+// later finds its values only past a position that a transaction it must precede
+// fills, and the two wait on each other. blame names the choices that may have been
+// wrong (a transaction stuck only on one key, whose block fits at an earlier position
+// another writer took), and the replay resumes from a copy taken before that choice
+// with that (writer, position) avoided, keeping the choice that gets it furthest. The
+// repaired replay is still only a candidate: it counts after its verification, like
+// every replay.
+
+// maxRepairs bounds the repairs of one replay.
+const maxRepairs = 200
+
+// maxStalled is how many repairs in a row may fail to get the replay further.
+const maxStalled = 2
+
+// repairWork bounds the events the repairs of one replay run again, in replays of the
+// whole history.
+var repairWork = 2
+
+// repairWidth is how many undone choices a repair tries.
+const repairWidth = 4
+
+// repairRun is a replay the repair loop can copy and resume: serial or snapshot
+// isolation.
+type repairRun interface {
+	base() *replay
+	copyRun() repairRun
+	resume() bool // continue until done (true) or stuck
+	steps() int   // events so far
+	firstStep(t int32) int
+}
+
+// snap is a copy of a replay taken before its step-th event.
+type snap struct {
+	step int
+	run  repairRun
+}
+
+// replaySnaps holds a replay's copies, every snapEvery events.
+type replaySnaps struct {
+	every, next int
+	list        []snap
+}
+
+// checkpointer returns the hook that copies run every snapEvery events.
+func checkpointer(run repairRun, sn *replaySnaps) func() {
+	return func() {
+		if st := run.steps(); st >= sn.next {
+			sn.list = append(sn.list, snap{st, run.copyRun()})
+			sn.next = st + sn.every
+		}
+	}
+}
+
+// repairLoop resumes copies of first, each with one more (writer, position) avoided
+// that blame names, until one completes, blame finds nothing to undo, the undone
+// choices stop getting the replay further, maxRepairs is reached or stop says to give
+// up; it returns the completed run and how many repairs it took.
+func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool) (repairRun, int, bool) {
+	avoid := map[uint64]bool{}
+	first.base().avoid = avoid
+	r, runSnaps := first, sn
+	if r.resume() {
+		return r, 0, true
+	}
+	// Work: events replayed again by the resumed copies, bounded by a few replays'
+	// worth (a repair that cannot succeed must not cost much more than the replay).
+	furthest, stalled, work := r.steps(), 0, 0
+	for repairs := 0; repairs < maxRepairs; repairs++ {
+		if stop != nil && stop() {
+			return nil, repairs, false
+		}
+		if r.steps() > furthest {
+			furthest, stalled = r.steps(), 0
+		} else if stalled++; stalled > maxStalled {
+			return nil, repairs, false // the undone choices lead nowhere: not this kind of mistake
+		}
+		cands := r.base().blame()
+		// Look ahead: take the first undone choice whose replay gets further, else
+		// the one that gets furthest.
+		var best repairRun
+		var bestSnaps *replaySnaps
+		bestKey := uint64(0)
+		for _, c := range cands[:min(len(cands), repairWidth)] {
+			w := int32(c >> 32)
+			at := r.firstStep(r.base().in.Writers[w].Txn)
+			from := -1
+			for i, s := range runSnaps.list {
+				if s.step <= at {
+					from = i
+				}
+			}
+			if from < 0 {
+				return nil, repairs, false
+			}
+			avoid[c] = true
+			try := runSnaps.list[from].run.copyRun()
+			trySnaps := &replaySnaps{every: runSnaps.every, next: runSnaps.list[from].step + runSnaps.every,
+				list: slices.Clip(runSnaps.list[:from+1])}
+			try.base().checkpoint = checkpointer(try, trySnaps)
+			ok := try.resume()
+			work += try.steps() - runSnaps.list[from].step
+			delete(avoid, c)
+			if ok {
+				avoid[c] = true
+				return try, repairs + 1, true
+			}
+			if best == nil || try.steps() > best.steps() {
+				best, bestSnaps, bestKey = try, trySnaps, c
+			}
+			if best.steps() > r.steps() || work > maxWork {
+				break
+			}
+		}
+		if work > maxWork {
+			return nil, repairs, false
+		}
+		if best == nil {
+			return nil, repairs, false
+		}
+		avoid[bestKey] = true
+		r, runSnaps = best, bestSnaps
+	}
+	return nil, maxRepairs, false
+}
+
+// serialRun is a serial replay for repairLoop.
+type serialRun struct {
+	r     *replay
+	order []int32
+}
+
+func (s *serialRun) base() *replay { return s.r }
+func (s *serialRun) steps() int    { return len(s.r.order) }
+func (s *serialRun) resume() bool {
+	var ok bool
+	s.order, ok = s.r.loop()
+	return ok
+}
+func (s *serialRun) firstStep(t int32) int {
+	if i := slices.Index(s.r.order, t); i >= 0 {
+		return i
+	}
+	return len(s.r.order)
+}
+func (s *serialRun) copyRun() repairRun { return &serialRun{r: s.r.copyReplay()} }
+
+// siRun is a snapshot isolation replay for repairLoop.
+type siRun struct {
+	s      *siReplay
+	events []siEvent
+}
+
+func (s *siRun) base() *replay { return s.s.replay }
+func (s *siRun) steps() int    { return len(s.s.events) }
+func (s *siRun) resume() bool {
+	var ok bool
+	s.events, ok = s.s.loop()
+	return ok
+}
+func (s *siRun) firstStep(t int32) int {
+	for i, e := range s.s.events {
+		if e.Txn == t {
+			return i
+		}
+	}
+	return len(s.s.events)
+}
+func (s *siRun) copyRun() repairRun {
+	c := *s.s
+	c.replay = s.s.replay.copyReplay()
+	c.holder = slices.Clone(s.s.holder)
+	c.replay.holds = c.holder
+	c.started = slices.Clone(s.s.started)
+	c.waiting = slices.Clone(s.s.waiting)
+	c.events = slices.Clone(s.s.events)
+	return &siRun{s: &c}
+}
+
+// copyReplay copies everything a replay changes as it runs (the rest is shared).
+func (r *replay) copyReplay() *replay {
+	c := *r
+	c.state = slices.Clone(r.state)
+	c.order = slices.Clone(r.order)
+	c.preds = slices.Clone(r.preds)
+	c.keys = slices.Clone(r.keys)
+	c.waitHead = slices.Clone(r.waitHead)
+	c.waitNext = slices.Clone(r.waitNext)
+	c.pending = slices.Clone(r.pending)
+	c.pendingRW = slices.Clone(r.pendingRW)
+	c.keyWait = slices.Clone(r.keyWait)
+	c.classDemand = slices.Clone(r.classDemand)
+	c.classSupply = slices.Clone(r.classSupply)
+	c.ready = slices.Clone(r.ready)
+	c.deferred = slices.Clone(r.deferred)
+	c.spares = slices.Clone(r.spares)
+	c.fired = nil
+	c.filledBy = slices.Clone(r.filledBy)
+	c.checkpoint = nil
+	return &c
+}
+
+// snapEvery is how many events pass between two copies of a replay being repaired:
+// a repair resumes from the last copy before the choice it undoes.
+func snapEvery(n int32) int { return max(256, int(n)/8) }
+
+// scheduleRepaired is scheduleWithin, resumed with the choices blame names avoided
+// until it completes (at most maxRepairs times).
+func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]int32, bool, int) {
+	r := newReplay(h, in, commit, orderEdges)
+	r.byCompletion, r.win, r.stop = byCompletion, win, stop
+	r.filledBy = newFilledBy(len(r.traceAt))
+	r.avoid = map[uint64]bool{}
+	for t := int32(0); t < r.n; t++ {
+		r.try(t)
+	}
+	run := &serialRun{r: r}
+	sn := &replaySnaps{every: snapEvery(r.n)}
+	r.checkpoint = checkpointer(run, sn)
+	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
+	if !ok {
+		return nil, false, n
+	}
+	return done.(*serialRun).order, true, n
+}
+
+// siScheduleRepaired is siSchedule (within win, nil: anywhere), resumed with the
+// choices blame names avoided until it completes (at most maxRepairs times).
+func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
+	s := newSIReplay(h, in, commit, guide)
+	s.byCompletion, s.win, s.stop = byCompletion, win, stop
+	s.filledBy = newFilledBy(len(s.traceAt))
+	s.avoid = map[uint64]bool{}
+	for t := int32(0); t < s.n; t++ {
+		s.try(t)
+	}
+	run := &siRun{s: s}
+	sn := &replaySnaps{every: snapEvery(s.n)}
+	s.checkpoint = checkpointer(run, sn)
+	done, n, ok := repairLoop(run, sn, repairWork*int(s.n), stop)
+	if !ok {
+		return nil, false, n
+	}
+	return done.(*siRun).events, true, n
+}
+
+func newFilledBy(slots int) []int32 {
+	f := make([]int32, slots)
+	for i := range f {
+		f[i] = -1
+	}
+	return f
+}
+
+// lateRead returns a key that committed transaction t reads with fewer values than
+// the key has now (a read the replay passed), or -1.
+func (r *replay) lateRead(t int32) int32 {
+	h := r.h
+	if h.Txns[t].Status != history.OK {
+		return -1
+	}
+	r.epoch++
+	for _, op := range h.TxnOps(int(t)) {
+		k := op.Key
+		ks := &r.keys[k]
+		if ks.stamp != r.epoch {
+			ks.stamp = r.epoch
+			ks.local = ks.pos
+		}
+		if op.Kind == history.Append {
+			ks.local++
+		} else if op.Known && op.End-op.Start < ks.local {
+			return k
+		}
+	}
+	return -1
+}
+
+// blame lists, for a stuck replay, the choices that may have been wrong, as writer<<32 |
+// position, nearest to the key's current position first: where a committed transaction
+// that could run but for one key (its values are not the trace's at that key's
+// position), or that is deferred (its append would strand a reader), or that reads a
+// key already passed, would have fit at an earlier position that another writer's
+// block took.
+func (r *replay) blame() []uint64 {
+	if r.filledBy == nil {
+		return nil
+	}
+	var stuck []int32
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] == encode.Committed && r.state[t] != rDone && r.state[t] != rStarted {
+			stuck = append(stuck, t)
+		}
+	}
+	type cand struct {
+		w, p, dist int32
+		mid        int64
+	}
+	var cs []cand
+	add := func(t, k int32) {
+		if w, p := r.takenFrom(t, k); w >= 0 {
+			cs = append(cs, cand{w, p, r.keys[k].pos - p, r.midpoint(t)})
+		}
+	}
+	for _, t := range stuck {
+		// A read already passed: the writer that moved the key past it.
+		if k := r.lateRead(t); k >= 0 {
+			add(t, k)
+		}
+		// Runnable but for one key, whose block fits only at an earlier position
+		// another writer of the same values took.
+		if k, ok := r.behindOnOne(t); ok {
+			add(t, k)
+		}
+	}
+	// Ready but deferred: appending now would strand a reader of the key at its current
+	// length, so the block was due earlier.
+	for _, t := range r.deferred {
+		for _, w := range r.in.TxnWriters(t) {
+			k := r.in.Writers[w].Key
+			if s := r.slot(k, r.keys[k].pos); s >= 0 && r.pending[s] > 0 {
+				add(t, k)
+			}
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.dist != b.dist {
+			return int(a.dist - b.dist)
+		}
+		switch {
+		case a.mid < b.mid:
+			return -1
+		case a.mid > b.mid:
+			return 1
+		}
+		return 0
+	})
+	var out []uint64
+	for _, c := range cs {
+		key := uint64(c.w)<<32 | uint64(c.p)
+		if !r.avoid[key] && !slices.Contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// behindOnOne reports whether committed transaction t's reads all see the installed
+// lists and its appends all fit the traces, but for its block on one key k (its values
+// are not the trace's at k's position).
+func (r *replay) behindOnOne(t int32) (int32, bool) {
+	h := r.h
+	r.epoch++
+	bad := int32(-1)
+	for _, op := range h.TxnOps(int(t)) {
+		k := op.Key
+		ks := &r.keys[k]
+		if ks.stamp != r.epoch {
+			ks.stamp = r.epoch
+			ks.local = ks.pos
+		}
+		at := ks.local
+		if op.Kind == history.Append {
+			if k == bad {
+				continue
+			}
+			if at < ks.n && r.traceAt[ks.base+at] != op.Value {
+				if bad >= 0 || at != ks.pos {
+					return -1, false
+				}
+				bad = k
+				continue
+			}
+			ks.local = at + 1
+			continue
+		}
+		if h.Txns[t].Status != history.OK || !op.Known {
+			continue
+		}
+		if k == bad || op.End-op.Start != at {
+			return -1, false
+		}
+	}
+	return bad, bad >= 0
+}
+
+// takenFrom returns the writer whose block starts at the last position of key k before
+// its current one where t's block would fit (the trace holds t's values there), and
+// that position; -1 if none (or the writer there is pinned by its own read of k).
+func (r *replay) takenFrom(t, k int32) (int32, int32) {
+	in := r.in
+	w := r.writerOf(t, k)
+	if w < 0 {
+		return -1, -1
+	}
+	wr := &in.Writers[w]
+	vals := in.WriterVals[wr.Start:wr.End]
+	ks := &r.keys[k]
+	for p := min(ks.pos, ks.n) - 1; p >= 0; p-- {
+		x := r.filledBy[ks.base+p]
+		if x < 0 || x == w || p+int32(len(vals)) > ks.n ||
+			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) {
+			continue
+		}
+		if r.readsBefore(in.Writers[x].Txn, k) || r.avoid[uint64(x)<<32|uint64(p)] {
+			continue
+		}
+		return x, p
+	}
+	return -1, -1
+}
+
+// readsBefore reports whether t reads key k before its first append to it (its block
+// is then pinned where it read).
+func (r *replay) readsBefore(t, k int32) bool {
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Key != k {
+			continue
+		}
+		return op.Kind != history.Append && op.Known
+	}
+	return false
+}
+
+// pinnedTwice reports whether two committed transactions read a key at the same length
+// before appending to it (inside the trace): both blocks would start at that position,
+// so no serial or snapshot-isolated replay exists (a lost update) and repairing one is
+// wasted work.
+func pinnedTwice(h *history.History, in *encode.Inference) bool {
+	seen := map[uint64]int32{}
+	for i := range in.Reads {
+		r := &in.Reads[i]
+		if !r.Writes || h.Txns[r.Txn].Status != history.OK || r.Len-r.Own >= int32(len(in.Keys[r.Key].Trace)) {
+			continue
+		}
+		at := uint64(r.Key)<<32 | uint64(r.Len-r.Own)
+		if t, ok := seen[at]; ok && t != r.Txn {
+			return true
+		}
+		seen[at] = r.Txn
+	}
+	return false
+}
