@@ -81,11 +81,21 @@ func (c *checker) run(names []string) Result {
 	}
 	in.CheckValues()
 	results := map[string]*ModelResult{}
-	if len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
-		c.decidePruned(in, names, results)
+	// The per-read models (read committed) are decided on their own inference, after
+	// the others, unless one of those or a replay implies them.
+	var strong, weak []string
+	for _, m := range names {
+		if models[m].perRead {
+			weak = append(weak, m)
+		} else {
+			strong = append(strong, m)
+		}
+	}
+	if len(strong) > 0 && len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
+		c.decidePruned(in, strong, results)
 	}
 	var left []string
-	for _, m := range names {
+	for _, m := range strong {
 		if results[m] == nil {
 			left = append(left, m)
 		}
@@ -96,6 +106,9 @@ func (c *checker) run(names []string) Result {
 			results[m] = &ModelResult{Model: m, Valid: Invalid}
 		}
 	case len(left) > 0 && !c.decide(in, left, nil, "", results):
+		return c.cutShort(in, names)
+	}
+	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
 	}
 	for _, m := range names {
@@ -170,6 +183,11 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 		}
 		mr := &ModelResult{Model: m, Valid: Valid}
 		results[m] = mr
+		if models[m].perRead && !c.budget.out() {
+			// Its cycles without anti-dependencies, which the search over all edges
+			// may have named by a cycle through one.
+			c.knownCycles(v)
+		}
 		switch {
 		case len(c.forbiddenFound(m)) > 0:
 			mr.Valid = Invalid
@@ -212,6 +230,36 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 		}
 	}
 	return true
+}
+
+// decideWeak decides the per-read models: proved by a replay, implied by a model
+// decided valid, or on the per-read problem (never narrowed: prune assumes a serial or
+// snapshot order). It reports false when the limits ran out before the encoding was
+// complete.
+func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) bool {
+	var left []string
+	for _, m := range weak {
+		switch {
+		case c.proven[m]:
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		case impliedValid(m, results):
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		default:
+			left = append(left, m)
+		}
+	}
+	if len(left) == 0 {
+		return true
+	}
+	c.progress("inferring dependencies read by read")
+	t0 := time.Now()
+	in := encode.InferPerRead(c.h)
+	in.CheckValues()
+	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+	if c.budget.out() {
+		return false
+	}
+	return c.decide(in, left, nil, "", results)
 }
 
 // resetProblem forgets the previous problem's graph state before another is built.

@@ -96,6 +96,12 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		c.proven["snapshot-isolation"] = true
 		c.res.Stats.Witnessed++
 		c.res.Stats.Replayed++
+		// A snapshot isolated execution is read committed (its graph has no G0, G1c).
+		for _, m := range names {
+			if spec := models[m]; spec.perRead && !spec.process && !spec.realtime {
+				c.proven[m] = true
+			}
+		}
 		return true
 	}
 	if len(names) == 1 && names[0] == "snapshot-isolation" {

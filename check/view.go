@@ -55,6 +55,16 @@ func (c *checker) serialView(m string) *view {
 	if spec.realtime {
 		n = len(c.edges)
 	}
+	if spec.perRead {
+		// Read committed's graph: no anti-dependencies (hub edges keep the ww paths).
+		edges := make([]encode.Edge, 0, n)
+		for _, e := range c.edges[:n] {
+			if e.Kind != encode.RW {
+				edges = append(edges, e)
+			}
+		}
+		return &view{nodes: c.p.Nodes, edges: edges, hubFrom: c.p.HubBase}
+	}
 	return &view{nodes: c.p.Nodes, edges: c.edges[:n:n], hubFrom: c.p.HubBase}
 }
 

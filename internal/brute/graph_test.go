@@ -121,7 +121,7 @@ func TestGraphHandCases(t *testing.T) {
 		{"G1b", `ok [a x 1] [a x 2]
 			ok [r x [1]]`, nil},
 		{"future-read", `ok [r x [1]] [a x 1]`, nil},
-		{"own-write-missing", `ok [a x 1] [r x []]`, nil},
+		{"own-write-missing", `ok [a x 1] [r x []]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}},
 		{"stale-session-read", `p0 ok [a x 1] inv=0 cmp=1
 			p0 ok [r x []] inv=2 cmp=3`, []string{ReadCommitted, RepeatableRead, Serializable, SnapshotIsolation,
 			StrongSessionReadCommitted, StrongReadCommitted}}, // an rw edge against process order: G-single-process, not G1c
