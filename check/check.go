@@ -50,6 +50,9 @@ type checker struct {
 	// problem needs building.
 	keyUnsatNamed bool
 	staticOrder   []sat.Var // timeOrder's, for the current problem
+	// perRead: the current problem is built on the per-read inference (anomalies found
+	// now hold for every model); otherwise on the one-base one.
+	perRead bool
 }
 
 func (c *checker) run(names []string) Result {
@@ -259,6 +262,8 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	if c.budget.out() {
 		return false
 	}
+	c.perRead = true
+	defer func() { c.perRead = false }()
 	return c.decide(in, left, nil, "", results)
 }
 
@@ -376,8 +381,9 @@ func (c *checker) progress(phase string) {
 // forbiddenFound lists the anomaly types found so far that model m forbids.
 func (c *checker) forbiddenFound(m string) []string {
 	types := []string{}
-	for _, a := range c.res.Anomalies {
-		if a.Model != "" && !graphWithin(a.Model, m) {
+	for i := range c.res.Anomalies {
+		a := &c.res.Anomalies[i]
+		if !a.countsFor(m) {
 			continue
 		}
 		if forbids(m, a.Type) && !contains(types, a.Type) {
@@ -449,7 +455,7 @@ func (c *checker) forbiddenFoundAll() []string {
 		}
 		all := true
 		for m := range models {
-			all = all && forbids(m, a.Type)
+			all = all && (models[m].perRead || forbids(m, a.Type)) // the one-base models
 		}
 		if all {
 			types = append(types, a.Type)
@@ -463,6 +469,9 @@ func (c *checker) forbiddenFoundAll() []string {
 func (c *checker) hasFinding(f encode.Finding) bool {
 	for i := range c.res.Anomalies {
 		if a := &c.res.Anomalies[i]; a.Model == "" && a.Type == f.Type && a.Explanation == f.Text {
+			if a.oneBase && c.perRead {
+				a.oneBase = false // found on both inferences: it holds for every model
+			}
 			return true
 		}
 	}
@@ -470,7 +479,9 @@ func (c *checker) hasFinding(f encode.Finding) bool {
 }
 
 func (c *checker) addFinding(f encode.Finding) {
-	a := Anomaly{Type: f.Type, Explanation: f.Text}
+	// Found on the one-base inference, only the facts about values alone hold per read.
+	baseFree := f.Type == "incompatible-order" || f.Type == "garbage-read" || f.Type == "G1a"
+	a := Anomaly{Type: f.Type, Explanation: f.Text, oneBase: !c.perRead && !baseFree}
 	if f.Key >= 0 {
 		a.Key = c.h.Keys[f.Key]
 	}

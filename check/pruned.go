@@ -195,7 +195,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	if pr.Contradiction != nil {
 		c.addContradiction(m, pr.Contradiction)
 	} else {
-		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m,
+		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m, oneBase: true,
 			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
 	}
 	return Invalid, ""
@@ -231,7 +231,7 @@ const smallHistory = 2000
 
 // addWindowUnsat reports a key with no segmentation within the windows.
 func (c *checker) addWindowUnsat(k int32) {
-	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true,
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true, oneBase: !c.perRead,
 		Explanation: fmt.Sprintf("key %s cannot be split into whole appends once each is placed where the other keys' reads allow", c.h.Keys[k])})
 }
 

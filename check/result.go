@@ -122,6 +122,19 @@ type Anomaly struct {
 	Explanation string   `json:"explanation"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
+	// oneBase: found on the one-base inference (all reads of a key in a transaction
+	// share a base; a read before an own append places the block), so it holds only for
+	// the models that are not per read.
+	oneBase bool
+}
+
+// countsFor reports whether anomaly a, of a type model m forbids, is evidence for m:
+// found on an attribution space and graph that m's lie within.
+func (a *Anomaly) countsFor(m string) bool {
+	if a.oneBase && models[m].perRead {
+		return false
+	}
+	return a.Model == "" || graphWithin(a.Model, m)
 }
 
 // TxnRef names a transaction of the history.
