@@ -158,19 +158,23 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	}
 
 	t1 := time.Now()
-	var si *view
+	si := map[string]*view{}
 	if !c.budget.out() {
 		c.progress("searching for cycles")
 		c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
 	}
-	if contains(names, "snapshot-isolation") && (c.dataCyclic || !c.proven["snapshot-isolation"]) && !c.budget.out() {
-		c.progress("building the snapshot isolation graph")
-		si = c.siView(false)
-		// A cycle of the split graph collapses to one of data edges, so only then
-		// can snapshot isolation have known cycles of its own.
-		if si != nil && c.dataCyclic && !c.budget.out() {
-			c.progress("searching for cycles under snapshot isolation")
-			c.knownCycles(si)
+	for _, m := range names {
+		spec := models[m]
+		if !spec.snapshot || !c.dataCyclic && c.proven[m] || c.budget.out() {
+			continue
+		}
+		c.progress("building the " + m + " graph")
+		si[m] = c.siView(m, false)
+		// A cycle of the split graph collapses to one of data and order edges, so
+		// without orders only then can snapshot isolation have known cycles of its own.
+		if si[m] != nil && (c.dataCyclic || spec.process) && !c.budget.out() {
+			c.progress("searching for cycles under " + m)
+			c.knownCycles(si[m])
 		}
 	}
 	c.res.Stats.ExplainSeconds += time.Since(t1).Seconds()
@@ -180,8 +184,8 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 
 	open := p.NumVars > 0 || c.hasGuards()
 	for _, m := range decideOrder(names) {
-		v := si
-		if m != "snapshot-isolation" {
+		v := si[m]
+		if !models[m].snapshot {
 			v = c.serialView(m)
 		}
 		mr := &ModelResult{Model: m, Valid: Valid}

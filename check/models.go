@@ -48,6 +48,12 @@ var models = map[string]model{
 	"strict-serializable": {process: true, realtime: true,
 		forbid: list(findings, rwCycles, []string{"internal"}, suffixed(rwCycles, "-process"), suffixed(rwCycles, "-realtime"))},
 	"snapshot-isolation": {snapshot: true, forbid: list(findings, siCycles, []string{"internal"})},
+	// Elle's strong-session-SI forbids G1-process and G-nonadjacent-process, strong SI
+	// their -realtime forms too: the split graph with process (and real-time) order.
+	"strong-session-snapshot-isolation": {snapshot: true, process: true,
+		forbid: list(findings, siCycles, []string{"internal"}, suffixed(siCycles, "-process"))},
+	"strong-snapshot-isolation": {snapshot: true, process: true, realtime: true,
+		forbid: list(findings, siCycles, []string{"internal"}, suffixed(siCycles, "-process"), suffixed(siCycles, "-realtime"))},
 }
 
 // aliases maps the other names Elle accepts (Adya's, lower-cased) to doppel's.
@@ -82,8 +88,6 @@ var notDecided = map[string]string{
 	"pl-2l":                             "monotonic-view forbids G-monotonic, which Elle's list-append does not report",
 	"monotonic-snapshot-read":           "it forbids G-MSR, which Elle's list-append does not report",
 	"pl-msr":                            "monotonic-snapshot-read forbids G-MSR, which Elle's list-append does not report",
-	"strong-session-snapshot-isolation": "the split graph with process order is not built yet",
-	"strong-snapshot-isolation":         "the split graph with process and real-time order is not built yet",
 }
 
 func list(parts ...[]string) []string {
