@@ -367,6 +367,7 @@ func (c *checker) finish() Result {
 		}
 	}
 	sort.Strings(c.res.AnomalyTypes)
+	c.summarize()
 	if c.res.Anomalies == nil {
 		c.res.Anomalies = []Anomaly{}
 	}

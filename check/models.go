@@ -150,6 +150,15 @@ func validateModels(ms []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, name := range ms {
+		if strings.EqualFold(strings.TrimSpace(name), "all") {
+			for _, m := range ModelNames() {
+				if !seen[m] {
+					seen[m] = true
+					out = append(out, m)
+				}
+			}
+			continue
+		}
 		m, err := CanonicalModel(name)
 		if err != nil {
 			return nil, err

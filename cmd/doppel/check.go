@@ -21,7 +21,8 @@ func init() {
 
 func runCheck(args []string) int {
 	fs := flag.NewFlagSet("doppel check", flag.ContinueOnError)
-	modelFlag := fs.String("model", "serializable", "models to check, comma-separated: "+strings.Join(check.ModelNames(), ", "))
+	modelFlag := fs.String("model", "serializable", "models to check, comma-separated, or all: "+strings.Join(check.ModelNames(), ", ")+
+		" (Elle's aliases too: PL-2, PL-2.99, PL-3, PL-SI, PL-SS, :serializable, ...)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the report")
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long, parsing included; 0 means no limit")
@@ -139,8 +140,15 @@ func runCheck(args []string) int {
 // writeReport prints a result for people.
 func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 	fmt.Fprintf(w, "%s: %s\n", source, res.Valid)
+	lattice := len(res.Models) == len(check.ModelNames()) // --model all: the lattice as a table
+	if lattice {
+		fmt.Fprintf(w, "  %-34s %-9s %s\n", "model", "verdict", "implies")
+	}
 	for _, m := range res.Models {
-		line := fmt.Sprintf("  %-28s %s", m.Model, m.Valid)
+		line := fmt.Sprintf("  %-34s %s", m.Model, m.Valid)
+		if lattice {
+			line = fmt.Sprintf("  %-34s %-9s %s", m.Model, m.Valid, strings.Join(check.Implies(m.Model), ", "))
+		}
 		if len(m.AnomalyTypes) > 0 {
 			line += " (" + strings.Join(m.AnomalyTypes, ", ") + ")"
 		}
@@ -148,6 +156,15 @@ func writeReport(w io.Writer, source string, res *check.Result, stats bool) {
 			line += ": " + m.Message
 		}
 		fmt.Fprintln(w, line)
+	}
+	if len(res.Not) > 0 {
+		fmt.Fprintf(w, "  not: %s\n", strings.Join(res.Not, ", "))
+	}
+	if len(res.AlsoNot) > 0 {
+		fmt.Fprintf(w, "  also not: %s\n", strings.Join(res.AlsoNot, ", "))
+	}
+	if len(res.Strongest) > 0 {
+		fmt.Fprintf(w, "  strongest valid: %s\n", strings.Join(res.Strongest, ", "))
 	}
 	for i, a := range res.Anomalies {
 		fmt.Fprintf(w, "\n%d. %s", i+1, a.Type)
