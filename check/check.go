@@ -266,6 +266,22 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	if c.budget.out() {
 		return false
 	}
+	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
+		t1 := time.Now()
+		c.provePerRead(in, left)
+		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
+		rest := left[:0:0]
+		for _, m := range left {
+			if c.proven[m] {
+				results[m] = &ModelResult{Model: m, Valid: Valid}
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		if left = rest; len(left) == 0 {
+			return true
+		}
+	}
 	c.perRead = true
 	defer func() { c.perRead = false }()
 	return c.decide(in, left, nil, "", results)

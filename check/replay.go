@@ -73,9 +73,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 	}
 	trySI := func(withGuide bool) bool {
-		var want bool // a snapshot model asked and not proven
+		var want bool // a snapshot or per-read model asked and not proven
 		for _, m := range names {
-			want = want || models[m].snapshot && !c.proven[m]
+			want = want || (models[m].snapshot || models[m].perRead) && !c.proven[m]
 		}
 		if !want || c.budget.out() {
 			return false
