@@ -70,7 +70,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 			return Valid, ""
 		}
 	}
-	if !v.split && !c.opts.Solver.NoWitness && c.defaultSolver() {
+	if !v.split && !models[m].perRead && !c.opts.Solver.NoWitness && c.defaultSolver() {
 		c.progress("deciding " + m + ": looking for a strict-serializable solution")
 		if c.strictWitness() {
 			c.res.Stats.Witnessed++
