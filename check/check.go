@@ -367,6 +367,10 @@ func (c *checker) replayResult(names []string) Result {
 
 // finish sets the overall verdict from the models'.
 func (c *checker) finish() Result {
+	// The sizes of the history, whichever stage decided (a window replay after
+	// narrowing decides without building the problem that fillStats describes).
+	s := &c.res.Stats
+	s.Transactions, s.Operations, s.Keys = len(c.h.Txns), len(c.h.Ops), len(c.h.Keys)
 	c.res.Valid = Valid
 	for _, mr := range c.res.Models {
 		if mr.Valid == Invalid {

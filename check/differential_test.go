@@ -69,6 +69,11 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				if got == Unknown {
 					t.Fatalf("seed %d: unknown without a limit: %s\n%s", seed, res.Message, brute.Format(h))
 				}
+				// Whichever stage decided, the stats describe the history.
+				if st := res.Stats; st.Transactions != len(h.Txns) || st.Operations != len(h.Ops) || st.Keys != len(h.Keys) {
+					t.Fatalf("seed %d: stats say %d transactions, %d operations, %d keys; the history has %d, %d, %d",
+						seed, st.Transactions, st.Operations, st.Keys, len(h.Txns), len(h.Ops), len(h.Keys))
+				}
 				// The same verdict without the first-guess shortcut exercises the solver.
 				slow, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
 				if slow.Valid != got {

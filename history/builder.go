@@ -424,11 +424,16 @@ func FromEvents(events []Event) (*History, error) {
 	return b.Finish()
 }
 
-// Add appends one event (an :f :txn operation). Its line number is the count of
-// events added so far (skipped ones included), plus one.
+// Add appends one event: an :f :txn operation, or a nemesis action, which is skipped
+// as the parsers skip it. Its line number is the count of events added so far
+// (skipped ones included), plus one.
 func (b *Builder) Add(e *Event) error {
 	if b.err != nil {
 		return b.err
+	}
+	if e.IsNemesis() {
+		b.Skip()
+		return nil
 	}
 	b.nextLine++
 	r := &b.rec

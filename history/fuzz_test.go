@@ -18,6 +18,7 @@ var fuzzSeedsEDN = []string{
 	"{:type :invoke, :process 0, :value [[:append 1 2]]}\n{:type :ok, :process 0, :value [[:r 1 nil]]}",
 	"[{:type :ok}",
 	"{:a {:b [#{} ()]}}",
+	"{:index 6, :time 7, :type :info, :process :nemesis, :f :pause, :value \"mysql pid 3816\"}\n{:index 7, :type :info, :process :nemesis, :f :txn, :value nil}",
 }
 
 var fuzzSeedsJSON = []string{
@@ -27,6 +28,7 @@ var fuzzSeedsJSON = []string{
 	`{"type":"ok","value":[["append",1,2]}`,
 	`{"type" "ok"}`,
 	`{"type":"info","process":":nemesis","f":"kill","value":{"n1":[1,{"x":null}]}}`,
+	`{"index":7,"time":8,"type":"info","process":"nemesis","f":"resume","value":"postgresql 15/main"}`,
 }
 
 func addSeeds(f *testing.F, seeds []string) {

@@ -33,7 +33,16 @@ type Event struct {
 	Process int64
 	Value   []Op   // :value of an :f :txn operation
 	Error   string // optional :error, written as a string when non-empty
+	// F is "" for a transaction (:f :txn). Otherwise the event is a nemesis action as
+	// Jepsen records one: :process :nemesis (Process is not written), :f F (:kill,
+	// :start, :pause, :resume, ...), :value Note (a string; nil when empty), and no
+	// Value. Checkers skip it; it marks when a fault happened.
+	F    string
+	Note string
 }
+
+// IsNemesis reports whether e is a nemesis action rather than a transaction.
+func (e *Event) IsNemesis() bool { return e.F != "" }
 
 // Status is the outcome of a transaction.
 type Status uint8

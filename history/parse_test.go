@@ -435,7 +435,11 @@ func TestFromEventsMatchesParsers(t *testing.T) {
 		{Index: 3, Time: 4, Type: TypeInfo, Process: 1, Value: []Op{{Key: 1, Read: []int64{2}}}, Error: "timeout \"x\"\n"},
 		{Index: 4, Time: 5, Type: TypeInvoke, Process: 2, Value: []Op{{Append: true, Key: 1, Value: -7}}},
 		{Index: 5, Time: 6, Type: TypeFail, Process: 2, Value: []Op{{Append: true, Key: 1, Value: -7}}, Error: "abort"},
-		{Index: 6, Time: 7, Type: TypeInvoke, Process: 2, Value: []Op{{Append: true, Key: 1, Value: 9}}},
+		// Nemesis actions as doppel run records them: skipped, and they take no
+		// position in real-time order.
+		{Index: 6, Time: 7, Type: TypeInfo, F: "kill", Note: "postgresql \"15/main\""},
+		{Index: 7, Time: 8, Type: TypeInfo, F: "kill"},
+		{Index: 8, Time: 9, Type: TypeInvoke, Process: 2, Value: []Op{{Append: true, Key: 1, Value: 9}}},
 	}
 	h, err := FromEvents(events)
 	if err != nil {
@@ -445,8 +449,11 @@ func TestFromEventsMatchesParsers(t *testing.T) {
 		"ok p=0 inv=0 cmp=2 idx=2 line=3 [[:append 1 2] [:r 3 []]]",
 		"info p=1 inv=1 cmp=-1 idx=3 line=4 [[:r 1 nil]]",
 		"fail p=2 inv=4 cmp=5 idx=5 line=6 [[:append 1 -7]]",
-		"info p=2 inv=6 cmp=-1 idx=6 line=7 [[:append 1 9]]",
+		"info p=2 inv=6 cmp=-1 idx=8 line=9 [[:append 1 9]]",
 	})
+	if h.Events != len(events) {
+		t.Errorf("%d events counted, want %d", h.Events, len(events))
+	}
 	var e, j bytes.Buffer
 	for i := range events {
 		if err := WriteEDN(&e, &events[i]); err != nil {
@@ -461,6 +468,12 @@ func TestFromEventsMatchesParsers(t *testing.T) {
 	}
 	if first := strings.SplitN(j.String(), "\n", 2)[0]; first != `{"index":0,"time":1,"type":"invoke","process":0,"f":"txn","value":[["append",1,2],["r",3,null]]}` {
 		t.Errorf("JSON line: %s", first)
+	}
+	if line := strings.Split(e.String(), "\n")[6]; line != `{:index 6, :time 7, :type :info, :process :nemesis, :f :kill, :value "postgresql \"15/main\""}` {
+		t.Errorf("EDN nemesis line: %s", line)
+	}
+	if line := strings.Split(j.String(), "\n")[7]; line != `{"index":7,"time":8,"type":"info","process":"nemesis","f":"kill","value":null}` {
+		t.Errorf("JSON nemesis line: %s", line)
 	}
 	he, err := ParseEDN(&e, "events.edn")
 	if err != nil {

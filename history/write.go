@@ -49,6 +49,17 @@ func appendEventEDN(b []byte, e *Event) ([]byte, error) {
 	b = strconv.AppendInt(b, e.Time, 10)
 	b = append(b, ", :type :"...)
 	b = append(b, tn...)
+	if e.IsNemesis() {
+		b = append(b, ", :process :nemesis, :f :"...)
+		b = append(b, e.F...)
+		b = append(b, ", :value "...)
+		if e.Note == "" {
+			b = append(b, "nil"...)
+		} else {
+			b = appendQuoted(b, e.Note)
+		}
+		return append(b, "}\n"...), nil
+	}
 	b = append(b, ", :process "...)
 	b = strconv.AppendInt(b, e.Process, 10)
 	b = append(b, ", :f :txn, :value ["...)
@@ -99,6 +110,17 @@ func appendEventJSON(b []byte, e *Event) ([]byte, error) {
 	b = strconv.AppendInt(b, e.Time, 10)
 	b = append(b, `,"type":"`...)
 	b = append(b, tn...)
+	if e.IsNemesis() {
+		b = append(b, `","process":"nemesis","f":`...)
+		b = appendQuoted(b, e.F)
+		b = append(b, `,"value":`...)
+		if e.Note == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendQuoted(b, e.Note)
+		}
+		return append(b, "}\n"...), nil
+	}
 	b = append(b, `","process":`...)
 	b = strconv.AppendInt(b, e.Process, 10)
 	b = append(b, `,"f":"txn","value":[`...)

@@ -21,11 +21,14 @@ import (
 // dialect holds everything that differs between databases: how to open them, the SQL
 // of each step of a transaction, and how to read their errors. One value per database.
 type dialect struct {
-	name       string        // postgresql, mysql, sqlite
-	driver     string        // database/sql driver name
-	dsn        string        // driver connection string; may hold credentials: never print it
-	mysql      *mysql.Config // MySQL opens from this (it carries a logger), not dsn
-	redacted   string        // the URL without credentials, for messages
+	name     string        // postgresql, mysql, sqlite
+	driver   string        // database/sql driver name
+	dsn      string        // driver connection string; may hold credentials: never print it
+	mysql    *mysql.Config // MySQL opens from this (it carries a logger), not dsn
+	redacted string        // the URL without credentials, for messages
+	// host is the server's host name or address, or a Unix socket's directory ("/…");
+	// "?" when unknown. The nemesis's server faults need it to be this machine.
+	host       string
 	isolations map[string]string
 	// beginSQL returns the statements that start a transaction at the given level
 	// (already mapped through isolations).
@@ -141,7 +144,12 @@ func postgresDialect(rawURL string) (*dialect, error) {
 		// Setting it needs superuser; the URL's own setting wins.
 		sessionSQL = []string{"SET deadlock_timeout = '50ms'"}
 	}
+	host := "?"
+	if c, err := pgconn.ParseConfig(rawURL); err == nil {
+		host = c.Host
+	}
 	return &dialect{
+		host:       host,
 		sessionSQL: sessionSQL,
 		name:       "postgresql",
 		driver:     "pgx",
@@ -209,7 +217,14 @@ func mysqlDialect(rawURL string) (*dialect, error) {
 	cfg.InterpolateParams = true
 	// The driver logs every killed connection to stderr; we record them as errors.
 	cfg.Logger = &mysql.NopLogger{}
+	host = cfg.Addr
+	if cfg.Net == "unix" {
+		host = "/" + strings.TrimPrefix(cfg.Addr, "/")
+	} else if h, _, err := net.SplitHostPort(cfg.Addr); err == nil {
+		host = h
+	}
 	return &dialect{
+		host:     host,
 		name:     "mysql",
 		driver:   "mysql",
 		dsn:      cfg.FormatDSN(),

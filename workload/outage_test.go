@@ -14,6 +14,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/internal/serverlock"
 )
 
 // faultProxy forwards TCP connections to a database server. down() is an outage: it
@@ -134,6 +135,7 @@ func serverURLs(t *testing.T) map[string]string {
 	if len(urls) == 0 {
 		t.Skipf("neither %s nor %s is set", envPostgres, envMySQL)
 	}
+	serverlock.Shared(t)
 	return urls
 }
 

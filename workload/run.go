@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +18,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/nemesis"
 	"doppel/report"
 )
 
@@ -28,9 +29,6 @@ const (
 	// AppendRMW reads the list and writes back the longer list in the same transaction.
 	AppendRMW = "rmw"
 )
-
-// NemesisKillConn terminates random client connections from an admin connection.
-const NemesisKillConn = "kill-conn"
 
 // RunConfig is one run of a list-append workload against a database.
 type RunConfig struct {
@@ -47,7 +45,12 @@ type RunConfig struct {
 	// Models to check; empty means DefaultModels for the database and isolation.
 	Models []string
 	Keep   bool // keep the table (it is dropped otherwise)
-	// Nemesis is "" or kill-conn; NemesisInterval defaults to one second.
+	// Nemesis is "" or a comma-separated list of faults: kill-conn (terminate a
+	// random client connection), restart (clean server restart), kill (SIGKILL the
+	// server, start it an interval later), pause (SIGSTOP its processes, SIGCONT an
+	// interval later). Every NemesisInterval (default one second) one of them, at
+	// random, acts. Server faults need a server on this machine and the privileges
+	// package nemesis names; they are checked before the workload starts.
 	Nemesis         string
 	NemesisInterval time.Duration
 	// DrainTimeout bounds the wait for in-flight transactions once ctx is cancelled
@@ -66,23 +69,30 @@ type RunConfig struct {
 
 // RunResult describes a finished run.
 type RunResult struct {
-	Database  string // the URL without credentials
-	Dialect   string // postgresql, mysql, sqlite
-	Isolation string
-	Append    string
-	Table     string
-	OutDir    string
-	Files     []string // history files written
-	Events    []history.Event
-	History   *history.History // nil if the events did not form a history (a bug)
-	Models    []string
-	ModelNote string // why these models, when chosen by default
-	sessions  int    // sessions asked for
-	Checked   bool
-	Check     check.Result
+	Database        string // the URL without credentials
+	Dialect         string // postgresql, mysql, sqlite
+	Isolation       string
+	Append          string
+	Table           string
+	OutDir          string
+	Files           []string // history files written
+	Events          []history.Event
+	History         *history.History // nil if the events did not form a history (a bug)
+	Models          []string
+	ModelNote       string // why these models, when chosen by default
+	sessions        int    // sessions asked for
+	sessionsRefused int    // see SessionsNeverConnected
+	Checked         bool
+	Check           check.Result
 	// Transactions by outcome; Kills counts connections the nemesis terminated.
 	OK, Fail, Info, Unfinished int
 	Kills                      int
+	// Outcomes counts the transactions by outcome and cause (SQLSTATE, MySQL error
+	// number, lost connection, ...): ok first, then fail and info, most frequent first.
+	Outcomes []Outcome
+	// NemesisActions counts the nemesis actions that succeeded (a kill and its start
+	// are two; kill-conn counts in Kills); the history has them all as :nemesis ops.
+	NemesisActions int
 	// Sessions that ever had a connection: fewer than Spec.Sessions means some never
 	// could connect (the server's connection limit, say) and the run was less
 	// concurrent than asked. Reconnects counts connections opened after a session's
@@ -99,8 +109,10 @@ type RunResult struct {
 	CheckTime     time.Duration
 }
 
-// SessionsNeverConnected is the number of sessions that never opened a connection.
-func (r *RunResult) SessionsNeverConnected() int { return r.sessions - r.SessionsConnected }
+// SessionsNeverConnected is the number of sessions that tried to connect, failed, and
+// never had a connection before the run ended. A session that had not connected yet
+// when a small budget was spent by the others does not count: nothing refused it.
+func (r *RunResult) SessionsNeverConnected() int { return r.sessionsRefused }
 
 // TxnsPerSecond is the rate of completed transactions (any outcome).
 func (r *RunResult) TxnsPerSecond() float64 {
@@ -158,9 +170,14 @@ type runner struct {
 	remaining          atomic.Int64 // transactions left to issue; < 0 when unbounded
 	ok, fail, info     atomic.Int64
 	kills              atomic.Int64
-	backendIDs         []atomic.Int64 // server connection id per session, 0 when none
-	killed             []atomic.Bool  // the nemesis killed the session's current connection
+	nemesisActions     atomic.Int64
+	outcomes           outcomeTally
+	faults             []string        // the nemesis's faults, parsed from cfg.Nemesis
+	server             *nemesis.Server // the local server the faults act on, if any
+	backendIDs         []atomic.Int64  // server connection id per session, 0 when none
+	killed             []atomic.Bool   // the nemesis killed the session's current connection
 	connectedSessions  atomic.Int64
+	refusedSessions    atomic.Int64 // failed to connect and never did
 	reconnects         atomic.Int64
 	connectErrors      atomic.Int64
 	firstConnectErr    atomic.Pointer[string]
@@ -222,10 +239,9 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	if cfg.DB == "" {
 		cfg.DB = "sqlite:" + filepath.Join(cfg.OutDir, "db.sqlite")
 	}
-	switch cfg.Nemesis {
-	case "", NemesisKillConn:
-	default:
-		return nil, fmt.Errorf("%w: --nemesis must be kill-conn, not %q", ErrConfig, cfg.Nemesis)
+	faults, err := parseNemesis(cfg.Nemesis)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.NemesisInterval <= 0 {
 		cfg.NemesisInterval = time.Second
@@ -244,8 +260,8 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Nemesis == NemesisKillConn && d.backendIDSQL == "" {
-		return nil, fmt.Errorf("%w: --nemesis kill-conn needs a client/server database; %s is embedded", ErrConfig, d.name)
+	if len(faults) > 0 && d.backendIDSQL == "" {
+		return nil, fmt.Errorf("%w: --nemesis needs a client/server database; %s is embedded", ErrConfig, d.name)
 	}
 	res := &RunResult{Database: d.redacted, Dialect: d.name, Isolation: cfg.Isolation, Append: cfg.Append, OutDir: cfg.OutDir, sessions: cfg.Spec.Sessions}
 	if len(cfg.Models) == 0 {
@@ -254,7 +270,7 @@ func newRunner(cfg RunConfig) (*runner, error) {
 		res.Models = cfg.Models
 	}
 	return &runner{
-		cfg: cfg, d: d, level: level, res: res,
+		cfg: cfg, d: d, level: level, res: res, faults: faults,
 		backendIDs:         make([]atomic.Int64, cfg.Spec.Sessions),
 		killed:             make([]atomic.Bool, cfg.Spec.Sessions),
 		stopIssuing:        make(chan struct{}),
@@ -271,6 +287,11 @@ func (r *runner) logf(format string, args ...any) {
 
 func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	cfg := &r.cfg
+	if r.serverFaults() {
+		if err := r.findServer(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -308,6 +329,9 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	rec, files, err := newRecorder(cfg.OutDir, cfg.Format, start)
 	if err != nil {
 		return nil, err
+	}
+	if err := LinkLatest(cfg.OutDir); err != nil {
+		r.logf("warning: %v", err)
 	}
 	r.rec = rec
 	r.res.Files = files
@@ -351,8 +375,8 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 
 	var bg sync.WaitGroup
 	bgDone := make(chan struct{})
-	if cfg.Nemesis == NemesisKillConn {
-		bg.Go(func() { r.nemesis(bgDone) })
+	if len(r.faults) > 0 {
+		bg.Go(func() { r.nemesisLoop(bgDone) })
 	}
 	if cfg.Progress != nil {
 		bg.Go(func() { r.progress(bgDone, start) })
@@ -372,7 +396,10 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	}
 	r.res.Interrupted = ctx.Err() != nil
 	r.res.Kills = int(r.kills.Load())
+	r.res.NemesisActions = int(r.nemesisActions.Load())
+	r.res.Outcomes = r.outcomes.list()
 	r.res.SessionsConnected = int(r.connectedSessions.Load())
+	r.res.sessionsRefused = int(r.refusedSessions.Load())
 	r.res.Reconnects = int(r.reconnects.Load())
 	r.res.ConnectErrors = int(r.connectErrors.Load())
 	if e := r.firstConnectErr.Load(); e != nil {
@@ -405,6 +432,9 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	if err := r.writeRunInfo(); err != nil {
 		return r.res, err
 	}
+	if err := writePlots(cfg.OutDir, r.res.Events); err != nil {
+		return r.res, fmt.Errorf("writing the plots: %w", err)
+	}
 	if cfg.SkipCheck {
 		return r.res, nil
 	}
@@ -419,7 +449,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	r.res.Check = result
 	r.res.Checked = true
 	r.requireEvidence()
-	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), resultFile{Result: r.res.Check, Partial: r.res.Interrupted}); err != nil {
+	if err := writeJSONFile(filepath.Join(cfg.OutDir, "result.json"), resultFile{Result: r.res.Check, Partial: r.res.Interrupted, Outcomes: r.res.Outcomes}); err != nil {
 		return r.res, err
 	}
 	// The evidence for people, as doppel check --directory writes it.
@@ -434,6 +464,8 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 type resultFile struct {
 	check.Result
 	Partial bool `json:"partial"`
+	// Outcomes are the transactions by outcome and cause.
+	Outcomes []Outcome `json:"outcomes"`
 }
 
 // requireEvidence turns a valid verdict into unknown when the history could not have
@@ -529,6 +561,9 @@ func (r *runner) takeTxn() bool {
 func (r *runner) countOutcomes() {
 	open := 0
 	for i := range r.res.Events {
+		if r.res.Events[i].IsNemesis() {
+			continue
+		}
 		switch r.res.Events[i].Type {
 		case history.TypeInvoke:
 			open++
@@ -567,7 +602,11 @@ func (r *runner) session(s int) {
 	connected := false
 	for !r.stopping() {
 		if conn == nil {
-			if conn = r.connect(s); conn == nil {
+			var failed bool
+			if conn, failed = r.connect(s); conn == nil {
+				if failed && !connected {
+					r.refusedSessions.Add(1)
+				}
 				return // the run stopped while connecting
 			}
 			if connected {
@@ -592,9 +631,11 @@ func (r *runner) session(s int) {
 		if out.typ != history.TypeOK && r.killed[s].Load() {
 			// Say in the history why the connection went away.
 			out.errText = "connection killed by the nemesis: " + out.errText
+			out.cause = "connection killed by the nemesis"
 			out.connBroken = true
 		}
 		r.rec.record(history.Event{Type: out.typ, Process: process, Value: out.ops, Error: out.errText})
+		r.outcomes.add(out.typ, out.cause, out.errText)
 		switch out.typ {
 		case history.TypeOK:
 			r.ok.Add(1)
@@ -618,8 +659,9 @@ func (r *runner) session(s int) {
 
 // connect opens session s's connection, retrying with exponential backoff (capped at
 // connectBackoffMax) for as long as the run lasts: a nemesis, a restarting server or a
-// full server makes connecting fail for a while. It returns nil once the run stops.
-func (r *runner) connect(s int) *sql.Conn {
+// full server makes connecting fail for a while. It returns nil once the run stops, and
+// whether an attempt failed before the run stopped.
+func (r *runner) connect(s int) (conn *sql.Conn, failed bool) {
 	backoff := r.connectBackoffBase
 	var firstFailure time.Time
 	for attempt := 1; ; attempt++ {
@@ -628,11 +670,12 @@ func (r *runner) connect(s int) *sql.Conn {
 			if attempt > 1 {
 				r.logf("session %d: connected after %d attempts (%.1fs)", s, attempt, time.Since(firstFailure).Seconds())
 			}
-			return conn
+			return conn, failed
 		}
 		if r.stopping() {
-			return nil
+			return nil, failed
 		}
+		failed = true
 		r.connectErrors.Add(1)
 		text := errorText(err)
 		r.firstConnectErr.CompareAndSwap(nil, &text)
@@ -643,7 +686,7 @@ func (r *runner) connect(s int) *sql.Conn {
 		select {
 		case <-time.After(backoff):
 		case <-r.stopIssuing:
-			return nil
+			return nil, failed
 		}
 		backoff = min(2*backoff, r.connectBackoffMax)
 	}
@@ -660,7 +703,7 @@ func (r *runner) openSessionConn(s int) (*sql.Conn, error) {
 	for _, q := range r.d.sessionSQL {
 		_, _ = conn.ExecContext(ctx, q) // best effort, see sessionSQL
 	}
-	if r.d.backendIDSQL != "" && r.cfg.Nemesis != "" {
+	if slices.Contains(r.faults, NemesisKillConn) {
 		id, err := r.d.backendID(ctx, conn)
 		if err != nil {
 			conn.Close()
@@ -677,8 +720,9 @@ type txnOutcome struct {
 	typ        history.Type // TypeOK, TypeFail or TypeInfo
 	ops        []history.Op // the completion's ops: reads filled in when ok
 	errText    string
-	connBroken bool  // the connection may be unusable: open a new one
-	fatal      error // the run must stop (the database returned something impossible)
+	cause      string // what ended it when not ok: see errorCause
+	connBroken bool   // the connection may be unusable: open a new one
+	fatal      error  // the run must stop (the database returned something impossible)
 }
 
 // txn runs one transaction. Every error before COMMIT is sent means the transaction
@@ -718,7 +762,7 @@ func (r *runner) txn(ctx context.Context, conn *sql.Conn, ops []history.Op) txnO
 
 // failed is the outcome of a transaction that certainly did not commit: it ends it.
 func (r *runner) failed(conn *sql.Conn, ops []history.Op, step string, err error) txnOutcome {
-	out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err)}
+	out := txnOutcome{typ: history.TypeFail, ops: ops, errText: step + ": " + errorText(err), cause: errorCause(err)}
 	if !errors.Is(err, errCommitRolledBack) { // that one is over already
 		out.connBroken = !r.rollback(conn)
 	}
@@ -742,7 +786,7 @@ func (r *runner) commit(ctx context.Context, conn *sql.Conn, ops, done []history
 			// SQLite keeps the transaction open after a busy COMMIT: end it.
 			return r.failed(conn, ops, "commit", err)
 		}
-		return txnOutcome{typ: history.TypeInfo, ops: ops, errText: "commit: " + errorText(err), connBroken: true}
+		return txnOutcome{typ: history.TypeInfo, ops: ops, errText: "commit: " + errorText(err), cause: errorCause(err), connBroken: true}
 	}
 	return txnOutcome{typ: history.TypeOK, ops: done}
 }
@@ -793,44 +837,6 @@ func errorText(err error) string {
 	return s
 }
 
-// nemesis kills a random session's connection every NemesisInterval, from its own
-// admin connection pool.
-func (r *runner) nemesis(done <-chan struct{}) {
-	admin, err := r.d.open()
-	if err != nil {
-		r.logf("nemesis: %v", err)
-		return
-	}
-	defer admin.Close()
-	admin.SetMaxOpenConns(1)
-	tick := time.NewTicker(r.cfg.NemesisInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-r.stopIssuing:
-			return
-		case <-tick.C:
-		}
-		s := rand.IntN(len(r.backendIDs))
-		id := r.backendIDs[s].Load()
-		if id == 0 {
-			continue
-		}
-		// Mark first: the session may see its connection die before ExecContext returns.
-		r.killed[s].Store(true)
-		ctx, cancel := context.WithTimeout(r.opCtx, 5*time.Second)
-		_, err := admin.ExecContext(ctx, r.d.killSQL(id))
-		cancel()
-		if err == nil {
-			r.kills.Add(1)
-		} else if r.backendIDs[s].Load() == id {
-			r.killed[s].Store(false)
-		}
-	}
-}
-
 func (r *runner) progress(done <-chan struct{}, start time.Time) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -856,20 +862,23 @@ func (r *runner) printProgress(start time.Time) {
 
 // runInfo is run.json: what was run, for whoever reads the history later.
 type runInfo struct {
-	Database      string   `json:"database"`
-	Table         string   `json:"table"`
-	Isolation     string   `json:"isolation"`
-	Append        string   `json:"append"`
-	Spec          Spec     `json:"spec"`
-	Nemesis       string   `json:"nemesis,omitempty"`
-	Models        []string `json:"models"`
-	Files         []string `json:"files"`
-	OK            int      `json:"ok"`
-	Fail          int      `json:"fail"`
-	Info          int      `json:"info"`
-	Unfinished    int      `json:"unfinished"`
-	ReadsObserved int      `json:"reads_observed"`
-	Kills         int      `json:"kills"`
+	Database  string `json:"database"`
+	Table     string `json:"table"`
+	Isolation string `json:"isolation"`
+	Append    string `json:"append"`
+	Spec      Spec   `json:"spec"`
+	Nemesis   string `json:"nemesis,omitempty"`
+	// NemesisInterval in seconds; NemesisActions counts server actions that succeeded.
+	NemesisInterval float64  `json:"nemesis_interval,omitempty"`
+	NemesisActions  int      `json:"nemesis_actions,omitempty"`
+	Models          []string `json:"models"`
+	Files           []string `json:"files"`
+	OK              int      `json:"ok"`
+	Fail            int      `json:"fail"`
+	Info            int      `json:"info"`
+	Unfinished      int      `json:"unfinished"`
+	ReadsObserved   int      `json:"reads_observed"`
+	Kills           int      `json:"kills"`
 	// Sessions that never connected ran no transaction: the run was less concurrent
 	// than spec.sessions says.
 	SessionsConnected      int     `json:"sessions_connected"`
@@ -884,18 +893,45 @@ type runInfo struct {
 
 func (r *runner) writeRunInfo() error {
 	res := r.res
+	var interval float64
+	if len(r.faults) > 0 {
+		interval = r.cfg.NemesisInterval.Seconds()
+	}
 	files := make([]string, len(res.Files))
 	for i, f := range res.Files {
 		files[i] = filepath.Base(f)
 	}
 	return writeJSONFile(filepath.Join(r.cfg.OutDir, "run.json"), runInfo{
 		Database: res.Database, Table: res.Table, Isolation: r.cfg.Isolation, Append: r.cfg.Append,
-		Spec: r.cfg.Spec, Nemesis: r.cfg.Nemesis, Models: res.Models, Files: files,
+		Spec: r.cfg.Spec, Nemesis: r.cfg.Nemesis, NemesisInterval: interval, Models: res.Models, Files: files,
 		OK: res.OK, Fail: res.Fail, Info: res.Info, Unfinished: res.Unfinished, ReadsObserved: res.ReadsObserved,
-		Kills: res.Kills, SessionsConnected: res.SessionsConnected, SessionsNeverConnected: res.SessionsNeverConnected(),
+		Kills: res.Kills, NemesisActions: res.NemesisActions, SessionsConnected: res.SessionsConnected, SessionsNeverConnected: res.SessionsNeverConnected(),
 		Reconnects: res.Reconnects, ConnectErrors: res.ConnectErrors, FirstConnectError: res.FirstConnectError,
 		Interrupted: res.Interrupted, Seconds: res.Elapsed.Seconds(), TxnsPerSecond: res.TxnsPerSecond(),
 	})
+}
+
+// LinkLatest points the symbolic link "latest" beside dir at dir, as Jepsen's store
+// does, replacing an older link (never anything else).
+func LinkLatest(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	link := filepath.Join(filepath.Dir(abs), "latest")
+	if st, err := os.Lstat(link); err == nil && st.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("%s exists and is not a symbolic link: not updated", link)
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", link, os.Getpid())
+	os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(abs), tmp); err != nil {
+		return fmt.Errorf("cannot link %s: %v", link, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot link %s: %v", link, err)
+	}
+	return nil
 }
 
 func writeJSONFile(path string, v any) error {

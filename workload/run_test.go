@@ -1,8 +1,13 @@
 package workload
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +17,10 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/internal/serverlock"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Database servers for the tests, e.g. postgres://postgres@127.0.0.1:5432/test and
@@ -21,12 +30,15 @@ const (
 	envMySQL    = "DOPPEL_TEST_MYSQL"
 )
 
+// serverURL returns the test server's URL, holding the servers' lock shared for the
+// test (tests that restart, kill or pause a server hold it exclusively).
 func serverURL(t testing.TB, env string) string {
 	t.Helper()
 	u := os.Getenv(env)
 	if u == "" {
 		t.Skipf("%s is not set", env)
 	}
+	serverlock.Shared(t)
 	return u
 }
 
@@ -67,9 +79,7 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 	if cfg.Spec.Txns > 0 && !res.Interrupted && n != cfg.Spec.Txns {
 		t.Errorf("%d transactions completed, want %d", n, cfg.Spec.Txns)
 	}
-	if len(res.Events) != 2*n {
-		t.Errorf("%d events for %d transactions", len(res.Events), n)
-	}
+	nemesisEvents := 0
 	open := map[int64]*history.Event{} // process -> its invoke
 	var lastTime int64
 	for i := range res.Events {
@@ -81,6 +91,13 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 			t.Errorf("event %d: time goes back", i)
 		}
 		lastTime = e.Time
+		if e.IsNemesis() {
+			nemesisEvents++
+			if e.Type != history.TypeInfo || e.Value != nil || e.Note == "" {
+				t.Errorf("event %d: nemesis event %+v", i, *e)
+			}
+			continue
+		}
 		inv := open[e.Process]
 		if e.Type == history.TypeInvoke {
 			if inv != nil {
@@ -114,6 +131,22 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 			t.Errorf("event %d: %v completion without an error", i, e.Type)
 		}
 	}
+	if len(res.Events) != 2*n+nemesisEvents {
+		t.Errorf("%d events for %d transactions and %d nemesis events", len(res.Events), n, nemesisEvents)
+	}
+	if nemesisEvents > 0 && cfg.Nemesis == "" {
+		t.Errorf("%d nemesis events without a nemesis", nemesisEvents)
+	}
+	byType := map[string]int{}
+	for _, o := range res.Outcomes {
+		byType[o.Type] += o.Count
+		if o.Type != "ok" && o.Cause == "" {
+			t.Errorf("%d %s outcomes without a cause", o.Count, o.Type)
+		}
+	}
+	if byType["ok"] != res.OK || byType["fail"] != res.Fail || byType["info"] != res.Info {
+		t.Errorf("outcomes by cause %v; counts %d ok, %d fail, %d info", byType, res.OK, res.Fail, res.Info)
+	}
 	if res.History == nil || len(res.History.Txns) != n {
 		t.Fatalf("in-memory history has wrong transaction count")
 	}
@@ -121,6 +154,9 @@ func checkRecording(t *testing.T, cfg RunConfig, res *RunResult) {
 		h, err := history.ParseFile(f)
 		if err != nil {
 			t.Fatalf("the recorded file does not parse: %v", err)
+		}
+		if h.Events != len(res.Events) {
+			t.Errorf("%s: %d events parsed, %d recorded", f, h.Events, len(res.Events))
 		}
 		if len(h.Txns) != n || len(h.Ops) != len(res.History.Ops) || !slices.Equal(h.ReadValues, res.History.ReadValues) {
 			t.Errorf("%s parses to %d txns, %d ops; in memory %d, %d", f, len(h.Txns), len(h.Ops), n, len(res.History.Ops))
@@ -321,12 +357,16 @@ func TestRunConfigErrors(t *testing.T) {
 		"sqlite level":        {Spec: spec, Isolation: RepeatableRead},
 		"append":              {Spec: spec, Append: "prepend"},
 		"nemesis":             {Spec: spec, Nemesis: "partition"},
-		"no budget":           {Spec: smallSpec(0)},
-		"spec":                {Spec: bad},
-		"url":                 {Spec: spec, DB: "oracle://x"},
-		"format":              {Spec: spec, Format: "xml"},
-		"model":               {Spec: spec, Models: []string{"consistent-view"}},
-		"negative timeout":    {Spec: spec, TxnTimeout: -time.Second},
+		"nemesis list":        {Spec: spec, DB: "postgres://x@127.0.0.1:1/db", Nemesis: "restart,partition"},
+		"restart on sqlite":   {Spec: spec, Nemesis: NemesisRestart},
+		// A server on another machine cannot be restarted: refused before connecting.
+		"remote server":    {Spec: spec, DB: "postgres://x@192.0.2.1:5432/db?connect_timeout=60", Nemesis: "kill-conn,pause"},
+		"no budget":        {Spec: smallSpec(0)},
+		"spec":             {Spec: bad},
+		"url":              {Spec: spec, DB: "oracle://x"},
+		"format":           {Spec: spec, Format: "xml"},
+		"model":            {Spec: spec, Models: []string{"consistent-view"}},
+		"negative timeout": {Spec: spec, TxnTimeout: -time.Second},
 	} {
 		// Found before anything runs: the output directory is not even created.
 		cfg.OutDir = filepath.Join(t.TempDir(), "out")
@@ -619,5 +659,130 @@ func TestPostgresRepeatableReadIsSnapshotIsolation(t *testing.T) {
 	for _, appendMode := range []string{AppendConcat, AppendRMW} {
 		res := runForTest(t, RunConfig{DB: url, Isolation: RepeatableRead, Append: appendMode, Spec: writeSkewSpec(300), Models: []string{"snapshot-isolation"}})
 		requireVerdict(t, res, check.Valid, "")
+	}
+}
+
+// The output directory is a store as Jepsen's: plots, outcomes by cause in
+// result.json, and a "latest" link beside it.
+func TestRunStoreDirectory(t *testing.T) {
+	parent := t.TempDir()
+	cfg := RunConfig{Spec: smallSpec(120), OutDir: filepath.Join(parent, "one")}
+	res := runForTest(t, cfg)
+	target, err := os.Readlink(filepath.Join(parent, "latest"))
+	if err != nil || target != "one" {
+		t.Errorf("latest -> %q (%v), want one", target, err)
+	}
+	lat := readSVG(t, filepath.Join(cfg.OutDir, PlotLatency))
+	if n := strings.Count(lat, "h2v2h-2z"); n != res.OK+res.Fail+res.Info {
+		t.Errorf("latency plot has %d points for %d transactions", n, res.OK+res.Fail+res.Info)
+	}
+	rate := readSVG(t, filepath.Join(cfg.OutDir, PlotRate))
+	if !strings.Contains(rate, "transactions / s") {
+		t.Error("rate plot has no y axis")
+	}
+	var result struct {
+		Outcomes []Outcome `json:"outcomes"`
+	}
+	readJSON(t, filepath.Join(cfg.OutDir, "result.json"), &result)
+	if len(result.Outcomes) == 0 || result.Outcomes[0].Type != "ok" || result.Outcomes[0].Count != res.OK {
+		t.Errorf("result.json outcomes %+v, want ok %d first", result.Outcomes, res.OK)
+	}
+	// A second run beside it takes the link over.
+	cfg2 := RunConfig{Spec: smallSpec(20), OutDir: filepath.Join(parent, "two"), SkipCheck: true}
+	runForTest(t, cfg2)
+	if target, _ := os.Readlink(filepath.Join(parent, "latest")); target != "two" {
+		t.Errorf("latest -> %q after the second run", target)
+	}
+}
+
+// readSVG reads an SVG file and fails unless it is well-formed XML.
+func readSVG(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return string(b)
+}
+
+// Nemesis intervals are shaded from a fault's invoke to the completion of its end.
+func TestPlotFaultIntervals(t *testing.T) {
+	sec := func(s float64) int64 { return int64(s * 1e9) }
+	nem := func(at float64, f string) history.Event {
+		return history.Event{Time: sec(at), Type: history.TypeInfo, F: f, Note: "x"}
+	}
+	events := []history.Event{
+		{Time: sec(0.1), Type: history.TypeInvoke, Process: 0},
+		nem(1, "kill"), nem(1.1, "kill"), nem(2, "start"), nem(4, "start"),
+		{Time: sec(4.5), Type: history.TypeOK, Process: 0},
+		nem(5, "pause"), nem(5.01, "pause"), nem(6, "resume"), nem(6.01, "resume"),
+		nem(7, "restart"), nem(9, "restart"),
+		nem(9.5, "kill-conn"), nem(9.6, "kill-conn"),
+		nem(10, "pause"), nem(10.1, "pause"), // still paused when the history ends
+	}
+	d := collectPlotData(events)
+	want := []faultInterval{{"kill", 1, 4}, {"pause", 5, 6.01}, {"restart", 7, 9}, {"pause", 10, 10.1}}
+	if len(d.faults) != len(want) {
+		t.Fatalf("intervals %+v, want %+v", d.faults, want)
+	}
+	for i, f := range d.faults {
+		if f.fault != want[i].fault || math.Abs(f.from-want[i].from) > 1e-9 || math.Abs(f.to-want[i].to) > 1e-9 {
+			t.Errorf("interval %d: %+v, want %+v", i, f, want[i])
+		}
+	}
+	if len(d.killConns) != 1 || len(d.points) != 1 || math.Abs(d.points[0].ms-4400) > 1e-6 {
+		t.Errorf("kill-conns %v, points %+v", d.killConns, d.points)
+	}
+	dir := t.TempDir()
+	if err := writePlots(dir, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{PlotLatency, PlotRate} {
+		svg := readSVG(t, filepath.Join(dir, name))
+		for _, f := range []string{"kill 1.00s–4.00s", "pause 5.00s–6.01s", "restart 7.00s–9.00s"} {
+			if !strings.Contains(svg, f) {
+				t.Errorf("%s: no shaded interval %q", name, f)
+			}
+		}
+	}
+}
+
+func TestErrorCause(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&pgconn.PgError{Code: "40001"}, "SQLSTATE 40001 serialization_failure"},
+		{fmt.Errorf("commit: %w", &pgconn.PgError{Code: "XX123"}), "SQLSTATE XX123"},
+		{&mysql.MySQLError{Number: 1213}, "MySQL error 1213 ER_LOCK_DEADLOCK"},
+		{&mysql.MySQLError{Number: 9999}, "MySQL error 9999"},
+		{fmt.Errorf("%w: x", errCommitRolledBack), "COMMIT answered by a rollback"},
+		{context.DeadlineExceeded, "timeout (--txn-timeout)"},
+		{mysql.ErrInvalidConn, "connection lost"},
+		{errors.New("what"), "other error"},
+	} {
+		if got := errorCause(tc.err); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// Sessions that had not connected yet when a tiny budget was spent were not refused:
+// no warning, nothing in run.json.
+func TestRunTinyBudgetRefusesNoSession(t *testing.T) {
+	spec := smallSpec(2)
+	spec.Sessions = 8
+	log := &strings.Builder{}
+	res := runForTest(t, RunConfig{Spec: spec, SkipCheck: true, Log: log})
+	if n := res.SessionsNeverConnected(); n != 0 || strings.Contains(log.String(), "never connected") {
+		t.Errorf("%d sessions reported as never connected; log:\n%s", n, log.String())
 	}
 }

@@ -28,8 +28,31 @@ const (
 const runUsage = `usage: doppel run [flags]
 
 Runs a list-append workload against a database (default: an SQLite file in the output
-directory), records the history in the output directory (history.edn and/or
-history.jsonl, run.json, result.json) and checks it.
+directory), records the history and checks it. The output directory is a store as
+Jepsen's: history.edn and/or history.jsonl (nemesis actions included, as :process
+:nemesis ops), run.json (parameters, counts), result.json (verdict, anomalies, outcomes
+by cause), index.html and the evidence, latency-raw.svg and rate.svg (latency and
+throughput over time, nemesis intervals shaded); a symbolic link "latest" beside it
+points at it. --duration runs move to fresh keys every 100 transactions of a session
+unless --key-rotate says otherwise.
+
+Hunt mode: --runs N repeats the run N times (0: until interrupted) with seeds
+--seed, --seed+1, ..., each in its own directory OUT/run-NNN; only the runs that are
+not valid are kept, and a table of all runs is printed at the end (and written to
+OUT/hunt.json). Its exit code is the worst of the runs': 1 if any was not valid, else 2
+if any was unknown or failed, else 5 if interrupted, else 0.
+
+Nemesis: --nemesis takes a comma-separated list of faults; every --nemesis-interval one
+of them, at random, acts:
+  kill-conn  terminate a random session's connection (with the run's own account:
+             a user may always end its own connections, so no extra privilege)
+  restart    clean restart of the server
+  kill       SIGKILL the server's processes; start it again an interval later
+  pause      SIGSTOP the server's processes; SIGCONT them an interval later
+restart, kill and pause need the server on this machine and doppel running as root or
+as the server's user (PostgreSQL: a superuser connection, to find the data directory;
+Debian's pg_ctlcluster; MariaDB: its pid file and start-stop-daemon). This is checked
+before the workload starts, and the server is left running on every way out.
 
 Exit codes:
   0  valid: the history satisfies the models
@@ -65,11 +88,13 @@ func runRun(args []string) int {
 	flags.StringVar(&cfg.OutDir, "out", "", "output directory (default ./doppel-run-<timestamp>)")
 	flags.StringVar(&models, "model", "", "models to check, comma-separated (default: what the isolation level promises; printed)")
 	flags.BoolVar(&cfg.Keep, "keep", false, "keep the table (it is dropped at the end otherwise)")
-	flags.StringVar(&cfg.Nemesis, "nemesis", "", "fault injection: kill-conn (terminate random client connections)")
+	flags.StringVar(&cfg.Nemesis, "nemesis", "", "faults, comma-separated: kill-conn, restart, kill, pause (see above)")
 	flags.DurationVar(&cfg.NemesisInterval, "nemesis-interval", time.Second, "time between nemesis actions")
 	flags.StringVar(&cfg.Format, "format", "edn", "history file format: edn, json or both")
 	flags.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Second, "on interrupt, how long in-flight transactions may take to finish")
 	flags.DurationVar(&cfg.TxnTimeout, "txn-timeout", 30*time.Second, "cancel a transaction after this long (recorded as fail or info)")
+	var runs int
+	flags.IntVar(&runs, "runs", 1, "hunt mode: repeat the run this many times with new seeds (0: until interrupted); keep the runs that are not valid")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, runUsage)
 		flags.PrintDefaults()
@@ -84,10 +109,19 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "doppel run: unexpected arguments %q\n", flags.Args())
 		return exitUsage
 	}
-	txnsGiven := false
-	flags.Visit(func(f *flag.Flag) { txnsGiven = txnsGiven || f.Name == "txns" })
-	if duration > 0 && !txnsGiven {
+	given := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if duration > 0 && !given["txns"] {
 		spec.Txns = 0 // run for the duration only
+	}
+	if duration > 0 && !given["key-rotate"] {
+		// Every read returns a key's whole list: without rotation, lists grow for as
+		// long as the run lasts and reads and checks slow down with them.
+		spec.KeyRotate = defaultDurationKeyRotate
+	}
+	if runs < 0 {
+		fmt.Fprintln(os.Stderr, "doppel run: --runs must be >= 0 (0: until interrupted)")
+		return exitUsage
 	}
 	cfg.Spec = spec
 	cfg.Duration = duration
@@ -107,40 +141,67 @@ func runRun(args []string) int {
 	cfg.Log = os.Stderr
 
 	// The first SIGINT stops issuing transactions; the default handler is restored
-	// then, so a second one ends the process (the history on disk stays checkable).
+	// then, so a second one ends the process (the history on disk stays checkable) —
+	// unless the nemesis restarts, kills or pauses the server: then later signals are
+	// ignored, so that the server is always left running.
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	serverFaults := workload.HasServerFaults(cfg.Nemesis)
+	finished := make(chan struct{}) // closed before stopSignals cancels ctx on return
+	defer close(finished)
 	go func() {
-		<-ctx.Done()
-		stopSignals()
-		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "\ninterrupted: letting in-flight transactions finish (up to %v); interrupt again to quit now\n", cfg.DrainTimeout)
+		select {
+		case <-ctx.Done():
+		case <-finished:
+			return
 		}
+		select {
+		case <-finished:
+			return // not a signal: the command is returning
+		default:
+		}
+		if serverFaults {
+			fmt.Fprintf(os.Stderr, "\ninterrupted: leaving the server running, letting in-flight transactions finish (up to %v)\n", cfg.DrainTimeout)
+			return
+		}
+		stopSignals()
+		fmt.Fprintf(os.Stderr, "\ninterrupted: letting in-flight transactions finish (up to %v); interrupt again to quit now\n", cfg.DrainTimeout)
 	}()
 
+	if runs != 1 {
+		return hunt(ctx, cfg, runs)
+	}
 	res, err := workload.Run(ctx, cfg)
 	if err != nil {
-		if res != nil && len(res.Files) > 0 {
-			fmt.Fprintf(os.Stderr, "doppel run: history so far kept in %s\n", strings.Join(res.Files, ", "))
-		}
-		var dbErr *workload.DBError
-		var pathErr *fs.PathError
-		switch {
-		case errors.Is(err, workload.ErrConfig):
-			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
-			return exitUsage
-		case errors.As(err, &dbErr):
-			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
-			return exitDatabase
-		case errors.As(err, &pathErr):
-			fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
-		return exitUnknown
+		return runErrorCode(res, err)
 	}
 	printRunReport(os.Stdout, res)
 	return runExitCode(res)
+}
+
+// defaultDurationKeyRotate is --key-rotate for --duration runs that do not set it.
+const defaultDurationKeyRotate = 100
+
+// runErrorCode prints a run's error and returns the exit code for it.
+func runErrorCode(res *workload.RunResult, err error) int {
+	if res != nil && len(res.Files) > 0 {
+		fmt.Fprintf(os.Stderr, "doppel run: history so far kept in %s\n", strings.Join(res.Files, ", "))
+	}
+	var dbErr *workload.DBError
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, workload.ErrConfig):
+		fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+		return exitUsage
+	case errors.As(err, &dbErr):
+		fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+		return exitDatabase
+	case errors.As(err, &pathErr):
+		fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(os.Stderr, "doppel run: %v\n", err)
+	return exitUnknown
 }
 
 // runExitCode: an anomaly found is found, interrupted or not; otherwise an interrupted
@@ -176,9 +237,21 @@ func clipText(s string, n int) string {
 	return s[:cut] + " …(see result.json)"
 }
 
+// printOutcomes prints the transactions by outcome and cause.
+func printOutcomes(w io.Writer, outcomes []workload.Outcome) {
+	for i, o := range outcomes {
+		label := "outcomes:"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-10s %7d %-4s %s", label, o.Count, o.Type, o.Cause), " "))
+	}
+}
+
 func printRunReport(w io.Writer, res *workload.RunResult) {
 	fmt.Fprintf(w, "database:  %s (table %s)\n", res.Database, res.Table)
 	fmt.Fprintf(w, "history:   %s (%d events)\n", strings.Join(res.Files, ", "), len(res.Events))
+	fmt.Fprintf(w, "store:     %s (run.json, result.json, index.html, %s, %s)\n", res.OutDir, workload.PlotLatency, workload.PlotRate)
 	n := res.OK + res.Fail + res.Info
 	fmt.Fprintf(w, "run:       %d transactions in %.2fs, %.0f txns/s (%d ok, %d fail, %d info",
 		n, res.Elapsed.Seconds(), res.TxnsPerSecond(), res.OK, res.Fail, res.Info)
@@ -189,11 +262,15 @@ func printRunReport(w io.Writer, res *workload.RunResult) {
 		fmt.Fprintf(w, ", %d connections killed", res.Kills)
 	}
 	fmt.Fprintln(w, ")")
+	printOutcomes(w, res.Outcomes)
+	if res.NemesisActions > 0 || res.Kills > 0 {
+		fmt.Fprintf(w, "nemesis:   %d server actions, %d connections killed (in the history as :process :nemesis)\n", res.NemesisActions, res.Kills)
+	}
 	if res.Reconnects > 0 || res.ConnectErrors > 0 {
 		fmt.Fprintf(w, "           %d reconnections, %d failed connection attempts\n", res.Reconnects, res.ConnectErrors)
 	}
 	if n := res.SessionsNeverConnected(); n > 0 {
-		fmt.Fprintf(w, "sessions:  only %d of %d ever connected (first error: %s)\n", res.SessionsConnected, res.SessionsConnected+n, res.FirstConnectError)
+		fmt.Fprintf(w, "sessions:  %d tried to connect and never could (first error: %s): the run was less concurrent than asked\n", n, res.FirstConnectError)
 	}
 	if res.Interrupted {
 		fmt.Fprintln(w, "           interrupted: the history is partial")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,86 @@ func TestRunExitCodeInterrupted(t *testing.T) {
 		if got := runExitCode(res); got != tc.code {
 			t.Errorf("%v, interrupted %v: exit %d, want %d", tc.valid, tc.interrupted, got, tc.code)
 		}
+	}
+}
+
+// Hunt mode: every run in its own directory; valid runs are removed, the others kept
+// with their history and report; a table of all runs at the end.
+func TestRunHunt(t *testing.T) {
+	small := []string{"--txns", "30", "--sessions", "2", "--keys", "4", "--seed", "7"}
+	t.Run("valid runs are not kept", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "hunt")
+		code, stdout := captureRun(t, append([]string{"--out", dir, "--runs", "3"}, small...)...)
+		if code != exitValid {
+			t.Fatalf("exit %d:\n%s", code, stdout)
+		}
+		for _, want := range []string{"run  seed", "1    7 ", "3    9 ", "3 runs, 0 kept"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("no %q in:\n%s", want, stdout)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "run-001")); err == nil {
+			t.Error("a valid run was kept")
+		}
+		var rows []huntRow
+		readJSONFile(t, filepath.Join(dir, "hunt.json"), &rows)
+		if len(rows) != 3 || rows[2].Seed != 9 || rows[0].Verdict != "valid" || rows[0].OK == 0 {
+			t.Errorf("hunt.json: %+v", rows)
+		}
+	})
+	t.Run("runs that are not valid are kept", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "hunt")
+		code, stdout := captureRun(t, append([]string{"--out", dir, "--runs", "2", "--txn-timeout", "1ns"}, small...)...)
+		if code != exitUnknown {
+			t.Fatalf("exit %d, want %d:\n%s", code, exitUnknown, stdout)
+		}
+		for _, run := range []string{"run-001", "run-002"} {
+			for _, f := range []string{"history.edn", "result.json", "index.html", "latency-raw.svg"} {
+				if _, err := os.Stat(filepath.Join(dir, run, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		if target, _ := os.Readlink(filepath.Join(dir, "latest")); target != "run-002" {
+			t.Errorf("latest -> %q", target)
+		}
+		if !strings.Contains(stdout, "2 runs, 2 kept") || !strings.Contains(stdout, "no transaction committed") {
+			t.Errorf("table:\n%s", stdout)
+		}
+	})
+}
+
+// --duration runs rotate keys unless --key-rotate says otherwise.
+func TestRunDurationRotatesKeys(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--duration", "200ms"}, defaultDurationKeyRotate},
+		{[]string{"--duration", "200ms", "--key-rotate", "0"}, 0},
+		{[]string{"--txns", "20"}, 0},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		if code, out := captureRun(t, append([]string{"--out", dir, "--sessions", "2", "--keys", "50"}, tc.args...)...); code != exitValid {
+			t.Fatalf("%v: exit %d\n%s", tc.args, code, out)
+		}
+		var info struct {
+			Spec workload.Spec `json:"spec"`
+		}
+		readJSONFile(t, filepath.Join(dir, "run.json"), &info)
+		if info.Spec.KeyRotate != tc.want {
+			t.Errorf("%v: key_rotate %d, want %d", tc.args, info.Spec.KeyRotate, tc.want)
+		}
+	}
+}
+
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
