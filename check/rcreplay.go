@@ -1,6 +1,7 @@
 package check
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 
@@ -17,8 +18,9 @@ import (
 // (lost updates, non-repeatable reads) replayable here. Like every replay it counts only
 // after verifyPerRead, an independent re-execution, accepts it.
 
-// perReadSchedule commits transactions greedily in completion order, each as soon as
-// its appends are next in their keys' traces and its reads are satisfied; a transaction
+// perReadSchedule commits transactions greedily, the earliest ready one first (by
+// interval midpoint or completion), each as soon as its appends are next in their keys'
+// traces without crossing a read's end, and its reads are satisfied; a transaction
 // that is not ready waits on the key that blocks it. :info transactions commit only if
 // they become ready; the others are dropped (not committed). It reports false when a
 // committed transaction never became ready.
@@ -31,9 +33,16 @@ func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, 
 		boundary[k][0] = true
 	}
 	readsOf := make([][]int32, n)
+	cut := make([][]bool, len(in.Keys)) // cut[k][p]: some read ends at p: no block crosses it
+	for k := range in.Keys {
+		cut[k] = make([]bool, len(in.Keys[k].Trace)+1)
+	}
 	for i := range in.Reads {
 		r := &in.Reads[i]
 		readsOf[r.Txn] = append(readsOf[r.Txn], int32(i))
+		if q := r.Len - r.Own; q >= 0 && q < int32(len(cut[r.Key])) {
+			cut[r.Key][q] = true
+		}
 	}
 	// blockedOn reports the key t waits for, or -1 if t can commit now. With pinned, t
 	// also waits until every key it read has exactly what it read (as in a serial
@@ -46,7 +55,8 @@ func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, 
 			vals := in.Vals(w)
 			p := pos[k]
 			for i, v := range vals {
-				if q := p + int32(i); q < int32(len(L)) && L[q] != v {
+				q := p + int32(i)
+				if q < int32(len(L)) && (L[q] != v || i > 0 && cut[k][q]) {
 					return k
 				}
 			}
@@ -88,14 +98,31 @@ func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, 
 		}
 		return woken
 	}
-	queue := ids
+	// Ready candidates by rank (the order of ids): the earliest ready transaction
+	// commits first, as in the serial replay.
+	rank := make([]int32, n)
+	for i, t := range ids {
+		rank[t] = int32(i)
+	}
+	cand := &rankHeap{rank: rank}
+	queued := make([]bool, n)
+	push := func(t int32) {
+		if !queued[t] && !done[t] {
+			queued[t] = true
+			heap.Push(cand, t)
+		}
+	}
+	for _, t := range ids {
+		push(t)
+	}
 	steps := 0
 	for {
-		var next []int32
-		for _, t := range queue {
+		for cand.Len() > 0 {
 			if steps++; stop != nil && steps%stopEvery == 0 && stop() {
 				return nil, false
 			}
+			t := heap.Pop(cand).(int32)
+			queued[t] = false
 			if done[t] {
 				continue
 			}
@@ -103,11 +130,9 @@ func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, 
 				waiting[k] = append(waiting[k], t)
 				continue
 			}
-			next = append(next, commit(t)...)
-		}
-		if len(next) > 0 {
-			queue = next
-			continue
+			for _, w := range commit(t) {
+				push(w)
+			}
 		}
 		// Stuck: commit the first transaction that read committed allows, then go on
 		// pinned again.
@@ -128,11 +153,8 @@ func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, 
 			waiting[k] = waiting[k][:0]
 		}
 		commit(relaxed)
-		queue = queue[:0:0]
 		for _, t := range ids {
-			if !done[t] {
-				queue = append(queue, t)
-			}
+			push(t)
 		}
 	}
 	for _, t := range ids {
@@ -305,4 +327,20 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 		c.res.Stats.Witnessed++
 		c.res.Stats.Replayed++
 	}
+}
+
+// rankHeap is a min-heap of transactions by rank.
+type rankHeap struct {
+	ts   []int32
+	rank []int32
+}
+
+func (q *rankHeap) Len() int           { return len(q.ts) }
+func (q *rankHeap) Less(i, j int) bool { return q.rank[q.ts[i]] < q.rank[q.ts[j]] }
+func (q *rankHeap) Swap(i, j int)      { q.ts[i], q.ts[j] = q.ts[j], q.ts[i] }
+func (q *rankHeap) Push(x any)         { q.ts = append(q.ts, x.(int32)) }
+func (q *rankHeap) Pop() any {
+	t := q.ts[len(q.ts)-1]
+	q.ts = q.ts[:len(q.ts)-1]
+	return t
 }
