@@ -176,7 +176,9 @@ func infer(h *history.History, perRead bool) *Inference {
 			}
 			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
 			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
-				touched[j].bad = true
+				// Per read, only this read is out (each read is its own observation);
+				// otherwise the transaction's view of the key is.
+				touched[j].bad = !in.PerRead
 				continue
 			}
 			in.Reads = append(in.Reads, r)
