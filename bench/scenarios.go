@@ -87,6 +87,12 @@ var (
 	invalidAll    = map[string]bool{"serializable": false, "strict-serializable": false, "snapshot-isolation": false}
 	// Write skew is what snapshot isolation allows and serializability does not.
 	writeSkewOnly = map[string]bool{"serializable": false, "strict-serializable": false, "snapshot-isolation": true}
+	// The weak models on a serializable history, and read committed on a snapshot
+	// isolated one and on a lost update.
+	weakModels     = []string{"read-committed", "strong-read-committed", "repeatable-read"}
+	validWeak      = map[string]bool{"read-committed": true, "strong-read-committed": true, "repeatable-read": true}
+	validRCUnderSI = map[string]bool{"read-committed": true, "snapshot-isolation": true}
+	lostUpdateRC   = map[string]bool{"read-committed": true, "serializable": false}
 )
 
 // dupKeys is the small duplicate-heavy workload `--keys 10 --val-domain 2 --dup-keys 1
@@ -180,6 +186,11 @@ func Scenarios() []Scenario {
 		Scenario{Name: "snapshot-1m", Spec: scale(1_000_000),
 			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
 			Models: []string{"snapshot-isolation"}, Heavy: true, ExpectValid: validUnderSI},
+		// The weak models (issue 11): each should cost no more than serializable.
+		Scenario{Name: "weak-scale-100k", Spec: scale(100_000), Sim: serializable, Models: weakModels, ExpectValid: validWeak},
+		Scenario{Name: "weak-snapshot-100k", Spec: scale(100_000),
+			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
+			Models: []string{"read-committed", "snapshot-isolation"}, ExpectValid: validRCUnderSI},
 	)
 	return append(out, hardScenarios()...)
 }
@@ -220,6 +231,14 @@ func hardScenarios() []Scenario {
 					Inject: []string{kind}, InjectAt: workload.DefaultInjectAt},
 				ExpectValid: expect, Hard: true})
 		}
+	}
+	// Read committed on a lost update among duplicates: neither a serial nor a snapshot
+	// replay applies, and the per-read problem is not narrowed.
+	for _, txns := range []int{1000, 10_000} {
+		out = append(out, Scenario{Name: "weak-lost-update-" + count(txns), Spec: injectBase(txns),
+			Sim: workload.SimOptions{Behaviour: workload.SimSerializable,
+				Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt},
+			Models: []string{"read-committed", "serializable"}, ExpectValid: lostUpdateRC, Hard: true, Timeout: 5 * time.Minute})
 	}
 	// The verdict is not known in advance: no expectation.
 	out = append(out, Scenario{Name: "mariadb-kill-conn", File: RecordedMariaDB, Hard: true})

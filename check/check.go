@@ -51,6 +51,9 @@ type checker struct {
 	// problem needs building.
 	keyUnsatNamed bool
 	staticOrder   []sat.Var // timeOrder's, for the current problem
+	// perRead: the current problem is built on the per-read inference (anomalies found
+	// now hold for every model); otherwise on the one-base one.
+	perRead bool
 }
 
 func (c *checker) run(names []string) Result {
@@ -82,11 +85,21 @@ func (c *checker) run(names []string) Result {
 	}
 	in.CheckValues()
 	results := map[string]*ModelResult{}
-	if len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
-		c.decidePruned(in, names, results)
+	// The per-read models (read committed) are decided on their own inference, after
+	// the others, unless one of those or a replay implies them.
+	var strong, weak []string
+	for _, m := range names {
+		if models[m].perRead {
+			weak = append(weak, m)
+		} else {
+			strong = append(strong, m)
+		}
+	}
+	if len(strong) > 0 && len(in.Findings) == 0 && !c.opts.Solver.NoPrune {
+		c.decidePruned(in, strong, results)
 	}
 	var left []string
-	for _, m := range names {
+	for _, m := range strong {
 		if results[m] == nil {
 			left = append(left, m)
 		}
@@ -97,6 +110,9 @@ func (c *checker) run(names []string) Result {
 			results[m] = &ModelResult{Model: m, Valid: Invalid}
 		}
 	case len(left) > 0 && !c.decide(in, left, nil, "", results):
+		return c.cutShort(in, names)
+	}
+	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
 	}
 	for _, m := range names {
@@ -143,19 +159,23 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	}
 
 	t1 := time.Now()
-	var si *view
+	si := map[string]*view{}
 	if !c.budget.out() {
 		c.progress("searching for cycles")
 		c.knownCycles(&view{nodes: p.Nodes, edges: c.edges, hubFrom: p.HubBase})
 	}
-	if contains(names, "snapshot-isolation") && (c.dataCyclic || !c.proven["snapshot-isolation"]) && !c.budget.out() {
-		c.progress("building the snapshot isolation graph")
-		si = c.siView(false)
-		// A cycle of the split graph collapses to one of data edges, so only then
-		// can snapshot isolation have known cycles of its own.
-		if si != nil && c.dataCyclic && !c.budget.out() {
-			c.progress("searching for cycles under snapshot isolation")
-			c.knownCycles(si)
+	for _, m := range names {
+		spec := models[m]
+		if !spec.snapshot || !c.dataCyclic && c.proven[m] || c.budget.out() {
+			continue
+		}
+		c.progress("building the " + m + " graph")
+		si[m] = c.siView(m, false)
+		// A cycle of the split graph collapses to one of data and order edges, so
+		// without orders only then can snapshot isolation have known cycles of its own.
+		if si[m] != nil && (c.dataCyclic || spec.process) && !c.budget.out() {
+			c.progress("searching for cycles under " + m)
+			c.knownCycles(si[m])
 		}
 	}
 	c.res.Stats.ExplainSeconds += time.Since(t1).Seconds()
@@ -165,12 +185,17 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 
 	open := p.NumVars > 0 || c.hasGuards()
 	for _, m := range decideOrder(names) {
-		v := si
-		if m != "snapshot-isolation" {
+		v := si[m]
+		if !models[m].snapshot {
 			v = c.serialView(m)
 		}
 		mr := &ModelResult{Model: m, Valid: Valid}
 		results[m] = mr
+		if models[m].perRead && !c.budget.out() {
+			// Its cycles without anti-dependencies, which the search over all edges
+			// may have named by a cycle through one.
+			c.knownCycles(v)
+		}
 		switch {
 		case len(c.forbiddenFound(m)) > 0:
 			mr.Valid = Invalid
@@ -213,6 +238,54 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 		}
 	}
 	return true
+}
+
+// decideWeak decides the per-read models: proved by a replay, implied by a model
+// decided valid, or on the per-read problem (never narrowed: prune assumes a serial or
+// snapshot order). It reports false when the limits ran out before the encoding was
+// complete.
+func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) bool {
+	var left []string
+	for _, m := range weak {
+		switch {
+		case c.proven[m]:
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		case impliedValid(m, results):
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		default:
+			left = append(left, m)
+		}
+	}
+	if len(left) == 0 {
+		return true
+	}
+	c.progress("inferring dependencies read by read")
+	t0 := time.Now()
+	in := encode.InferPerRead(c.h)
+	in.CheckValues()
+	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+	if c.budget.out() {
+		return false
+	}
+	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
+		t1 := time.Now()
+		c.provePerRead(in, left)
+		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
+		rest := left[:0:0]
+		for _, m := range left {
+			if c.proven[m] {
+				results[m] = &ModelResult{Model: m, Valid: Valid}
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		if left = rest; len(left) == 0 {
+			return true
+		}
+	}
+	c.perRead = true
+	defer func() { c.perRead = false }()
+	return c.decide(in, left, nil, "", results)
 }
 
 // resetProblem forgets the previous problem's graph state before another is built.
@@ -324,6 +397,7 @@ func (c *checker) finish() Result {
 		}
 	}
 	sort.Strings(c.res.AnomalyTypes)
+	c.summarize()
 	if c.res.Anomalies == nil {
 		c.res.Anomalies = []Anomaly{}
 	}
@@ -342,8 +416,9 @@ func (c *checker) progress(phase string) {
 // forbiddenFound lists the anomaly types found so far that model m forbids.
 func (c *checker) forbiddenFound(m string) []string {
 	types := []string{}
-	for _, a := range c.res.Anomalies {
-		if a.Model != "" && !graphWithin(a.Model, m) {
+	for i := range c.res.Anomalies {
+		a := &c.res.Anomalies[i]
+		if !a.countsFor(m) {
 			continue
 		}
 		if forbids(m, a.Type) && !contains(types, a.Type) {
@@ -408,7 +483,7 @@ func (c *checker) forbiddenFoundAll() []string {
 		}
 		all := true
 		for m := range models {
-			all = all && forbids(m, a.Type)
+			all = all && (models[m].perRead || forbids(m, a.Type)) // the one-base models
 		}
 		if all {
 			types = append(types, a.Type)
@@ -422,6 +497,9 @@ func (c *checker) forbiddenFoundAll() []string {
 func (c *checker) hasFinding(f encode.Finding) bool {
 	for i := range c.res.Anomalies {
 		if a := &c.res.Anomalies[i]; a.Model == "" && a.Type == f.Type && a.Explanation == f.Text {
+			if a.oneBase && c.perRead {
+				a.oneBase = false // found on both inferences: it holds for every model
+			}
 			return true
 		}
 	}
@@ -429,7 +507,9 @@ func (c *checker) hasFinding(f encode.Finding) bool {
 }
 
 func (c *checker) addFinding(f encode.Finding) {
-	a := Anomaly{Type: f.Type, Explanation: f.Text}
+	// Found on the one-base inference, only the facts about values alone hold per read.
+	baseFree := f.Type == "incompatible-order" || f.Type == "garbage-read" || f.Type == "G1a"
+	a := Anomaly{Type: f.Type, Explanation: f.Text, oneBase: !c.perRead && !baseFree}
 	if f.Key >= 0 {
 		a.Key = c.h.Keys[f.Key]
 	}

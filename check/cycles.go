@@ -161,9 +161,17 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 // already on another model's problem: then once, for every model either finding holds
 // for, when one of their models' graphs lies within the other's.
 func (c *checker) addAnomaly(a Anomaly) {
+	a.oneBase = !c.perRead
 	for i := range c.res.Anomalies {
 		b := &c.res.Anomalies[i]
 		if b.Type != a.Type || !sameTxns(b.Txns, a.Txns) {
+			continue
+		}
+		if b.oneBase != a.oneBase {
+			if b.oneBase && b.Model == a.Model {
+				b.oneBase = false // a holds for the per-read models too
+				return
+			}
 			continue
 		}
 		switch {
@@ -181,7 +189,7 @@ func (c *checker) addAnomaly(a Anomaly) {
 // problem decides (one per kind is enough: the shortest found first).
 func (c *checker) cycleFound(typ string) bool {
 	for i := range c.res.Anomalies {
-		if a := &c.res.Anomalies[i]; a.Type == typ && len(a.Steps) > 0 && (a.Model == "" || a.Model == c.anomalyModel) {
+		if a := &c.res.Anomalies[i]; a.Type == typ && len(a.Steps) > 0 && a.oneBase == !c.perRead && (a.Model == "" || a.Model == c.anomalyModel) {
 			return true
 		}
 	}

@@ -69,7 +69,7 @@ func namesForbidden(res *Result, mr ModelResult) bool {
 			continue
 		}
 		for _, a := range res.Anomalies {
-			if a.Type == typ && (a.Model == "" || graphWithin(a.Model, mr.Model)) && len(a.Txns) > 0 {
+			if a.Type == typ && a.countsFor(mr.Model) && len(a.Txns) > 0 {
 				return true
 			}
 		}

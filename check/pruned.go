@@ -77,12 +77,6 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			return
 		}
 		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
-		if v == Valid {
-			// Every serializable execution is snapshot isolated.
-			if contains(names, "snapshot-isolation") && results["snapshot-isolation"] == nil {
-				results["snapshot-isolation"] = &ModelResult{Model: "snapshot-isolation", Valid: Valid}
-			}
-		}
 	}
 	c.decideSnapshotNarrowed(in, names, results)
 }
@@ -90,23 +84,32 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 // decideSnapshotNarrowed decides snapshot isolation, when asked and not settled, on the
 // problem narrowed by thresholds over start and commit events.
 func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, results map[string]*ModelResult) {
-	const si = "snapshot-isolation"
-	if !contains(names, si) || results[si] != nil || c.keyUnsat || c.budget.out() {
-		return
+	for _, si := range decideOrder(names) {
+		if !models[si].snapshot || results[si] != nil {
+			continue
+		}
+		if c.keyUnsat || c.budget.out() {
+			return
+		}
+		switch {
+		case c.proven[si] || impliedValid(si, results):
+			// A verified replay, or a serializable-family model with its orders (every
+			// serializable execution is snapshot isolated).
+			results[si] = &ModelResult{Model: si, Valid: Valid}
+			continue
+		case len(c.forbiddenFound(si)) > 0:
+			results[si] = &ModelResult{Model: si, Valid: Invalid}
+			continue
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && c.strongSnapshotWitness(in):
+			results[si] = &ModelResult{Model: si, Valid: Valid}
+			continue
+		}
+		v, msg := c.decideNarrowed(in, si)
+		if c.keyUnsat {
+			return
+		}
+		results[si] = &ModelResult{Model: si, Valid: v, Message: msg}
 	}
-	if c.proven[si] {
-		results[si] = &ModelResult{Model: si, Valid: Valid}
-		return
-	}
-	if !c.opts.Solver.NoWitness && c.strongSnapshotWitness(in) {
-		results[si] = &ModelResult{Model: si, Valid: Valid}
-		return
-	}
-	v, msg := c.decideNarrowed(in, si)
-	if c.keyUnsat {
-		return
-	}
-	results[si] = &ModelResult{Model: si, Valid: v, Message: msg}
 }
 
 // decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
@@ -198,7 +201,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	if pr.Contradiction != nil {
 		c.addContradiction(m, pr.Contradiction)
 	} else {
-		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m,
+		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m, oneBase: true,
 			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
 	}
 	return Invalid, ""
@@ -235,7 +238,7 @@ const smallHistory = 2000
 
 // addWindowUnsat reports a key with no segmentation within the windows.
 func (c *checker) addWindowUnsat(k int32) {
-	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true,
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: "G2-item", Model: c.anomalyModel, Key: c.h.Keys[k], windowUnsat: true, oneBase: !c.perRead,
 		Explanation: fmt.Sprintf("key %s cannot be split into whole appends once each is placed where the other keys' reads allow", c.h.Keys[k])})
 }
 
@@ -279,7 +282,7 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 			for _, byCompletion := range []bool{false, true} {
 				s := newSIReplay(h, in, commit, edges)
 				s.byCompletion, s.stop, s.win = byCompletion, c.budget.stop, win
-				if events, ok := s.run(); ok && accepted(verifySI(h, in, events)) {
+				if events, ok := s.run(); ok && accepted(verifySI(h, in, events, spec.process, spec.realtime)) {
 					return true
 				}
 			}

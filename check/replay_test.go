@@ -112,7 +112,7 @@ func TestVerifySINeverAcceptsInvalid(t *testing.T) {
 				}
 				events = kept
 			}
-			if verifySI(h, in, events) != nil {
+			if verifySI(h, in, events, false, false) != nil {
 				rejected++
 				continue
 			}

@@ -61,8 +61,8 @@ func (v *Validity) UnmarshalJSON(b []byte) error {
 
 // Options select the models and limits of a check.
 type Options struct {
-	// Models to check; empty means serializable. Names as in Elle:
-	// serializable, strong-session-serializable, strict-serializable, snapshot-isolation.
+	// Models to check; empty means serializable; "all" means every model. Names as in
+	// Elle, with its aliases (ModelNames, CanonicalModel).
 	Models []string
 	// Limits; zero means none. Reaching one gives Unknown for the models not yet
 	// decided. Every phase honours them; MaxConflicts counts the conflicts of every
@@ -104,6 +104,12 @@ type Result struct {
 	AnomalyTypes []string      `json:"anomaly_types"`
 	Anomalies    []Anomaly     `json:"anomalies"`
 	Message      string        `json:"message,omitempty"` // why Unknown, when it is
+	// Elle's summary, over the models doppel decides (lattice.go): Not, the weakest
+	// models the verdicts and anomalies rule out; AlsoNot, the stronger ones ruled out
+	// with them; Strongest, the strongest models the history was found to satisfy.
+	Not       []string `json:"not"`
+	AlsoNot   []string `json:"also_not"`
+	Strongest []string `json:"strongest"`
 	// Warnings say what was asked for but not done in full (an --export that could not
 	// be written, and why); they never change a verdict.
 	Warnings []string `json:"warnings,omitempty"`
@@ -139,6 +145,19 @@ type Anomaly struct {
 	CasesCover string `json:"cases_cover,omitempty"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
+	// oneBase: found on the one-base inference (all reads of a key in a transaction
+	// share a base; a read before an own append places the block), so it holds only for
+	// the models that are not per read.
+	oneBase bool
+}
+
+// countsFor reports whether anomaly a, of a type model m forbids, is evidence for m:
+// found on an attribution space and graph that m's lie within.
+func (a *Anomaly) countsFor(m string) bool {
+	if a.oneBase && models[m].perRead {
+		return false
+	}
+	return a.Model == "" || graphWithin(a.Model, m)
 }
 
 // TxnRef names a transaction of the history. In JSON it also has Elle's fields: type

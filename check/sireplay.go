@@ -263,7 +263,78 @@ func (s *siReplay) commit(t int32) {
 // and no transaction commits an append to a key that another transaction committed to
 // after it started (first-committer-wins). Like verifySerial it uses the traces only as
 // reference lists.
-func verifySI(h *history.History, in *encode.Inference, events []siEvent) error {
+func verifySI(h *history.History, in *encode.Inference, events []siEvent, process, realtime bool) error {
+	if err := verifySIEvents(h, in, events); err != nil {
+		return err
+	}
+	if !process && !realtime {
+		return nil
+	}
+	// The orders: the commit of the earlier transaction before the start of the later.
+	startAt := make([]int32, len(h.Txns))
+	commitAt := make([]int32, len(h.Txns))
+	ran := make([]bool, len(h.Txns))
+	for i, ev := range events {
+		if ev.Commit {
+			commitAt[ev.Txn] = int32(i)
+			ran[ev.Txn] = true
+		} else {
+			startAt[ev.Txn] = int32(i)
+		}
+	}
+	if process {
+		var ids []int32
+		for t := range h.Txns {
+			if ran[t] && h.Txns[t].Process >= 0 {
+				ids = append(ids, int32(t))
+			}
+		}
+		encode.SortProcessOrder(h, ids)
+		for i := 1; i < len(ids); i++ {
+			a, b := ids[i-1], ids[i]
+			if h.Txns[a].Process == h.Txns[b].Process && commitAt[a] > startAt[b] {
+				return fmt.Errorf("transaction %d starts before %d, earlier in its process, commits", b, a)
+			}
+		}
+	}
+	if realtime {
+		// Sweep the history's events: at each invoke, every transaction completed
+		// before must have committed before the invoked one starts.
+		maxPos := int32(-1)
+		for t := range h.Txns {
+			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
+		}
+		ev := make([]int32, maxPos+1) // +t+1 invoke, -(t+1) completion
+		for t := range h.Txns {
+			tx := &h.Txns[t]
+			if !ran[t] {
+				continue
+			}
+			if tx.Invoke >= 0 {
+				ev[tx.Invoke] = int32(t) + 1
+			}
+			if tx.Complete >= 0 && tx.Status == history.OK {
+				ev[tx.Complete] = -(int32(t) + 1)
+			}
+		}
+		latest := int32(-1) // the latest commit event of a completed transaction
+		for _, e := range ev {
+			switch {
+			case e > 0:
+				if startAt[e-1] <= latest {
+					return fmt.Errorf("transaction %d starts before a transaction that completed before it was invoked commits", e-1)
+				}
+			case e < 0:
+				latest = max(latest, commitAt[-e-1])
+			}
+		}
+	}
+	return nil
+}
+
+// verifySIEvents re-executes start and commit events: snapshot reads and
+// first-committer-wins.
+func verifySIEvents(h *history.History, in *encode.Inference, events []siEvent) error {
 	const (
 		notStarted = iota
 		started

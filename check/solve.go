@@ -65,12 +65,12 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	if v.split && !c.opts.Solver.NoWitness {
 		c.progress("deciding " + m + ": looking for a serializable solution")
-		if c.serializableWitness() {
+		if c.serializableWitness(m) {
 			c.res.Stats.Witnessed++
 			return Valid, ""
 		}
 	}
-	if !v.split && !c.opts.Solver.NoWitness && c.defaultSolver() {
+	if !v.split && !models[m].perRead && !c.opts.Solver.NoWitness && c.defaultSolver() {
 		c.progress("deciding " + m + ": looking for a strict-serializable solution")
 		if c.strictWitness() {
 			c.res.Stats.Witnessed++
@@ -84,7 +84,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	guess, ok := c.witness(v)
 	if v.split && !v.oriented && !(ok && !c.opts.Solver.NoWitness) && !c.budget.out() {
 		c.progress("deciding " + m + ": ordering unobserved writers")
-		if v = c.siView(true); v == nil {
+		if v = c.siView(m, true); v == nil {
 			return Unknown, c.budget.message(m)
 		}
 		guess, ok = c.witness(v)
@@ -152,8 +152,16 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 // first-committer-wins orientations, and most histories that are snapshot isolated
 // are serializable too. Bounded: a history that is not serializable is left to the
 // snapshot isolation search.
-func (c *checker) serializableWitness() bool {
-	sv := c.serialView("serializable")
+func (c *checker) serializableWitness(m string) bool {
+	// The serializable-family model with m's orders: its solutions are m's.
+	serial := "serializable"
+	switch spec := models[m]; {
+	case spec.realtime:
+		serial = "strict-serializable"
+	case spec.process:
+		serial = "strong-session-serializable"
+	}
+	sv := c.serialView(serial)
 	guess, ok := c.witness(sv)
 	if ok {
 		return true
@@ -521,7 +529,7 @@ func (c *checker) exportAll(names []string) {
 		c.progress("exporting the " + m + " instance")
 		v := c.serialView(m)
 		if models[m].snapshot {
-			v = c.siView(true) // the solver's view: with the orientations of unobserved writers
+			v = c.siView(m, true) // the solver's view: with the orientations of unobserved writers
 		}
 		var s *sat.Solver
 		if v != nil {

@@ -55,6 +55,16 @@ func (c *checker) serialView(m string) *view {
 	if spec.realtime {
 		n = len(c.edges)
 	}
+	if spec.perRead {
+		// Read committed's graph: no anti-dependencies (hub edges keep the ww paths).
+		edges := make([]encode.Edge, 0, n)
+		for _, e := range c.edges[:n] {
+			if e.Kind != encode.RW {
+				edges = append(edges, e)
+			}
+		}
+		return &view{nodes: c.p.Nodes, edges: edges, hubFrom: c.p.HubBase}
+	}
 	return &view{nodes: c.p.Nodes, edges: c.edges[:n:n], hubFrom: c.p.HubBase}
 }
 
@@ -79,7 +89,7 @@ func (c *checker) strictView() *view {
 // siView is the split graph of snapshot isolation; with orient, also the chosen
 // orders of unobserved writers (only the solver needs those: they are many). nil when
 // the limits ran out meanwhile (it copies every edge, some twice).
-func (c *checker) siView(orient bool) *view {
+func (c *checker) siView(m string, orient bool) *view {
 	p := c.p
 	n := int32(len(c.h.Txns))
 	start := func(t int32) int32 { return 2 * t }
@@ -123,6 +133,19 @@ func (c *checker) siView(orient bool) *view {
 		default: // ww, wr
 			add(e, commit(e.From), start(e.To))
 		}
+	}
+	// The model's process and real-time edges: the commit of the earlier before the
+	// start of the later.
+	spec := models[m]
+	orders := c.edges[c.nData:c.nData]
+	switch {
+	case spec.realtime:
+		orders = c.edges[c.nData:]
+	case spec.process:
+		orders = c.edges[c.nData:c.nDataProcess]
+	}
+	for _, e := range orders {
+		add(e, commit(e.From), start(e.To))
 	}
 	if !orient {
 		return v

@@ -380,6 +380,11 @@ func (p *Problem) diagnose(k int32) {
 	switch {
 	case p.segmentable(k, false, true):
 		typ, why = "G1b", "every way to attribute its values to appends makes some read end in the middle of one transaction's appends (an intermediate read)"
+	case in.PerRead && p.segmentable(k, true, false):
+		// Per read, a pin is no anti-dependency (read committed allows those): a block
+		// would have to lie inside what its own transaction read before appending (a
+		// future read) or away from the values its own read showed right after P.
+		typ, why = "incomplete-append", "no way to split its values into whole appends puts each transaction's appends after what it read before appending and right where its own reads show them"
 	case p.segmentable(k, true, false):
 		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values puts that append right after what the transaction read (a lost update)"
 		if a, b, l, ok := p.pinCollision(k); ok {

@@ -61,12 +61,31 @@ type Inference struct {
 	TxnWriterIDs   []int32
 
 	valuesChecked bool // CheckValues ran
+
+	// PerRead: each read is its own observation (read committed and the models below
+	// serializable that allow a transaction to see two committed states of a key): two
+	// reads of a key in one transaction need not share a base, and a read before the
+	// transaction's own append does not place its block (see InferPerRead).
+	PerRead bool
 }
 
 // Infer groups the history's micro-ops by key and checks what needs no search: internal
 // consistency of each transaction and prefix compatibility of each key's reads.
 func Infer(h *history.History) *Inference {
-	in := &Inference{H: h, Keys: make([]Key, len(h.Keys))}
+	return infer(h, false)
+}
+
+// InferPerRead is Infer for the models whose reads are each their own observation
+// (DESIGN.md, "Consistency models"): a read must still end with the transaction's own
+// earlier appends to the key, but reads of one key in one transaction may see different
+// committed states, and a read before the transaction's own append only keeps that
+// block out of what it read.
+func InferPerRead(h *history.History) *Inference {
+	return infer(h, true)
+}
+
+func infer(h *history.History, perRead bool) *Inference {
+	in := &Inference{H: h, Keys: make([]Key, len(h.Keys)), PerRead: perRead}
 	appends := 0
 	for i := range h.Ops {
 		if h.Ops[i].Kind == history.Append {
@@ -157,7 +176,9 @@ func Infer(h *history.History) *Inference {
 			}
 			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
 			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
-				touched[j].bad = true
+				// Per read, only this read is out (each read is its own observation);
+				// otherwise the transaction's view of the key is.
+				touched[j].bad = !in.PerRead
 				continue
 			}
 			in.Reads = append(in.Reads, r)
@@ -232,7 +253,7 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 				in.listString(appended)})
 		return false
 	}
-	if *baseRead < 0 {
+	if *baseRead < 0 || in.PerRead {
 		*baseRead, *baseOwn = r.Op, r.Own
 		return true
 	}

@@ -129,6 +129,13 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		return p
 	}
 	sc.touch(k, true)
+	// minStart[wi]: per read (in.PerRead), the writer's block starts at or after what
+	// its reads before its own appends saw (inside it would be a future read).
+	var minStart []int32
+	if in.PerRead && usePins {
+		minStart = sc.newInt32s(len(key.Writers))
+		clear(minStart)
+	}
 	// Cuts and pins from the reads.
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
@@ -139,6 +146,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			continue
 		}
 		wi := sc.keyWriterIndex(k, r.Txn)
+		if minStart != nil && r.Own == 0 {
+			minStart[wi] = max(minStart[wi], r.Len)
+			continue
+		}
 		q := r.Len - r.Own
 		if q >= n {
 			q = pinNone
@@ -150,6 +161,15 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			// internal check makes this impossible, but never guess.
 			p.State = KeyUnsat
 			return p
+		}
+	}
+	for wi, lo := range minStart {
+		switch q := p.Pin[wi]; {
+		case q >= 0 && q < lo:
+			p.State = KeyUnsat // placed by one read inside what another read saw
+			return p
+		case q == pinFree && lo >= n && lo > 0:
+			p.Pin[wi] = pinNone // it read the whole trace before appending: unobserved
 		}
 	}
 	if n == 0 {
@@ -229,6 +249,9 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			cands = append(cands, Cand{Pos: i, Writer: w})
 		}
 		lo, hi := int32(0), n-1
+		if minStart != nil {
+			lo = minStart[wi]
+		}
 		if sc.win != nil {
 			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
 		}

@@ -124,7 +124,7 @@ func (r *RunResult) TxnsPerSecond() float64 {
 }
 
 // DefaultModels picks the models a run checks when none are given: what the
-// isolation level promises on that database, or the weakest model doppel has.
+// isolation level promises on that database.
 func DefaultModels(dialectName, isolation string) (models []string, note string) {
 	switch isolation {
 	case "", Serializable:
@@ -132,13 +132,17 @@ func DefaultModels(dialectName, isolation string) (models []string, note string)
 	case Snapshot:
 		return []string{"snapshot-isolation"}, "snapshot isolation"
 	case RepeatableRead:
-		if dialectName == "postgresql" {
+		switch dialectName {
+		case "postgresql":
 			return []string{"snapshot-isolation"}, "PostgreSQL's REPEATABLE READ is snapshot isolation"
 		}
-		return []string{"snapshot-isolation"}, "snapshot-isolation, the weakest model doppel checks; " +
-			dialectName + "'s REPEATABLE READ is weaker, so anomalies are expected"
+		// InnoDB reads from a snapshot but updates the latest committed version, so lost
+		// updates (G-single) and write skew are allowed: read committed is what it keeps.
+		return []string{"read-committed"}, dialectName + "'s REPEATABLE READ (InnoDB) reads a snapshot but writes the latest version: read committed"
+	case ReadCommitted:
+		return []string{"read-committed"}, "read committed"
 	}
-	return []string{"snapshot-isolation"}, "snapshot-isolation, the weakest model doppel checks; " +
+	return []string{"read-committed"}, "read-committed, the weakest model doppel checks; " +
 		isolation + " is weaker, so anomalies are expected"
 }
 
@@ -214,11 +218,12 @@ func newRunner(cfg RunConfig) (*runner, error) {
 	// Everything that can be wrong with the configuration is found here, before the
 	// workload runs: a model the checker does not know would otherwise fail only once
 	// the whole workload has run.
-	known := check.ModelNames()
-	for _, m := range cfg.Models {
-		if !slices.Contains(known, m) {
-			return nil, fmt.Errorf("%w: unknown model %q (known: %s)", ErrConfig, m, strings.Join(known, ", "))
+	for i, m := range cfg.Models {
+		canonical, err := check.CanonicalModel(m)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
+		cfg.Models[i] = canonical
 	}
 	historyFiles, err := historyFileNames(cfg.Format)
 	if err != nil {

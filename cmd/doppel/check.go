@@ -48,7 +48,8 @@ type checkFlags struct {
 func runCheck(args []string) int {
 	fs := flag.NewFlagSet("doppel check", flag.ContinueOnError)
 	var modelFlag, elleModels, directory string
-	modelsHelp := "consistency models to check, comma-separated (default " + defaultModel + ", as Elle): " + strings.Join(check.ModelNames(), ", ")
+	modelsHelp := "consistency models to check, comma-separated, or all (default " + defaultModel + ", as Elle): " + strings.Join(check.ModelNames(), ", ") +
+		" (Elle's aliases too: PL-2, PL-2.99, PL-3, PL-SI, PL-SS, :serializable, ...)"
 	fs.StringVar(&modelFlag, "model", "", modelsHelp+"; elle-cli's checker name list-append is accepted and ignored")
 	fs.StringVar(&elleModels, "consistency-models", "", "the same as --model (elle-cli's name)")
 	fs.StringVar(&elleModels, "c", "", "the same as --model (elle-cli's short name)")
@@ -257,8 +258,15 @@ func checkFile(file string, cf checkFlags) int {
 // --directory keep every case).
 func writeReport(w io.Writer, source string, res *check.Result, stats, counterexamples bool) {
 	fmt.Fprintf(w, "%s: %s\n", source, res.Valid)
+	lattice := len(res.Models) == len(check.ModelNames()) // --model all: the lattice as a table
+	if lattice {
+		fmt.Fprintf(w, "  %-34s %-9s %s\n", "model", "verdict", "implies")
+	}
 	for _, m := range res.Models {
-		line := fmt.Sprintf("  %-28s %s", m.Model, m.Valid)
+		line := fmt.Sprintf("  %-34s %s", m.Model, m.Valid)
+		if lattice {
+			line = fmt.Sprintf("  %-34s %-9s %s", m.Model, m.Valid, strings.Join(check.Implies(m.Model), ", "))
+		}
 		if len(m.AnomalyTypes) > 0 {
 			line += " (" + strings.Join(m.AnomalyTypes, ", ") + ")"
 		}
@@ -266,6 +274,15 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 			line += ": " + m.Message
 		}
 		fmt.Fprintln(w, line)
+	}
+	if len(res.Not) > 0 {
+		fmt.Fprintf(w, "  not: %s\n", strings.Join(res.Not, ", "))
+	}
+	if len(res.AlsoNot) > 0 {
+		fmt.Fprintf(w, "  also not: %s\n", strings.Join(res.AlsoNot, ", "))
+	}
+	if len(res.Strongest) > 0 {
+		fmt.Fprintf(w, "  strongest valid: %s\n", strings.Join(res.Strongest, ", "))
 	}
 	for i, a := range res.Anomalies {
 		fmt.Fprintf(w, "\n%d. %s", i+1, a.Type)

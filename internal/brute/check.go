@@ -30,10 +30,11 @@ var Models = []string{Serializable, StrongSessionSerializable, StrictSerializabl
 // search is exponential: histories of more than about 10 transactions may take long.
 const MaxTxns = 64
 
-// Check reports whether h satisfies model. It is false for an unknown model or a
-// malformed or too large history; CheckModel says which.
+// Check reports whether h satisfies model, by the graph definition (CheckGraph), which
+// decides every model; the execution oracle (CheckModel) is checked against it. It is
+// false for an unknown model or a malformed or too large history; CheckGraph says which.
 func Check(h *history.History, model string) bool {
-	ok, err := CheckModel(h, model)
+	ok, err := CheckGraph(h, model)
 	return err == nil && ok
 }
 

@@ -1,0 +1,62 @@
+package check
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"doppel/history"
+)
+
+// TestElleHistories runs histories transcribed from Elle's own list-append tests
+// (elle.list-append-test: G1a, G1b, G1c, G-single, G2, strong SI, strong session SI,
+// G-nonadjacent-process, contradictory read orders) under every model. Each row gives
+// the verdicts Elle's test states (a model asked and its :valid?, or ruled out by its
+// :not), and Elle's :not, which must be among doppel's Not. Elle writes an :ok read of
+// the empty list as nil; the transcriptions write [] (doppel reads an :ok nil as
+// unknown).
+func TestElleHistories(t *testing.T) {
+	for _, tc := range []struct {
+		file           string
+		valid, invalid []string
+		not            []string
+	}{
+		{"g1a.edn", nil, []string{"read-committed", "repeatable-read"}, []string{"read-committed"}},
+		{"g1b.edn", nil, []string{"read-committed", "strict-serializable"}, []string{"read-committed"}},
+		{"g1c.edn", nil, []string{"read-committed"}, []string{"read-committed"}},
+		{"g-single.edn", []string{"read-committed"}, []string{"repeatable-read", "snapshot-isolation", "serializable"},
+			[]string{"repeatable-read"}},
+		{"g2.edn", []string{"read-committed", "snapshot-isolation"}, []string{"repeatable-read", "serializable"},
+			[]string{"repeatable-read"}},
+		{"strong-si.edn", []string{"serializable"}, []string{"strong-snapshot-isolation", "strict-serializable"},
+			[]string{"strong-snapshot-isolation"}},
+		{"strong-session-si.edn", []string{"serializable"}, []string{"strong-session-snapshot-isolation"},
+			[]string{"strong-session-snapshot-isolation"}},
+		{"g-nonadjacent-process.edn", []string{"serializable"}, []string{"strong-session-snapshot-isolation"},
+			[]string{"strong-session-snapshot-isolation"}},
+		{"contradictory-read-orders.edn", nil, []string{"read-committed"}, []string{"read-committed"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			h, err := history.ParseFile(filepath.Join("..", "testdata", "elle", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Check(h, Options{Models: []string{"all"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mr := range res.Models {
+				switch {
+				case slices.Contains(tc.valid, mr.Model) && mr.Valid != Valid,
+					slices.Contains(tc.invalid, mr.Model) && mr.Valid != Invalid:
+					t.Errorf("%s: %v, Elle's test says otherwise (anomalies %v)", mr.Model, mr.Valid, mr.AnomalyTypes)
+				}
+			}
+			for _, m := range tc.not {
+				if !slices.Contains(res.Not, m) {
+					t.Errorf("Elle's :not has %s; doppel's not is %v (also not %v)", m, res.Not, res.AlsoNot)
+				}
+			}
+		})
+	}
+}
