@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,12 +304,12 @@ func TestCheckDefaultModelAndElleCLISpellings(t *testing.T) {
 		code int
 		out  string
 	}{
-		{[]string{realtime}, exitInvalid, "strict-serializable          not valid (G-single-realtime)"},
-		{[]string{"-c", "serializable", realtime}, exitValid, "serializable                 valid"},
-		{[]string{"--consistency-models", "serializable", realtime}, exitValid, "serializable                 valid"},
+		{[]string{realtime}, exitInvalid, fmt.Sprintf("  %-34s %s", "strict-serializable", "not valid (G-single-realtime)")},
+		{[]string{"-c", "serializable", realtime}, exitValid, fmt.Sprintf("  %-34s %s", "serializable", "valid")},
+		{[]string{"--consistency-models", "serializable", realtime}, exitValid, fmt.Sprintf("  %-34s %s", "serializable", "valid")},
 		{[]string{"--model", "list-append", "-c", "strict-serializable", realtime}, exitInvalid, "G-single-realtime"},
 		{[]string{"-m", "list-append", realtime}, exitInvalid, "G-single-realtime"},
-		{[]string{"-c", "serializable", "--model", "list-append", realtime}, exitValid, "serializable                 valid"},
+		{[]string{"-c", "serializable", "--model", "list-append", realtime}, exitValid, fmt.Sprintf("  %-34s %s", "serializable", "valid")},
 		{[]string{"--model", "rw-register", realtime}, exitUsage, ""},
 		{[]string{"--output", "json", "-c", "serializable", realtime}, exitValid, `"valid": true`},
 		// Several files: each is reported, the exit code is the worst.
