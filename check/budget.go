@@ -21,6 +21,8 @@ type budget struct {
 	// (not the user's limits) stops: see capConflicts.
 	capEnd int64
 
+	mem *memWatch // Options.MaxMemory; nil: none
+
 	spent      bool // a limit was reached; nothing more is searched
 	spentPhase string
 	spentWhy   string // which limit
@@ -50,6 +52,12 @@ func (b *budget) out() bool {
 		b.exhaust(fmt.Sprintf("conflict limit (%d)", b.maxConflicts))
 	case !b.deadline.IsZero() && !time.Now().Before(b.deadline):
 		b.exhaust(fmt.Sprintf("time limit (%s)", b.timeout))
+	case b.mem.exceeded():
+		if b.mem.limit >= 1<<30 {
+			b.exhaust(fmt.Sprintf("memory limit (%.1f GiB)", float64(b.mem.limit)/(1<<30)))
+		} else {
+			b.exhaust(fmt.Sprintf("memory limit (%d MiB)", b.mem.limit>>20))
+		}
 	}
 	return b.spent
 }

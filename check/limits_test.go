@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,22 @@ func TestTimeoutGivesUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounters(t, res, "time limit (300ms)")
+}
+
+// TestMemoryLimitGivesUnknown: a memory limit below what the process already holds is
+// reached at the watch's first sample; the hard history then ends every model unknown,
+// naming the memory limit, the phase and the counters (the solver is interrupted).
+func TestMemoryLimitGivesUnknown(t *testing.T) {
+	h := hardHistory(t)
+	res, err := Check(h, Options{Models: ModelNames(), MaxMemory: 1 << 20, Solver: wholeProblem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounters(t, res, "memory limit (1 MiB)")
+	// The runtime's own soft limit is given back.
+	if got := debug.SetMemoryLimit(-1); got < 1<<40 {
+		t.Errorf("the runtime's memory limit was left at %d", got)
+	}
 }
 
 // TestLimitSpentBeforeEncoding: a limit reached before any search still gives the

@@ -117,7 +117,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	c.progress("narrowing for " + m)
 	t0 := time.Now()
 	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime, Split: models[m].snapshot}}
-	opts.Deadline = c.budget.deadline
+	opts.Deadline, opts.Stop = c.budget.deadline, c.budget.mem.exceeded
 	if models[m].snapshot {
 		// Without real time, start and commit events narrow little and slowly: bounded.
 		opts.MaxRounds, opts.Work = 3, 300_000_000
@@ -303,7 +303,7 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	t0 := time.Now()
 	// Bounded work: only a witness (the graph has two nodes per transaction).
 	pr := prune.Run(in, prune.Options{Level: prune.Level{Split: true, Process: true, Realtime: true}, Deadline: c.budget.deadline,
-		MaxRounds: 3, Work: 300_000_000})
+		Stop: c.budget.mem.exceeded, MaxRounds: 3, Work: 300_000_000})
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
 	if pr.Contradiction != nil || pr.KeyUnsat || c.budget.out() {
 		return false
@@ -319,7 +319,7 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	// evidence about snapshot isolation, and must neither show nor hide any.
 	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
 	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
-	sub.budget.start, sub.budget.deadline = c.budget.start, c.budget.deadline
+	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
 	if left := c.budget.conflictsLeft(); left >= 0 {
 		if left == 0 {
 			return false

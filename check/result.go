@@ -69,6 +69,9 @@ type Options struct {
 	// solver stage (pre-searches, portfolio, explanations) of every model together.
 	Timeout      time.Duration
 	MaxConflicts int64
+	// MaxMemory bounds the memory the checker's process holds from the system, in
+	// bytes (0: none); reaching it gives Unknown like the other limits.
+	MaxMemory int64
 	// Start is when Timeout's clock started (a command line tool: before parsing); zero
 	// means when Check is called.
 	Start time.Time

@@ -50,12 +50,13 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 // take milliseconds of theory propagation on a big graph). The caller must call the
 // returned function when done with s.
 func (c *checker) bound(s *sat.Solver) (release func()) {
+	removeHook := c.budget.mem.onExceed(s.Interrupt)
 	if c.budget.deadline.IsZero() {
-		return func() {}
+		return removeHook
 	}
 	s.SetDeadline(c.budget.deadline)
 	t := time.AfterFunc(time.Until(c.budget.deadline), s.Interrupt)
-	return func() { t.Stop() }
+	return func() { t.Stop(); removeHook() }
 }
 
 // solve decides a model on view v when some keys leave choices: CDCL over the

@@ -48,6 +48,9 @@ type Level struct {
 type Options struct {
 	Level    Level
 	Deadline time.Time // zero: none
+	// Stop, when set, is read with the deadline (from several goroutines: it must be
+	// safe for that); true ends the narrowing as an expired deadline does.
+	Stop func() bool
 	// MaxRounds bounds the rounds (0: a default).
 	MaxRounds int
 	// Work bounds the graph passes of one round, in node and edge visits (0: a default).
@@ -287,7 +290,7 @@ func (p *pruner) allow() {
 }
 
 func (p *pruner) expired() bool {
-	return !p.opts.Deadline.IsZero() && time.Now().After(p.opts.Deadline)
+	return !p.opts.Deadline.IsZero() && time.Now().After(p.opts.Deadline) || p.opts.Stop != nil && p.opts.Stop()
 }
 
 // build makes the nodes, the static edges and the first windows (pins).

@@ -42,6 +42,7 @@ type checkFlags struct {
 	shrinkFor     time.Duration
 	solver        check.SolverOptions
 	maxConflicts  int64
+	maxMemory     int64
 	severalFiles  bool
 }
 
@@ -61,6 +62,7 @@ func runCheck(args []string) int {
 	stats := fs.Bool("stats", false, "print solver and phase statistics")
 	timeout := fs.Duration("timeout", 0, "give up (verdict unknown) after this long, parsing included; 0 means no limit")
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
+	maxMemory := fs.String("max-memory", defaultMaxMemory(), "give up (verdict unknown) when the checker holds this much memory (e.g. 4GiB, 500MiB); 0 means no limit; the default is 3/4 of this machine's memory")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
@@ -108,6 +110,11 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel check: --timeout and --max-conflicts must not be negative (0 means no limit)")
 		return exitUsage
 	}
+	memLimit, err := parseBytes(*maxMemory)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "doppel check: --max-memory: %v\n", err)
+		return exitUsage
+	}
 	if stop, err := startProfile(*prof); err != nil {
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
 		return exitUsage
@@ -115,7 +122,7 @@ func runCheck(args []string) int {
 		defer stop()
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
-		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, severalFiles: fs.NArg() > 1,
+		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
 		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
@@ -159,7 +166,7 @@ func modelNames(flagValue string) ([]string, error) {
 // checkFile checks one history file and prints (and writes) its evidence.
 func checkFile(file string, cf checkFlags) int {
 	t0 := time.Now() // --timeout counts parsing too
-	opts := check.Options{Models: cf.models, Timeout: cf.timeout, MaxConflicts: cf.maxConflicts, Start: t0, Solver: cf.solver}
+	opts := check.Options{Models: cf.models, Timeout: cf.timeout, MaxConflicts: cf.maxConflicts, MaxMemory: cf.maxMemory, Start: t0, Solver: cf.solver}
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {
