@@ -250,57 +250,6 @@ func verifyPerRead(h *history.History, order []int32, process, realtime bool) er
 	return verifyOrders(h, at, process, realtime)
 }
 
-// verifyOrders checks that the positions at (1 + position, 0: absent) keep process
-// order and real-time order, when asked.
-func verifyOrders(h *history.History, at []int32, process, realtime bool) error {
-	if process {
-		var ids []int32
-		for t := range h.Txns {
-			if at[t] != 0 && h.Txns[t].Process >= 0 {
-				ids = append(ids, int32(t))
-			}
-		}
-		encode.SortProcessOrder(h, ids)
-		for i := 1; i < len(ids); i++ {
-			a, b := ids[i-1], ids[i]
-			if h.Txns[a].Process == h.Txns[b].Process && at[a] > at[b] {
-				return fmt.Errorf("transactions %d and %d commit against their process order", a, b)
-			}
-		}
-	}
-	if realtime {
-		maxPos := int32(-1)
-		for t := range h.Txns {
-			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
-		}
-		ev := make([]int32, maxPos+1) // +t+1 invoke, -(t+1) completion
-		for t := range h.Txns {
-			tx := &h.Txns[t]
-			if at[t] == 0 {
-				continue
-			}
-			if tx.Invoke >= 0 {
-				ev[tx.Invoke] = int32(t) + 1
-			}
-			if tx.Complete >= 0 && tx.Status == history.OK {
-				ev[tx.Complete] = -(int32(t) + 1)
-			}
-		}
-		latest := int32(0)
-		for _, e := range ev {
-			switch {
-			case e > 0:
-				if at[e-1] <= latest {
-					return fmt.Errorf("transaction %d commits before a transaction that completed before it was invoked", e-1)
-				}
-			case e < 0:
-				latest = max(latest, at[-e-1])
-			}
-		}
-	}
-	return nil
-}
-
 // provePerRead tries the per-read replay and reports the models of names it proves.
 func (c *checker) provePerRead(in *encode.Inference, names []string) {
 	c.progress("replaying read by read")

@@ -253,6 +253,12 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 	if err := cmp.Or(errs[0], errs[1]); err != nil {
 		return err
 	}
+	return verifyOrders(h, at, process, realtime)
+}
+
+// verifyOrders checks that the positions at (1 + position, 0: absent) keep process
+// order and real-time order, when asked.
+func verifyOrders(h *history.History, at []int32, process, realtime bool) error {
 	if process {
 		var ids []int32
 		for t := range h.Txns {
@@ -269,8 +275,6 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 		}
 	}
 	if realtime {
-		// Sweep the history's events: at each invoke, every transaction completed before
-		// must already have run.
 		maxPos := int32(-1)
 		for t := range h.Txns {
 			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
@@ -288,7 +292,7 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 				ev[tx.Complete] = -(int32(t) + 1)
 			}
 		}
-		latest := int32(0) // the latest position in order of a completed transaction
+		latest := int32(0)
 		for _, e := range ev {
 			switch {
 			case e > 0:
