@@ -93,6 +93,7 @@ func runRun(args []string) int {
 	flags.StringVar(&cfg.Format, "format", "edn", "history file format: edn, json or both")
 	flags.DurationVar(&cfg.DrainTimeout, "drain-timeout", 10*time.Second, "on interrupt, how long in-flight transactions may take to finish")
 	flags.DurationVar(&cfg.TxnTimeout, "txn-timeout", 30*time.Second, "cancel a transaction after this long (recorded as fail or info)")
+	maxMemory := flags.String("max-memory", defaultMaxMemory(), "the check of the history gives up (verdict unknown) when it holds this much memory (e.g. 4GiB); 0 means no limit; the default is 3/4 of this machine's memory")
 	var runs int
 	flags.IntVar(&runs, "runs", 1, "hunt mode: repeat the run this many times with new seeds (0: until interrupted); keep the runs that are not valid")
 	flags.Usage = func() {
@@ -123,6 +124,12 @@ func runRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel run: --runs must be >= 0 (0: until interrupted)")
 		return exitUsage
 	}
+	memLimit, err := parseBytes(*maxMemory)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "doppel run: --max-memory: %v\n", err)
+		return exitUsage
+	}
+	cfg.CheckOptions.MaxMemory = memLimit
 	cfg.Spec = spec
 	cfg.Duration = duration
 	if models != "" {
