@@ -191,23 +191,9 @@ func byCompletion(h *history.History, ids []int32, byMidpoint bool) {
 // shows own appends. With process (and realtime), the order also keeps process (and
 // real-time) order.
 func verifyPerRead(h *history.History, order []int32, process, realtime bool) error {
-	at := make([]int32, len(h.Txns)) // 1 + position in order, 0: not committed
-	for i, t := range order {
-		if t < 0 || int(t) >= len(h.Txns) {
-			return fmt.Errorf("transaction %d out of range", t)
-		}
-		if at[t] != 0 {
-			return fmt.Errorf("transaction %d commits twice", t)
-		}
-		if h.Txns[t].Status == history.Fail {
-			return fmt.Errorf("failed transaction %d commits", t)
-		}
-		at[t] = int32(i) + 1
-	}
-	for t := range h.Txns {
-		if h.Txns[t].Status == history.OK && at[t] == 0 {
-			return fmt.Errorf("committed transaction %d does not commit", t)
-		}
+	at, err := orderPositions(h, order)
+	if err != nil {
+		return err
 	}
 	lists := map[int32][]int32{}
 	ends := map[int32]map[int]bool{} // block ends per key

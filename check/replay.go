@@ -223,20 +223,9 @@ func replayReads(h *history.History, in *encode.Inference, order []int32, part, 
 // each key's trace only as a reference list (reads are compared with it value by
 // value), so it does not trust the inference.
 func verifySerial(h *history.History, in *encode.Inference, order []int32, process, realtime bool) error {
-	at := make([]int32, len(h.Txns)) // position in order + 1, 0 = did not run
-	for i, t := range order {
-		if t < 0 || int(t) >= len(h.Txns) || at[t] != 0 {
-			return fmt.Errorf("transaction %d appears twice or is out of range", t)
-		}
-		if h.Txns[t].Status == history.Fail {
-			return fmt.Errorf("failed transaction %d runs", t)
-		}
-		at[t] = int32(i) + 1
-	}
-	for t := range h.Txns {
-		if h.Txns[t].Status == history.OK && at[t] == 0 {
-			return fmt.Errorf("committed transaction %d does not run", t)
-		}
+	at, err := orderPositions(h, order)
+	if err != nil {
+		return err
 	}
 	// Keys are independent: two goroutines re-execute half of them each (the work is
 	// memory-bound: a key's position and trace are a cache miss per operation).
@@ -254,6 +243,52 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 		return err
 	}
 	return verifyOrders(h, at, process, realtime)
+}
+
+// orderPositions gives each transaction its position in order + 1 (0: not in it), and
+// checks that order is one a replay may run: each transaction at most once, no :fail
+// one, every :ok one.
+func orderPositions(h *history.History, order []int32) ([]int32, error) {
+	at := make([]int32, len(h.Txns))
+	for i, t := range order {
+		if t < 0 || int(t) >= len(h.Txns) || at[t] != 0 {
+			return nil, fmt.Errorf("transaction %d appears twice or is out of range", t)
+		}
+		if h.Txns[t].Status == history.Fail {
+			return nil, fmt.Errorf("failed transaction %d runs", t)
+		}
+		at[t] = int32(i) + 1
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.OK && at[t] == 0 {
+			return nil, fmt.Errorf("committed transaction %d does not run", t)
+		}
+	}
+	return at, nil
+}
+
+// realtimeEvents lays out the history's invoke and completion positions of the
+// transactions ran keeps: +(t+1) at t's invoke, -(t+1) at its completion (:ok only: an
+// :info transaction never completed), 0 elsewhere. Sweeping it checks real-time order.
+func realtimeEvents(h *history.History, ran func(t int) bool) []int32 {
+	maxPos := int32(-1)
+	for t := range h.Txns {
+		maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
+	}
+	ev := make([]int32, maxPos+1)
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		if !ran(t) {
+			continue
+		}
+		if tx.Invoke >= 0 {
+			ev[tx.Invoke] = int32(t) + 1
+		}
+		if tx.Complete >= 0 && tx.Status == history.OK {
+			ev[tx.Complete] = -(int32(t) + 1)
+		}
+	}
+	return ev
 }
 
 // verifyOrders checks that the positions at (1 + position, 0: absent) keep process
@@ -275,25 +310,8 @@ func verifyOrders(h *history.History, at []int32, process, realtime bool) error 
 		}
 	}
 	if realtime {
-		maxPos := int32(-1)
-		for t := range h.Txns {
-			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
-		}
-		ev := make([]int32, maxPos+1) // +t+1 invoke, -(t+1) completion
-		for t := range h.Txns {
-			tx := &h.Txns[t]
-			if at[t] == 0 {
-				continue
-			}
-			if tx.Invoke >= 0 {
-				ev[tx.Invoke] = int32(t) + 1
-			}
-			if tx.Complete >= 0 && tx.Status == history.OK {
-				ev[tx.Complete] = -(int32(t) + 1)
-			}
-		}
 		latest := int32(0)
-		for _, e := range ev {
+		for _, e := range realtimeEvents(h, func(t int) bool { return at[t] != 0 }) {
 			switch {
 			case e > 0:
 				if at[e-1] <= latest {

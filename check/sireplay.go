@@ -300,25 +300,8 @@ func verifySI(h *history.History, in *encode.Inference, events []siEvent, proces
 	if realtime {
 		// Sweep the history's events: at each invoke, every transaction completed
 		// before must have committed before the invoked one starts.
-		maxPos := int32(-1)
-		for t := range h.Txns {
-			maxPos = max(maxPos, h.Txns[t].Invoke, h.Txns[t].Complete)
-		}
-		ev := make([]int32, maxPos+1) // +t+1 invoke, -(t+1) completion
-		for t := range h.Txns {
-			tx := &h.Txns[t]
-			if !ran[t] {
-				continue
-			}
-			if tx.Invoke >= 0 {
-				ev[tx.Invoke] = int32(t) + 1
-			}
-			if tx.Complete >= 0 && tx.Status == history.OK {
-				ev[tx.Complete] = -(int32(t) + 1)
-			}
-		}
 		latest := int32(-1) // the latest commit event of a completed transaction
-		for _, e := range ev {
+		for _, e := range realtimeEvents(h, func(t int) bool { return ran[t] }) {
 			switch {
 			case e > 0:
 				if startAt[e-1] <= latest {
