@@ -1,9 +1,10 @@
 package check
 
 import (
-	"container/heap"
+	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"doppel/encode"
 	"doppel/history"
@@ -17,170 +18,196 @@ import (
 // which is what makes histories that are neither serializable nor snapshot isolated
 // (lost updates, non-repeatable reads) replayable here. Like every replay it counts only
 // after verifyPerRead, an independent re-execution, accepts it.
+//
+// It is the serial replay (schedule.go) with reads relaxed, so that it inherits its
+// waiting on slots, its deferral of appends that would strand a reader and its
+// repairs (repair.go): a transaction runs as in a serial order while it can; a read
+// that sees fewer values than its key has (and no own appends) is allowed where a block
+// started. A transaction ready only so that appends inside a trace is kept aside until
+// the replay is stuck (pickPerRead): its block could take a position from the writer
+// whose read pins it there (a lost update's loser is such a transaction: its block
+// belongs past the trace).
 
-// perReadSchedule commits transactions greedily, the earliest ready one first (by
-// interval midpoint or completion), each as soon as its appends are next in their keys'
-// traces without crossing a read's end, and its reads are satisfied; a transaction
-// that is not ready waits on the key that blocks it. :info transactions commit only if
-// they become ready; the others are dropped (not committed). It reports false when a
-// committed transaction never became ready.
-func perReadSchedule(h *history.History, in *encode.Inference, byMidpoint bool, stop func() bool) ([]int32, bool) {
-	n := len(h.Txns)
-	pos := make([]int32, len(in.Keys))
-	boundary := make([][]bool, len(in.Keys)) // boundary[k][p]: a block ends at p (p <= trace length)
-	for k := range in.Keys {
-		boundary[k] = make([]bool, len(in.Keys[k].Trace)+1)
-		boundary[k][0] = true
+// newPerReadReplay is newReplay for in, a per-read inference: the reads it places are
+// in.Reads (a read that misses its transaction's own appends is ignored). A read before
+// the transaction's own block on the key, where the trace does not hold the block's
+// first value, can never be read exactly (the block cannot start there): it is not
+// pending (nothing is deferred to keep it exact; it reads an older list), its slot
+// marked readOld. pendingRW counts the pending reads of transactions whose block can
+// start right there: at most one of them reads exactly.
+func newPerReadReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
+	r := newReplayBase(h, in, commit, orderEdges)
+	r.perRead = true
+	r.blockStart = make([]bool, len(r.traceAt))
+	for k := range r.keys {
+		r.blockStart[r.keys[k].base] = true
 	}
-	readsOf := make([][]int32, n)
-	cut := make([][]bool, len(in.Keys)) // cut[k][p]: some read ends at p: no block crosses it
-	for k := range in.Keys {
-		cut[k] = make([]bool, len(in.Keys[k].Trace)+1)
-	}
+	r.pendingRW = make([]int32, len(r.pending))
+	r.readWrites = make([]bool, len(h.Ops))
 	for i := range in.Reads {
-		r := &in.Reads[i]
-		readsOf[r.Txn] = append(readsOf[r.Txn], int32(i))
-		if q := r.Len - r.Own; q >= 0 && q < int32(len(cut[r.Key])) {
-			cut[r.Key][q] = true
+		rd := &in.Reads[i]
+		if r.commit[rd.Txn] != encode.Committed {
+			continue
 		}
+		s := r.slot(rd.Key, rd.Len-rd.Own)
+		if s < 0 {
+			continue
+		}
+		if rd.Own == 0 && rd.Writes {
+			ks := &r.keys[rd.Key]
+			if q := rd.Len; q < ks.n && r.traceAt[s] != in.Vals(r.writerOf(rd.Txn, rd.Key))[0] {
+				r.readSlot[rd.Op] = readOld
+				continue
+			}
+			r.readWrites[rd.Op] = true
+			r.pendingRW[s]++
+		}
+		r.readSlot[rd.Op] = s
+		r.pending[s]++
 	}
-	// blockedOn reports the key t waits for, or -1 if t can commit now. With pinned, t
-	// also waits until every key it read has exactly what it read (as in a serial
-	// order): read committed allows committing it later, but committing it early, on a
-	// duplicate value, would steal another writer's position.
-	blockedOn := func(t int32, pinned bool) int32 {
-		for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
-			k := in.Writers[w].Key
-			L := in.Keys[k].Trace
-			vals := in.Vals(w)
-			p := pos[k]
-			for i, v := range vals {
-				q := p + int32(i)
-				if q < int32(len(L)) && (L[q] != v || i > 0 && cut[k][q]) {
-					return k
+	r.countValues()
+	return r
+}
+
+// readOld marks, in a per-read replay's readSlot, a read that counts but is never
+// pending (see newPerReadReplay).
+const readOld = -2
+
+// strandsPerRead is strands for the per-read replay: t's appends would move a key past
+// the length a pending read needs, not counting t's own reads nor, when t's block
+// starts where it read, the reads of the others whose block could start there too
+// (one of them is read older whoever runs).
+func (r *replay) strandsPerRead(t int32) bool {
+	for _, w := range r.in.TxnWriters(t) {
+		k := r.in.Writers[w].Key
+		s := r.slot(k, r.keys[k].pos)
+		if s < 0 || r.pending[s] == 0 {
+			continue
+		}
+		own, ownRW := int32(0), int32(0)
+		r.readBases(t, func(rs int32, writes bool) {
+			if rs == s {
+				own++
+				if writes {
+					ownRW++
 				}
 			}
+		})
+		others := r.pending[s] - own
+		if ownRW > 0 {
+			others -= r.pendingRW[s] - ownRW
 		}
-		for _, ri := range readsOf[t] {
-			r := &in.Reads[ri]
-			q := r.Len - r.Own
-			switch {
-			case r.Own > 0 && pos[r.Key] != q, // its own block starts right after what it saw
-				r.Own == 0 && (q > pos[r.Key] || q >= int32(len(boundary[r.Key])) || !boundary[r.Key][q]),
-				pinned && r.Own == 0 && q != pos[r.Key]:
-				return r.Key
-			}
-		}
-		return -1
-	}
-	ids := make([]int32, 0, n)
-	for t := range h.Txns {
-		if h.Txns[t].Status != history.Fail {
-			ids = append(ids, int32(t))
+		if others > 0 {
+			return true
 		}
 	}
-	byCompletion(h, ids, byMidpoint)
-	waiting := make([][]int32, len(in.Keys))
-	done := make([]bool, n)
-	order := make([]int32, 0, len(ids))
-	commit := func(t int32) []int32 {
-		done[t] = true
-		order = append(order, t)
-		var woken []int32
-		for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
-			k := in.Writers[w].Key
-			pos[k] += in.Writers[w].End - in.Writers[w].Start
-			if pos[k] < int32(len(boundary[k])) {
-				boundary[k][pos[k]] = true
-			}
-			woken = append(woken, waiting[k]...)
-			waiting[k] = waiting[k][:0]
+	return false
+}
+
+// perReadCheck is check's verdict on the read op (of key k, l values, at the
+// transaction's view position at): true when it can be read now; waitStale with true
+// when only as an older list.
+func (r *replay) perReadCheck(op, k, at, l int32) (bool, int32) {
+	if r.readSlot[op] == -1 {
+		return true, 0 // not one of the per-read inference's reads
+	}
+	ks := &r.keys[k]
+	own := at - ks.pos
+	q := l - own
+	switch {
+	case q == ks.pos:
+		return true, 0
+	case q > ks.pos:
+		return false, r.slot(k, q)
+	case own > 0 || !r.blockStart[ks.base+q]:
+		// Its own block starts right after what it read, or a block crossed its end.
+		return false, waitNever
+	}
+	return true, waitStale
+}
+
+// pickPerRead is the per-read replay's move when it is stuck: it retries the
+// transactions kept aside (some are now ready; true means something was queued) and
+// returns the one to run, or -1: a kept-aside transaction whose appends take a key to a
+// position a committed transaction waits for, else the earliest deferred one (its
+// appends strand readers, which then read older lists), else the earliest kept aside.
+func (r *replay) pickPerRead() (int32, bool) {
+	queued := r.ready.Len()
+	best := int32(-1)
+	kept := r.stale[:0]
+	for _, t := range r.stale {
+		r.state[t] = rPending
+		ok, s := r.check(t)
+		if ok || s != waitStale {
+			r.try(t)
+			continue
 		}
-		return woken
-	}
-	// Ready candidates by rank (the order of ids): the earliest ready transaction
-	// commits first, as in the serial replay.
-	rank := make([]int32, n)
-	for i, t := range ids {
-		rank[t] = int32(i)
-	}
-	cand := &rankHeap{rank: rank}
-	queued := make([]bool, n)
-	push := func(t int32) {
-		if !queued[t] && !done[t] {
-			queued[t] = true
-			heap.Push(cand, t)
+		r.state[t] = rStale
+		kept = append(kept, t)
+		if r.strandsPerRead(t) || best >= 0 && r.prio(t) >= r.prio(best) {
+			continue
 		}
-	}
-	for _, t := range ids {
-		push(t)
-	}
-	steps := 0
-	for {
-		for cand.Len() > 0 {
-			if steps++; stop != nil && steps%stopEvery == 0 && stop() {
-				return nil, false
-			}
-			t := heap.Pop(cand).(int32)
-			queued[t] = false
-			if done[t] {
+		for _, op := range r.h.TxnOps(int(t)) {
+			if op.Kind != history.Append {
 				continue
 			}
-			if k := blockedOn(t, true); k >= 0 {
-				waiting[k] = append(waiting[k], t)
-				continue
-			}
-			for _, w := range commit(t) {
-				push(w)
-			}
-		}
-		// Stuck: commit the first transaction that read committed allows, then go on
-		// pinned again.
-		relaxed := int32(-1)
-		for _, t := range ids {
-			if steps++; stop != nil && steps%stopEvery == 0 && stop() {
-				return nil, false
-			}
-			if !done[t] && blockedOn(t, false) < 0 {
-				relaxed = t
+			if sl := r.slot(op.Key, r.keys[op.Key].pos+1); sl >= 0 && r.waitHead[sl] >= 0 {
+				best = t
 				break
 			}
 		}
-		if relaxed < 0 {
-			break
+	}
+	r.stale = kept
+	if r.ready.Len() > queued {
+		return -1, true
+	}
+	if best < 0 && len(r.deferred) > 0 {
+		t := r.earliest(&r.deferred)
+		if ok, _ := r.check(t); !ok {
+			r.try(t)
+			return -1, true
 		}
-		for k := range waiting {
-			waiting[k] = waiting[k][:0]
-		}
-		commit(relaxed)
-		for _, t := range ids {
-			push(t)
+		return t, false
+	}
+	if best < 0 && len(r.stale) > 0 {
+		best = r.stale[0]
+		for _, t := range r.stale {
+			if r.prio(t) < r.prio(best) {
+				best = t
+			}
 		}
 	}
-	for _, t := range ids {
-		if !done[t] && h.Txns[t].Status == history.OK {
-			return nil, false
-		}
+	if best >= 0 {
+		r.stale = slices.DeleteFunc(r.stale, func(t int32) bool { return t == best })
+		r.state[best] = rPending
 	}
-	return order, true
+	return best, false
 }
 
-// byCompletion sorts transaction ids by completion position (those that never
-// completed last, by invocation).
-func byCompletion(h *history.History, ids []int32, byMidpoint bool) {
-	key := func(t int32) int64 {
-		tx := &h.Txns[t]
-		switch {
-		case byMidpoint && tx.Complete >= 0 && tx.Invoke >= 0:
-			return int64(tx.Complete) + int64(tx.Invoke)
-		case byMidpoint && tx.Complete >= 0:
-			return 2 * int64(tx.Complete)
-		case tx.Complete >= 0:
-			return int64(tx.Complete)
-		}
-		return 1<<40 + int64(tx.Invoke)
+// perReadSchedule replays h read by read (ready transactions by interval midpoint, or
+// by completion), with the stuck replay repaired unless noRepair. It returns the commit
+// order and how many repairs it took.
+func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []encode.Edge, byCompletion, repair bool, stop func() bool) ([]int32, bool, int) {
+	commit := commitsOf(h)
+	r := newPerReadReplay(h, in, commit, orderEdges)
+	r.byCompletion, r.stop = byCompletion, stop
+	if !repair {
+		order, ok := r.run()
+		return order, ok, 0
 	}
-	slices.SortStableFunc(ids, func(a, b int32) int { return int(key(a) - key(b)) })
+	r.filledBy = newFilledBy(len(r.traceAt))
+	r.avoid = map[uint64]bool{}
+	for t := int32(0); t < r.n; t++ {
+		r.try(t)
+	}
+	run := &serialRun{r: r}
+	sn := &replaySnaps{every: snapEvery(r.n)}
+	r.checkpoint = checkpointer(run, sn)
+	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
+	if !ok {
+		return nil, false, n
+	}
+	return done.(*serialRun).order, true, n
 }
 
 // verifyPerRead re-executes order against real lists: every :ok transaction once and no
@@ -191,91 +218,153 @@ func byCompletion(h *history.History, ids []int32, byMidpoint bool) {
 // shows own appends. With process (and realtime), the order also keeps process (and
 // real-time) order.
 func verifyPerRead(h *history.History, order []int32, process, realtime bool) error {
-	at, err := orderPositions(h, order)
+	at, err := verifyPerReadLists(h, encode.InferPerRead(h), order)
 	if err != nil {
 		return err
 	}
-	lists := map[int32][]int32{}
-	ends := map[int32]map[int]bool{} // block ends per key
+	return verifyOrders(h, at, process, realtime)
+}
+
+// verifyPerReadLists is verifyPerRead without the orders; it returns the positions of
+// orderPositions. Like verifySerial it uses each key's trace only as a reference list
+// (appends landing inside it must match it, reads are compared with it value by value),
+// and two goroutines re-execute half of the keys each.
+func verifyPerReadLists(h *history.History, in *encode.Inference, order []int32) ([]int32, error) {
+	at, err := orderPositions(h, order)
+	if err != nil {
+		return nil, err
+	}
+	var errs [2]error
+	var wg sync.WaitGroup
+	for part := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[part] = replayPerReadReads(h, in, order, int32(part), 2)
+		}()
+	}
+	wg.Wait()
+	return at, cmp.Or(errs[0], errs[1])
+}
+
+// replayPerReadReads re-executes order on the keys k with k % parts == part, each
+// transaction's appends installed at its commit: appends must match the trace where
+// they land inside it; each :ok read that ends with the transaction's own earlier
+// appends must show before them a prefix of the list committed so far that ends where
+// a block ended (the whole list when there are own appends).
+func replayPerReadReads(h *history.History, in *encode.Inference, order []int32, part, parts int32) error {
+	pos := make([]int32, len(in.Keys))
+	ends := make([][]bool, len(in.Keys)) // ends[k][p]: a block ends at p (p <= trace length)
+	var ownK, ownV, o []int32            // t's appends so far (key, value); o: those to one key
 	for _, t := range order {
 		ops := h.TxnOps(int(t))
-		own := map[int32][]int32{}
+		ownK, ownV = ownK[:0], ownV[:0]
 		for i := range ops {
 			op := &ops[i]
+			if op.Key%parts != part {
+				continue
+			}
 			if op.Kind == history.Append {
-				own[op.Key] = append(own[op.Key], op.Value)
+				ownK, ownV = append(ownK, op.Key), append(ownV, op.Value)
 				continue
 			}
 			if h.Txns[t].Status != history.OK || !op.Known {
 				continue
 			}
+			o = o[:0]
+			for j, k := range ownK {
+				if k == op.Key {
+					o = append(o, ownV[j])
+				}
+			}
 			r := h.ReadList(op)
-			o := own[op.Key]
 			q := len(r) - len(o)
 			if q < 0 || !slices.Equal(r[q:], o) {
 				continue // misses its own write: ignored per read
 			}
-			L := lists[op.Key]
+			L, p := in.Keys[op.Key].Trace, int(pos[op.Key])
 			switch {
-			case len(o) > 0 && q != len(L):
-				return fmt.Errorf("transaction %d shows its own appends to a key after %d values, where %d are committed", t, q, len(L))
-			case q > len(L) || !slices.Equal(r[:q], L[:q]):
+			case len(o) > 0 && q != p:
+				return fmt.Errorf("transaction %d shows its own appends to a key after %d values, where %d are committed", t, q, p)
+			case q > p || q > len(L) || !slices.Equal(r[:q], L[:q]):
 				return fmt.Errorf("transaction %d reads a list that is not a committed prefix", t)
-			case q > 0 && !ends[op.Key][q]:
+			case q > 0 && (ends[op.Key] == nil || !ends[op.Key][q]):
 				return fmt.Errorf("transaction %d reads a list that ends inside a block", t)
 			}
 		}
-		for k, vals := range own {
-			lists[k] = append(lists[k], vals...)
-			if ends[k] == nil {
-				ends[k] = map[int]bool{}
+		// Commit: the appends in program order (each key's block is contiguous), then
+		// each block's end.
+		for j, k := range ownK {
+			L := in.Keys[k].Trace
+			if p := pos[k]; p < int32(len(L)) && L[p] != ownV[j] {
+				return fmt.Errorf("transaction %d appends at position %d a value other than the trace's", t, p)
 			}
-			ends[k][len(lists[k])] = true
+			pos[k]++
+		}
+		for _, k := range ownK {
+			if L := in.Keys[k].Trace; pos[k] <= int32(len(L)) {
+				if ends[k] == nil {
+					ends[k] = make([]bool, len(L)+1)
+				}
+				ends[k][pos[k]] = true
+			}
 		}
 	}
-	return verifyOrders(h, at, process, realtime)
+	return nil
 }
 
 // provePerRead tries the per-read replay and reports the models of names it proves.
+// Guided by process and real-time order first, whether or not a model asked needs
+// them (a transaction considered only after those that completed before it was
+// invoked mostly runs on its first try), then unguided; each by midpoint, then by
+// completion, then repaired.
 func (c *checker) provePerRead(in *encode.Inference, names []string) {
-	c.progress("replaying read by read")
-	order, ok := perReadSchedule(c.h, in, true, c.budget.stop)
-	if !ok && !c.budget.out() {
-		order, ok = perReadSchedule(c.h, in, false, c.budget.stop)
+	c.perReadTried = true
+	h := c.h
+	var guides [][]encode.Edge
+	if !c.budget.out() {
+		p := &encode.Problem{In: in, Commit: commitsOf(h)}
+		guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
+		guides = append(guides, guide)
 	}
-	if !ok {
-		return
-	}
-	c.progress("verifying a read-by-read replay")
-	for _, m := range names {
-		spec := models[m]
-		if c.proven[m] {
+	guides = append(guides, nil)
+	repair := !c.opts.Solver.NoRepair
+	for _, guide := range guides {
+		c.progress("replaying read by read")
+		order, ok, _ := perReadSchedule(h, in, guide, false, false, c.budget.stop)
+		if !ok && !c.budget.out() {
+			order, ok, _ = perReadSchedule(h, in, guide, true, false, c.budget.stop)
+		}
+		if !ok && !c.budget.out() && repair {
+			var n int
+			order, ok, n = perReadSchedule(h, in, guide, false, true, c.budget.stop)
+			c.res.Stats.Repairs += n
+		}
+		if !ok {
 			continue
 		}
-		if err := verifyPerRead(c.h, order, spec.process, spec.realtime); err != nil {
-			if !spec.process && !spec.realtime {
-				c.res.Stats.ReplayRejected++ // the replay's bookkeeping disagrees: a bug
+		c.progress("verifying a read-by-read replay")
+		at, err := verifyPerReadLists(h, in, order)
+		if err != nil {
+			c.res.Stats.ReplayRejected++ // the replay's bookkeeping disagrees: a bug
+			continue
+		}
+		all := true
+		for _, m := range names {
+			spec := models[m]
+			if c.proven[m] {
+				continue
 			}
-			continue
+			if verifyOrders(h, at, spec.process, spec.realtime) != nil {
+				all = false
+				continue
+			}
+			c.proven[m] = true
+			c.res.Stats.Witnessed++
+			c.res.Stats.Replayed++
 		}
-		c.proven[m] = true
-		c.res.Stats.Witnessed++
-		c.res.Stats.Replayed++
+		if all {
+			return
+		}
 	}
-}
-
-// rankHeap is a min-heap of transactions by rank.
-type rankHeap struct {
-	ts   []int32
-	rank []int32
-}
-
-func (q *rankHeap) Len() int           { return len(q.ts) }
-func (q *rankHeap) Less(i, j int) bool { return q.rank[q.ts[i]] < q.rank[q.ts[j]] }
-func (q *rankHeap) Swap(i, j int)      { q.ts[i], q.ts[j] = q.ts[j], q.ts[i] }
-func (q *rankHeap) Push(x any)         { q.ts = append(q.ts, x.(int32)) }
-func (q *rankHeap) Pop() any {
-	t := q.ts[len(q.ts)-1]
-	q.ts = q.ts[:len(q.ts)-1]
-	return t
 }

@@ -19,7 +19,7 @@ func TestPerReadVerifierIsSound(t *testing.T) {
 		h := brute.Random(rng, brute.Config{Strategy: brute.Strategies[seed%len(brute.Strategies)]})
 		in := encode.InferPerRead(h)
 		var orders [][]int32
-		if order, ok := perReadSchedule(h, in, seed%2 == 0, nil); ok {
+		if order, ok, _ := perReadSchedule(h, in, nil, seed%2 == 0, seed%3 == 0, nil); ok {
 			orders = append(orders, order)
 			replayed++
 		}

@@ -50,6 +50,7 @@ const (
 	rDead                 // an optional transaction that will not run
 	rStarted              // snapshot isolation: took its snapshot, not committed
 	rSpare                // an optional transaction kept for when the replay is stuck
+	rStale                // per read: ready only by reading an older list, kept for when stuck
 )
 
 // replayKey is a replay's state of one key.
@@ -136,9 +137,27 @@ type replay struct {
 
 	stop  func() bool // the caller's limits, asked every stopEvery steps (nil: none)
 	steps uint32
+
+	// Per-read models (check/rcreplay.go): a read may see an older list than the
+	// key's, ending where a block starts (blockStart, per slot). A transaction ready
+	// only so, that appends inside a trace, waits in stale (state rStale) for when the
+	// replay is stuck: taking a position now could take it from the writer whose read
+	// pins it there.
+	perRead    bool
+	blockStart []bool
+	stale      []int32
 }
 
 func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
+	r := newReplayBase(h, in, commit, orderEdges)
+	r.placeReads()
+	r.countValues()
+	return r
+}
+
+// newReplayBase is newReplay without the reads placed (readSlot all -1, pending 0)
+// and without the counts of values.
+func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
 	n := int32(len(h.Txns))
 	nk := len(in.Keys)
 	r := &replay{h: h, in: in, commit: commit, n: n,
@@ -188,6 +207,13 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 	for i := range r.readSlot {
 		r.readSlot[i] = -1
 	}
+	return r
+}
+
+// placeReads fills readSlot and pending with the reads of every committed :ok
+// transaction, each at its length minus the transaction's own earlier appends.
+func (r *replay) placeReads() {
+	h, n, commit := r.h, r.n, r.commit
 	for t := int32(0); t < n; t++ {
 		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
 			continue
@@ -212,8 +238,6 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 			}
 		}
 	}
-	r.countValues()
-	return r
 }
 
 // countValues fills valueClass, classDemand and classSupply for the keys optional
@@ -378,8 +402,11 @@ const (
 	// waitSpare: an optional transaction that can run now but steals a trace position
 	// the committed transactions can fill.
 	waitSpare = -3
+	// waitStale: per read, t can run now only by reading an older list, and it appends
+	// inside a trace.
+	waitStale = -4
 	// waitKey - k: key k is held by a started transaction (snapshot isolation).
-	waitKey = -4
+	waitKey = -5
 )
 
 // check reports whether t can run now; if not, the slot to wait on, or waitNever /
@@ -397,7 +424,9 @@ func (r *replay) check(t int32) (bool, int32) {
 	optional := r.commit[t] != encode.Committed
 	needed, steals := !optional, false
 	readsCount := h.Txns[t].Status == history.OK
-	for _, op := range h.TxnOps(int(t)) {
+	stale, inside := false, false
+	opStart := h.Txns[t].OpStart
+	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		if r.keys[k].stamp != r.epoch {
 			r.keys[k].stamp = r.epoch
@@ -429,6 +458,10 @@ func (r *replay) check(t int32) (bool, int32) {
 					return false, ks.base + next
 				}
 			}
+			if ks := &r.keys[k]; r.perRead && at > ks.pos && at < ks.n && r.pending[ks.base+at] > 0 {
+				// The block would cross the end of a read still to run: never readable.
+				return false, ks.base + ks.pos + 1
+			}
 			if ks := &r.keys[k]; at < ks.n {
 				if r.traceAt[ks.base+at] != op.Value {
 					// Wait until the key reaches the next position holding this value
@@ -439,6 +472,7 @@ func (r *replay) check(t int32) (bool, int32) {
 					}
 					return false, ks.base + next - (at - ks.pos)
 				}
+				inside = true
 				if optional {
 					if c := r.class(k, op.Value); r.classDemand[c] > r.classSupply[c] {
 						needed = true
@@ -453,6 +487,14 @@ func (r *replay) check(t int32) (bool, int32) {
 		if !readsCount || !op.Known {
 			continue
 		}
+		if r.perRead {
+			ok, s := r.perReadCheck(opStart+int32(i), k, at, op.End-op.Start)
+			if !ok {
+				return false, s
+			}
+			stale = stale || s == waitStale
+			continue
+		}
 		if l := op.End - op.Start; l != at {
 			if l < at {
 				return false, waitNever // the list is already longer than this read
@@ -463,6 +505,8 @@ func (r *replay) check(t int32) (bool, int32) {
 	switch {
 	case steals:
 		return false, waitSpare
+	case needed && stale && inside:
+		return false, waitStale
 	case needed:
 		return true, 0
 	}
@@ -479,6 +523,9 @@ func (r *replay) try(t int32) {
 	case ok:
 		r.state[t] = rQueued
 		r.ready.push(txnPrio{t, r.prio(t)})
+	case s == waitStale:
+		r.state[t] = rStale
+		r.stale = append(r.stale, t)
 	case s >= 0:
 		r.waitNext[t] = r.waitHead[s]
 		r.waitHead[s] = t
@@ -577,7 +624,12 @@ func (r *replay) midpoint(t int32) int64 {
 
 // strands reports whether running t now appends to a key that some other reader still
 // needs to see at its current length.
-func (r *replay) strands(t int32) bool { return r.strandsIn(t, r.pending, false) }
+func (r *replay) strands(t int32) bool {
+	if r.perRead {
+		return r.strandsPerRead(t)
+	}
+	return r.strandsIn(t, r.pending, false)
+}
 
 // strandsIn reports whether t's appends would move a key past the length that counts
 // (per slot) says other transactions still need; t's own reads do not count, and with
@@ -657,6 +709,14 @@ func (r *replay) loop() ([]int32, bool) {
 			if r.dropBlockers() {
 				continue
 			}
+			if r.perRead {
+				var queued bool
+				if t, queued = r.pickPerRead(); queued {
+					continue
+				} else if t >= 0 {
+					break
+				}
+			}
 			if len(r.deferred) == 0 {
 				return r.finish()
 			}
@@ -702,6 +762,14 @@ func (r *replay) install(t int32) {
 	r.state[t] = rDone
 	r.order = append(r.order, t)
 	r.fired = r.fired[:0]
+	if r.blockStart != nil {
+		for _, w := range r.in.TxnWriters(t) {
+			k := r.in.Writers[w].Key
+			if r.keys[k].pos <= r.keys[k].n {
+				r.blockStart[r.keys[k].base+r.keys[k].pos] = true
+			}
+		}
+	}
 	if r.filledBy != nil {
 		for _, w := range r.in.TxnWriters(t) {
 			if k := r.in.Writers[w].Key; r.keys[k].pos < r.keys[k].n {
