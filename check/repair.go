@@ -206,6 +206,12 @@ func (r *replay) copyReplay() *replay {
 	c.spares = slices.Clone(r.spares)
 	c.fired = nil
 	c.filledBy = slices.Clone(r.filledBy)
+	c.blockStart = slices.Clone(r.blockStart)
+	c.stale = slices.Clone(r.stale)
+	c.startStep = slices.Clone(r.startStep)
+	c.endStep = slices.Clone(r.endStep)
+	c.lastWrite = slices.Clone(r.lastWrite)
+	c.snapAt = slices.Clone(r.snapAt)
 	c.checkpoint = nil
 	return &c
 }

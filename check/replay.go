@@ -103,9 +103,19 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		if withGuide {
 			edges = guideEdges()
 		}
-		events, ok := siSchedule(h, in, commit, edges, false, c.budget.stop)
+		// A serial replay whose transactions may read an older state first (a
+		// serializable history with a write skew), then start and commit events.
+		events, ok, _ := scheduleSnapshot(h, in, commit, edges, false, false, c.budget.stop)
+		if !ok && !c.budget.out() {
+			events, ok = siSchedule(h, in, commit, edges, false, c.budget.stop)
+		}
 		if !ok && !c.budget.out() {
 			events, ok = siSchedule(h, in, commit, edges, true, c.budget.stop)
+		}
+		if !ok && !c.budget.out() && repair() {
+			var n int
+			events, ok, n = scheduleSnapshot(h, in, commit, edges, false, true, c.budget.stop)
+			c.res.Stats.Repairs += n
 		}
 		if !ok && !withGuide && !c.budget.out() && repair() {
 			var n int

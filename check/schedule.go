@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math"
 	"slices"
 
 	"doppel/encode"
@@ -146,6 +147,17 @@ type replay struct {
 	perRead    bool
 	blockStart []bool
 	stale      []int32
+
+	// Snapshot mode (check/snapreplay.go): a transaction whose reads all see the lists
+	// of one earlier state, its appended keys unchanged since, runs as if it took its
+	// snapshot then. Per slot (key, p): startStep, the commit (1-based) that moved the
+	// key past p (0: none yet); endStep, the one that made its length p. lastWrite: per
+	// key, the last commit appending to it. snapAt: per transaction, the state (commits
+	// before) its snapshot shows.
+	snapshot           bool
+	startStep, endStep []int32
+	lastWrite          []int32
+	snapAt             []int32
 }
 
 func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
@@ -426,6 +438,7 @@ func (r *replay) check(t int32) (bool, int32) {
 	readsCount := h.Txns[t].Status == history.OK
 	stale, inside := false, false
 	opStart := h.Txns[t].OpStart
+	lo, hi := int32(0), int32(math.MaxInt32) // snapshot mode: the states its snapshot may show
 	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		if r.keys[k].stamp != r.epoch {
@@ -457,6 +470,9 @@ func (r *replay) check(t int32) (bool, int32) {
 					}
 					return false, ks.base + next
 				}
+			}
+			if r.snapshot && at == r.keys[k].pos {
+				lo = max(lo, r.lastWrite[k]) // no other writer of k since its snapshot
 			}
 			if ks := &r.keys[k]; r.perRead && at > ks.pos && at < ks.n && r.pending[ks.base+at] > 0 {
 				// The block would cross the end of a read still to run: never readable.
@@ -495,6 +511,24 @@ func (r *replay) check(t int32) (bool, int32) {
 			stale = stale || s == waitStale
 			continue
 		}
+		if r.snapshot {
+			ks := &r.keys[k]
+			q := op.End - op.Start - (at - ks.pos)
+			switch {
+			case q == ks.pos:
+				lo = max(lo, r.lastWrite[k])
+			case q > ks.pos:
+				return false, r.slot(k, q)
+			case at > ks.pos || r.startStep[ks.base+q] == 0:
+				// Its own block starts right after what it read, or a block crossed
+				// its end.
+				return false, waitNever
+			default:
+				lo, hi = max(lo, r.endStep[ks.base+q]), min(hi, r.startStep[ks.base+q])
+				stale = true
+			}
+			continue
+		}
 		if l := op.End - op.Start; l != at {
 			if l < at {
 				return false, waitNever // the list is already longer than this read
@@ -505,6 +539,8 @@ func (r *replay) check(t int32) (bool, int32) {
 	switch {
 	case steals:
 		return false, waitSpare
+	case needed && stale && lo >= hi:
+		return false, waitNever // no earlier state shows all it read
 	case needed && stale && inside:
 		return false, waitStale
 	case needed:
@@ -625,7 +661,7 @@ func (r *replay) midpoint(t int32) int64 {
 // strands reports whether running t now appends to a key that some other reader still
 // needs to see at its current length.
 func (r *replay) strands(t int32) bool {
-	if r.perRead {
+	if r.perRead || r.snapshot {
 		return r.strandsPerRead(t)
 	}
 	return r.strandsIn(t, r.pending, false)
@@ -709,7 +745,7 @@ func (r *replay) loop() ([]int32, bool) {
 			if r.dropBlockers() {
 				continue
 			}
-			if r.perRead {
+			if r.perRead || r.snapshot {
 				var queued bool
 				if t, queued = r.pickPerRead(); queued {
 					continue
@@ -762,6 +798,9 @@ func (r *replay) install(t int32) {
 	r.state[t] = rDone
 	r.order = append(r.order, t)
 	r.fired = r.fired[:0]
+	if r.snapshot {
+		r.takeSnapshot(t)
+	}
 	if r.blockStart != nil {
 		for _, w := range r.in.TxnWriters(t) {
 			k := r.in.Writers[w].Key
@@ -792,6 +831,9 @@ func (r *replay) install(t int32) {
 				r.fired = append(r.fired, s)
 			}
 		}
+	}
+	if r.snapshot {
+		r.stepInstalled(t)
 	}
 	for _, s := range r.fired {
 		w := r.waitHead[s]
