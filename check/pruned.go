@@ -114,6 +114,9 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 
 // decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
 func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
+	if c.budget.out() {
+		return Unknown, c.budget.message(m) // the narrowing's setup alone takes a while
+	}
 	c.progress("narrowing for " + m)
 	t0 := time.Now()
 	opts := prune.Options{Level: prune.Level{Process: models[m].process, Realtime: models[m].realtime, Split: models[m].snapshot}}

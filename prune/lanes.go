@@ -59,8 +59,10 @@ func (p *pruner) setKeys(keys []int32, ls *laneScratch, clear bool) {
 // passesBatch runs the forward and backward passes of up to lanes keys in one traversal
 // each: the forward pass bounds from below how many values each key has at each node
 // (a transaction: before it runs), the backward pass from above (a transaction: after
-// it ran, exclusive). Per key it records the windows narrowed, or a contradiction.
-func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
+// it ran, exclusive). Per key it records the windows narrowed, or a contradiction. It
+// asks the deadline every pollNodes nodes (one batch can take a second on a big graph)
+// and reports false when it expired: then nothing is recorded.
+func (p *pruner) passesBatch(keys []int32, ls *laneScratch) bool {
 	in := p.in
 	L := int32(lanes)
 	p.setKeys(keys, ls, false)
@@ -79,6 +81,9 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 	rOff, rTo, rEdge := p.rOff, p.rTo, p.rEdge
 	var o [lanes]int32
 	for r := int32(0); r < N; r++ {
+		if r%pollNodes == pollNodes-1 && p.expired() {
+			return false
+		}
 		base := r * L
 		any := false
 		for i := int32(0); i < L; i++ {
@@ -116,6 +121,9 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 	var l [lanes]int32
 	var lv [lanes]int32
 	for r := N - 1; r >= 0; r-- {
+		if r%pollNodes == 0 && p.expired() {
+			return false
+		}
 		base := r * L
 		for i := int32(0); i < L; i++ {
 			l[i], lv[i] = inf, -1
@@ -177,4 +185,8 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) {
 			}
 		}
 	}
+	return true
 }
+
+// pollNodes is how many nodes a pass visits between two looks at the deadline.
+const pollNodes = 4096

@@ -787,7 +787,9 @@ func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
 				}
 				lo := bi * lanes
 				hi := min(lo+lanes, len(keys))
-				p.passesBatch(keys[lo:hi], ls)
+				if !p.passesBatch(keys[lo:hi], ls) {
+					return // expired: these keys narrow nothing
+				}
 				for i := lo; i < hi; i++ {
 					contra[i] = ls.contraV[i-lo]
 					narrow[i] = append([]int32(nil), ls.narrow[i-lo]...)
@@ -803,7 +805,9 @@ func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
 				p.explain.viaF = make([]int32, len(p.explain.best))
 				p.explain.viaB = make([]int32, len(p.explain.best))
 			}
-			p.passesBatch([]int32{k}, p.explain) // one key alone, keeping its paths
+			if !p.passesBatch([]int32{k}, p.explain) { // one key alone, keeping its paths
+				return false, true // expired: the caller finds the deadline passed
+			}
 			if p.explain.contraV[0] < 0 {
 				panic("prune: a key's passes contradict in a batch and not alone")
 			}
