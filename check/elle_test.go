@@ -13,8 +13,8 @@ import (
 // G-nonadjacent-process, contradictory read orders) under every model. Each row gives
 // the verdicts Elle's test states (a model asked and its :valid?, or ruled out by its
 // :not), and Elle's :not, which must be among doppel's Not. Elle writes an :ok read of
-// the empty list as nil; the transcriptions write [] (doppel reads an :ok nil as
-// unknown).
+// the empty list as nil, and so may the transcriptions (doppel reads an :ok nil as the
+// empty list too).
 func TestElleHistories(t *testing.T) {
 	for _, tc := range []struct {
 		file           string
