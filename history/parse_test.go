@@ -592,3 +592,27 @@ func TestUnknownOKReadIsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// Elle's tests write an invocation's read as [:r k]: a read whose value is not given.
+func TestTwoElementRead(t *testing.T) {
+	for _, src := range []string{
+		"{:type :invoke :process 1 :value [[:r :x] [:append :y 1]]}\n{:type :ok :process 1 :value [[:r :x [1]] [:append :y 1]]}\n{:type :ok :process 2 :value [[:r :x]]}",
+		`{"type":"invoke","process":1,"value":[["r","x"],["append","y",1]]}` + "\n" + `{"type":"ok","process":1,"value":[["r","x",[1]],["append","y",1]]}` + "\n" + `{"type":"ok","process":2,"value":[["r","x"]]}`,
+	} {
+		h, err := Parse(strings.NewReader(src), "elle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Txns) != 2 {
+			t.Fatalf("%d transactions", len(h.Txns))
+		}
+		ops := h.TxnOps(0)
+		if len(ops) != 2 || !ops[0].Known || len(h.ReadList(&ops[0])) != 1 {
+			t.Errorf("first: %v", ops)
+		}
+		// Completed :ok without a value: the initial state, like nil.
+		if ops := h.TxnOps(1); len(ops) != 1 || !ops[0].Known || len(h.ReadList(&ops[0])) != 0 {
+			t.Errorf("second: %v", ops)
+		}
+	}
+}
