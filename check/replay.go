@@ -147,8 +147,11 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		return true
 	}
 	if allSnapshot(names) {
-		// Its own replay also covers serializable histories.
-		if trySI(true) || trySI(false) {
+		// Its own replay also covers serializable histories; one that proves snapshot
+		// isolation but not the orders a stronger model asked needs (an older snapshot
+		// before a process predecessor's commit) leaves them to the serial replay.
+		_ = trySI(true) || trySI(false)
+		if len(c.proven) == len(names) {
 			return
 		}
 	}
