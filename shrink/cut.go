@@ -146,7 +146,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		t := &ts[i]
 		t.pin = -1
 		for j, ko := range ops[t.from:t.to] {
-			if op := &h.Ops[ko.op]; !removed[ko.op] && h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known {
+			if op := &h.Ops[ko.op]; !removed[ko.op] && h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known && s.pins(ko.txn, ko.op) {
 				t.pin = t.from + j
 				break
 			}
@@ -188,6 +188,15 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				if removed[ko.op] || op.Kind != history.Read || !op.Known || h.Txns[ko.txn].Status != history.OK {
 					continue
 				}
+				if s.reading == perRead {
+					// Each read is its own observation: reads of one transaction may
+					// see different lengths, and one that misses its own appends is
+					// ignored; only reads that are not prefixes of one list contradict.
+					if attributable(h, ko.txn, ko.op) {
+						parts = append(parts, h.ReadValues[op.Start:op.Start+int32(seen(ko))])
+					}
+					continue
+				}
 				l := seen(ko)
 				if l < 0 || n >= 0 && l != n {
 					found = true
@@ -223,7 +232,8 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
-		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK
+		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK &&
+			(s.reading != perRead || attributable(h, ko.txn, ko.op))
 	}
 	// bounds returns the shortest and longest counted read (-1 if none).
 	bounds := func() (p, longest int, ok bool) {
@@ -521,4 +531,40 @@ func (s *shrinker) tracePositions(k int32) map[int32]int {
 	}
 	s.positions[k] = pos
 	return pos
+}
+
+// attributable reports whether read op ends with its transaction's own earlier appends
+// to the key, in order: the part before them is then a prefix of the key's list in
+// every witness. Per read, a read that does not is ignored; under the one-base models
+// it is an internal anomaly (no witness at all).
+func attributable(h *history.History, t, op int32) bool {
+	r := &h.Ops[op]
+	var own []int32
+	for i := h.Txns[t].OpStart; i < op; i++ {
+		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {
+			own = append(own, o.Value)
+		}
+	}
+	vals := h.ReadList(r)
+	return len(vals) >= len(own) && slices.Equal(vals[len(vals)-len(own):], own)
+}
+
+// pins reports whether known read op of an :ok transaction fixes where its
+// transaction's block of appends to the key starts in every witness: right after the
+// part before its own appends. One base: always (serially it reads the list before its
+// block; under snapshot isolation no concurrent writer commits between its snapshot and
+// its commit). Per read: only a read that shows at least one own append, last (a read
+// before them may see an older list than the one its block follows).
+func (s *shrinker) pins(t, op int32) bool {
+	if s.reading != perRead {
+		return true
+	}
+	h := s.h
+	r := &h.Ops[op]
+	for i := h.Txns[t].OpStart; i < op; i++ {
+		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {
+			return attributable(h, t, op)
+		}
+	}
+	return false
 }
