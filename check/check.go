@@ -117,6 +117,13 @@ func (c *checker) run(names []string) Result {
 	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
 	}
+	for _, m := range strong {
+		if results[m] == nil || results[m].Valid != Valid {
+			// Name Elle's lost updates (a linear scan), which a cycle names otherwise.
+			c.addLostUpdates()
+			break
+		}
+	}
 	for _, m := range names {
 		mr := results[m]
 		if mr == nil { // the limits ran out before this model's turn

@@ -227,3 +227,109 @@ func (c *checker) mop(t int32, k int32, kind history.Kind, last bool) int {
 	}
 	return found
 }
+
+// addLostUpdates adds Elle's lost updates (its lost-update-cases) not already named: :ok
+// transactions whose first read of a key, made before their first append to it, shows
+// the same list, and which both append to it. Under every model whose reads of a key in
+// a transaction share one base, each such read places its transaction's appends right
+// after that list (DESIGN.md, "Counterexamples", the pin by a read), and only one block
+// can lie there: not valid whatever the attribution of duplicates (two equal lists read
+// are one prefix of the key's list). Read committed allows it (oneBase). One anomaly
+// per key and list, naming at most maxLostUpdateTxns of the transactions.
+func (c *checker) addLostUpdates() {
+	h := c.h
+	named := map[string]bool{}
+	for i := range c.res.Anomalies {
+		if a := &c.res.Anomalies[i]; a.Type == "lost-update" {
+			named[a.Key] = true
+		}
+	}
+	type firstRead struct{ txn, op int32 }
+	byLen := map[[2]int32][]firstRead{} // (key, length) -> the first reads
+	var keys [][2]int32
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		if tx.Status != history.OK {
+			continue
+		}
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			if op.Kind != history.Append {
+				continue
+			}
+			// The first append to op.Key: was the key read before, and first how?
+			first, appended := int32(-1), false
+			for j := tx.OpStart; j < i; j++ {
+				if o := &h.Ops[j]; o.Key == op.Key {
+					if o.Kind == history.Append {
+						appended = true
+						break
+					}
+					if first < 0 {
+						first = j
+					}
+				}
+			}
+			if appended || first < 0 || !h.Ops[first].Known {
+				continue
+			}
+			r := &h.Ops[first]
+			k := [2]int32{r.Key, r.End - r.Start}
+			if byLen[k] == nil {
+				keys = append(keys, k)
+			}
+			byLen[k] = append(byLen[k], firstRead{int32(t), first})
+		}
+	}
+	var found []Anomaly
+	defer func() {
+		// First: it names in two transactions what a cycle through them says too.
+		c.res.Anomalies = append(found, c.res.Anomalies...)
+	}()
+	for _, k := range keys {
+		reads := byLen[k]
+		if len(reads) < 2 || named[h.Keys[k[0]]] {
+			continue
+		}
+		used := make([]bool, len(reads))
+		for i := range reads {
+			if used[i] {
+				continue
+			}
+			group := []int32{reads[i].txn}
+			list := h.ReadList(&h.Ops[reads[i].op])
+			for j := i + 1; j < len(reads); j++ {
+				if !used[j] && slices.Equal(list, h.ReadList(&h.Ops[reads[j].op])) {
+					used[j] = true
+					group = append(group, reads[j].txn)
+				}
+			}
+			if len(group) < 2 {
+				continue
+			}
+			named[h.Keys[k[0]]] = true
+			a := Anomaly{Type: "lost-update", Key: h.Keys[k[0]], oneBase: true}
+			var names []string
+			for _, t := range group[:min(len(group), maxLostUpdateTxns)] {
+				a.Txns = append(a.Txns, c.txnRef(t))
+				names = append(names, encode.TxnName(h, t))
+			}
+			more := ""
+			if len(group) > maxLostUpdateTxns {
+				more = fmt.Sprintf(" (and %d more)", len(group)-maxLostUpdateTxns)
+			}
+			seen := encode.ShortList(h, list)
+			a.Explanation = fmt.Sprintf("key %s: %s%s all read it = %s before appending to it, and then appended to it, so each one's appends must come right after those %d values, and only one can: all but one of these updates are lost",
+				a.Key, strings.Join(names, ", "), more, seen, k[1])
+			if len(group) == 2 {
+				a.Explanation = fmt.Sprintf("key %s: %s and %s both read it = %s before appending to it, and then appended to it, so each one's appends must come right after those %d values, and only one can: one update is lost",
+					a.Key, names[0], names[1], seen, k[1])
+			}
+			found = append(found, a)
+			break // one per key
+		}
+	}
+}
+
+// maxLostUpdateTxns bounds the transactions one lost-update anomaly names.
+const maxLostUpdateTxns = 8
