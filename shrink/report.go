@@ -139,7 +139,10 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
 			var parts []string
 			for _, p := range prefixes {
-				if len(p.Values) > 0 {
+				switch {
+				case p.Excess:
+					parts = append(parts, fmt.Sprintf("to key %s %d values: what its kept reads start with, each value no more often than the whole history appends it to that key less the kept transactions' appends (a kept read shows some value more often than that: duplicate-elements)", p.Key, len(p.Values)))
+				case len(p.Values) > 0:
 					parts = append(parts, fmt.Sprintf("to key %s the %d values every kept read of it starts with", p.Key, len(p.Values)))
 				}
 			}
