@@ -7,6 +7,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 	"doppel/sat"
 )
 
@@ -56,6 +57,11 @@ type checker struct {
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
+	// deferNaming: a violation the narrowing proves for strict serializability on a
+	// small history is not named yet (unnamed keeps its proof): a weaker model decided
+	// next may name it for free (decidePruned).
+	deferNaming bool
+	unnamed     *prune.Contradiction
 }
 
 func (c *checker) run(names []string) Result {
