@@ -2,6 +2,7 @@ package shrink
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -351,4 +352,76 @@ func moreThanAppended(h *history.History, orig *history.History, k int32, vals [
 		}
 	}
 	return false
+}
+
+// TestLostUpdateNamed: a lost update among other transactions shrinks to its pair (and
+// a synthetic writer), named lost-update first, with its key and both transactions.
+func TestLostUpdateNamed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("T0 p0 ok [a x 1] inv=0 cmp=1\n")
+	for i := 1; i <= 6; i++ { // serial readers and writers of x and y around it
+		fmt.Fprintf(&b, "T%d p0 ok [r y []] [a y %d] inv=%d cmp=%d\n", i, i, 2*i, 2*i+1)
+	}
+	b.WriteString("T7 p1 ok [r x [1]] [a x 2] inv=20 cmp=23\nT8 p2 ok [r x [1]] [a x 3] inv=21 cmp=22\n")
+	h, err := brute.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"serializable", "snapshot-isolation", "repeatable-read"} {
+		res, err := check.Check(h, check.Options{Models: []string{m}})
+		if err != nil || res.Valid != check.Invalid {
+			t.Fatalf("%s: %v %v", m, res.Valid, err)
+		}
+		reports, failures := Counterexamples(h, &res, noDeadline)
+		if len(reports) != 1 || len(failures) > 0 {
+			t.Fatalf("%s: %v %v", m, reports, failures)
+		}
+		r := reports[0]
+		a := r.Anomalies[0]
+		if a.Type != "lost-update" || a.Key != "x" || len(a.Txns) != 2 || r.Transactions > 3 {
+			t.Errorf("%s: counterexample of %d transactions, first anomaly %s on %q with %d transactions:\n%s", m, r.Transactions, a.Type, a.Key, len(a.Txns), r.EDN)
+		}
+		if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
+		}
+	}
+	// Read committed allows it.
+	res, err := check.Check(h, check.Options{Models: []string{"read-committed"}})
+	if err != nil || res.Valid != check.Valid {
+		t.Errorf("read-committed: %v %v", res.Valid, err)
+	}
+}
+
+// TestDuplicateElementsSmall: a read showing a value once more than the whole history
+// appends it shrinks to that read and one synthetic writer, however many appenders.
+func TestDuplicateElementsSmall(t *testing.T) {
+	var b strings.Builder
+	var list []string
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "T%d p0 ok [r x [%s]] [a x 1] inv=%d cmp=%d\n", i, strings.Join(list, " "), 2*i, 2*i+1)
+		list = append(list, "1")
+	}
+	list = append(list, "1")
+	fmt.Fprintf(&b, "T30 p1 ok [r x [%s]] inv=60 cmp=61\n", strings.Join(list, " "))
+	h, err := brute.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range models {
+		res, err := check.Check(h, check.Options{Models: []string{m}})
+		if err != nil || res.Valid != check.Invalid {
+			t.Fatalf("%s: %v %v", m, res.Valid, err)
+		}
+		reports, failures := Counterexamples(h, &res, noDeadline)
+		if len(reports) != 1 || len(failures) > 0 {
+			t.Fatalf("%s: %v %v", m, reports, failures)
+		}
+		r := reports[0]
+		if r.Transactions > 2 || r.Anomalies[0].Type != "duplicate-elements" {
+			t.Errorf("%s: counterexample of %d transactions, first anomaly %s:\n%s", m, r.Transactions, r.Anomalies[0].Type, r.EDN)
+		}
+		if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
+		}
+	}
 }
