@@ -319,11 +319,15 @@ func (c *checker) addLostUpdates() {
 				more = fmt.Sprintf(" (and %d more)", len(group)-maxLostUpdateTxns)
 			}
 			seen := encode.ShortList(h, list)
-			a.Explanation = fmt.Sprintf("key %s: %s%s all read it = %s before appending to it, and then appended to it, so each one's appends must come right after those %d values, and only one can: all but one of these updates are lost",
-				a.Key, strings.Join(names, ", "), more, seen, k[1])
+			those := fmt.Sprintf("those %d values", k[1])
+			if k[1] == 1 {
+				those = "that value"
+			}
+			a.Explanation = fmt.Sprintf("key %s: %s%s all read it = %s before appending to it, and then appended to it, so each one's appends must come right after %s, and only one can: all but one of these updates are lost",
+				a.Key, strings.Join(names, ", "), more, seen, those)
 			if len(group) == 2 {
-				a.Explanation = fmt.Sprintf("key %s: %s and %s both read it = %s before appending to it, and then appended to it, so each one's appends must come right after those %d values, and only one can: one update is lost",
-					a.Key, names[0], names[1], seen, k[1])
+				a.Explanation = fmt.Sprintf("key %s: %s and %s both read it = %s before appending to it, and then appended to it, so each one's appends must come right after %s, and only one can: one update is lost",
+					a.Key, names[0], names[1], seen, those)
 			}
 			found = append(found, a)
 			break // one per key

@@ -2,6 +2,7 @@ package check
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,4 +82,24 @@ func equalInts(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// TestElleLostUpdate: Elle's lost-update test history gets Elle's two anomalies,
+// lost-update (first, with its key and both transactions) and G2-item.
+func TestElleLostUpdate(t *testing.T) {
+	h, err := history.ParseFile("../testdata/elle/lost-update.edn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(h, Options{Models: []string{"strict-serializable"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.AnomalyTypes, []string{"G2-item", "lost-update"}) {
+		t.Errorf("anomaly types %v, want Elle's G2-item and lost-update", res.AnomalyTypes)
+	}
+	a := res.Anomalies[0]
+	if a.Type != "lost-update" || a.Key != ":x" || len(a.Txns) != 2 || a.Txns[0].Index != 3 || a.Txns[1].Index != 5 {
+		t.Errorf("first anomaly %+v", a)
+	}
 }
