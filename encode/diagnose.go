@@ -390,13 +390,15 @@ func (p *Problem) diagnose(k int32) {
 		if a, b, l, external, ok := p.pinCollision(k); ok {
 			// The usual case, named by its two transactions first; Elle's lost-update
 			// when both read the key before appending to it.
+			text := fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values, and only one can: a lost update",
+				in.keyName(k), in.txnName(a), in.txnName(b), l, l)
 			name := typ
 			if external {
 				name = "lost-update"
+				text = fmt.Sprintf("%s: %s and %s both read it = %s before appending to it, and then appended to it, so each one's appends must come right after that list, and only one can: one update is lost",
+					in.keyName(k), in.txnName(a), in.txnName(b), in.listString(L[:l]))
 			}
-			in.Findings = append(in.Findings, Finding{Type: name, Key: k, Txns: []int32{a, b},
-				Text: fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values, and only one can: a lost update",
-					in.keyName(k), in.txnName(a), in.txnName(b), l, l)})
+			in.Findings = append(in.Findings, Finding{Type: name, Key: k, Txns: []int32{a, b}, Text: text})
 			return
 		}
 	default:
