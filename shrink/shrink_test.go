@@ -229,6 +229,9 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 				t.Errorf("seed %d: counterexample of %d transactions for %d", seed, len(cx.History.Txns), len(h.Txns))
 			}
 			for _, m := range r.Models {
+				if cutModels[m] != cutModels[cx.Model] {
+					t.Fatalf("seed %d: the counterexample made for %s serves %s, of another reading", seed, cx.Model, m)
+				}
 				covered[m] = true
 				if ok, err := brute.CheckGraph(cx.History, m); err != nil || ok {
 					t.Fatalf("seed %d: the counterexample for %s is valid by the brute force (err %v)\nhistory:\n%s\ncounterexample:\n%s",
