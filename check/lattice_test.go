@@ -19,7 +19,7 @@ func TestLatticeAgreesWithChecker(t *testing.T) {
 			if _, ok := models[w]; !ok {
 				t.Errorf("%s implies %s, which doppel does not decide", m, w)
 			}
-			if !graphWithin(w, m) {
+			if !graphWithin(w, m) || !forbidsWithin(w, m) {
 				t.Errorf("%s implies %s in Elle's lattice, but the checker's definitions do not", m, w)
 			}
 		}
