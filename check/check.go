@@ -262,6 +262,10 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			results[m] = &ModelResult{Model: m, Valid: Valid}
 		case impliedValid(m, results):
 			results[m] = &ModelResult{Model: m, Valid: Valid}
+		case len(c.forbiddenFound(m)) > 0:
+			// A finding of every attribution (a lost update) settles it: no problem
+			// needs building for it.
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
 		default:
 			left = append(left, m)
 		}
