@@ -89,8 +89,12 @@ var (
 	writeSkewOnly = map[string]bool{"serializable": false, "strict-serializable": false, "snapshot-isolation": true}
 	// The weak models on a serializable history, and read committed on a snapshot
 	// isolated one and on a lost update.
-	weakModels     = []string{"read-committed", "strong-read-committed", "repeatable-read"}
-	validWeak      = map[string]bool{"read-committed": true, "strong-read-committed": true, "repeatable-read": true}
+	weakModels = []string{"read-committed", "strong-read-committed", "repeatable-read", "monotonic-atomic-view",
+		"monotonic-view", "monotonic-snapshot-read", "cursor-stability", "consistent-view", "forward-consistent-view",
+		"update-serializable"}
+	validWeak = map[string]bool{"read-committed": true, "strong-read-committed": true, "repeatable-read": true,
+		"monotonic-atomic-view": true, "monotonic-view": true, "monotonic-snapshot-read": true, "cursor-stability": true,
+		"consistent-view": true, "forward-consistent-view": true, "update-serializable": true}
 	validRCUnderSI = map[string]bool{"read-committed": true, "snapshot-isolation": true}
 	lostUpdateRC   = map[string]bool{"read-committed": true, "serializable": false}
 )

@@ -510,7 +510,10 @@ func (c *checker) nameVars(v *view) {
 		e := &v.edges[i]
 		if e.G0 < 0 && e.Pos < 0 {
 			g := c.guard(e)
-			if o := g[len(g)-1]; o&1 == 0 {
+			if o := g[len(g)-1]; o&1 == 0 && !v.split {
+				c.litNames[o>>1] = fmt.Sprintf("%s's append to key %s comes before %s's, after the list", encode.TxnName(h, e.From), h.Keys[e.Key], encode.TxnName(h, e.To))
+				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[e.From].Index, Other: h.Txns[e.To].Index}
+			} else if o&1 == 0 {
 				c.litNames[o>>1] = fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To)))
 				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[v.txn(e.From)].Index, Other: h.Txns[v.txn(e.To)].Index}
 			}

@@ -387,18 +387,11 @@ func (p *Problem) diagnose(k int32) {
 		typ, why = "incomplete-append", "no way to split its values into whole appends puts each transaction's appends after what it read before appending and right where its own reads show them"
 	case p.segmentable(k, true, false):
 		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values puts that append right after what the transaction read (a lost update)"
-		if a, b, l, external, ok := p.pinCollision(k); ok {
-			// The usual case, named by its two transactions first; Elle's lost-update
-			// when both read the key before appending to it.
-			text := fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values, and only one can: a lost update",
-				in.keyName(k), in.txnName(a), in.txnName(b), l, l)
-			name := typ
-			if external {
-				name = "lost-update"
-				text = fmt.Sprintf("%s: %s and %s both read it = %s before appending to it, and then appended to it, so each one's appends must come right after that list, and only one can: one update is lost",
-					in.keyName(k), in.txnName(a), in.txnName(b), in.listString(L[:l]))
-			}
-			in.Findings = append(in.Findings, Finding{Type: name, Key: k, Txns: []int32{a, b}, Text: text})
+		if a, b, l, ok := p.pinCollision(k); ok {
+			// The usual case, named by its two transactions first.
+			in.Findings = append(in.Findings, Finding{Type: typ, Key: k, Txns: []int32{a, b},
+				Text: fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values, and only one can: a lost update",
+					in.keyName(k), in.txnName(a), in.txnName(b), l, l)})
 			return
 		}
 	default:
@@ -596,27 +589,24 @@ func (in *Inference) Diagnose(k int32) {
 
 // pinCollision finds two committed transactions whose reads of key k pin their blocks
 // at the same position inside the trace: both read the key with the same values before
-// their own appends and appended to it. external: both reads came before any of their
-// transactions' appends to k (Elle's lost-update); those pairs are looked for first.
-func (p *Problem) pinCollision(k int32) (a, b, l int32, external, ok bool) {
+// their own appends and appended to it.
+func (p *Problem) pinCollision(k int32) (a, b, l int32, ok bool) {
 	in := p.In
 	n := int32(len(in.Keys[k].Trace))
-	for _, onlyExternal := range []bool{true, false} {
-		at := map[int32]int32{}
-		for _, ri := range in.Keys[k].Reads {
-			r := &in.Reads[ri]
-			if !r.Writes || onlyExternal && r.Own > 0 {
-				continue
-			}
-			q := r.Len - r.Own
-			if q >= n {
-				continue
-			}
-			if t, seen := at[q]; seen && t != r.Txn {
-				return t, r.Txn, q, onlyExternal, true
-			}
-			at[q] = r.Txn
+	at := map[int32]int32{}
+	for _, ri := range in.Keys[k].Reads {
+		r := &in.Reads[ri]
+		if !r.Writes {
+			continue
 		}
+		q := r.Len - r.Own
+		if q >= n {
+			continue
+		}
+		if t, seen := at[q]; seen && t != r.Txn {
+			return t, r.Txn, q, true
+		}
+		at[q] = r.Txn
 	}
-	return 0, 0, 0, false, false
+	return 0, 0, 0, false
 }

@@ -233,7 +233,7 @@ func TestLostUpdateFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(txt), "key :x: T1 and T2 both read it = [] before appending to it") {
+	if !strings.Contains(string(txt), "T1, T2 all read key :x = [] and then appended to it") {
 		t.Errorf("lost-update.txt:\n%s", txt)
 	}
 	if page, _ := os.ReadFile(filepath.Join(dir, "index.html")); !bytes.Contains(page, []byte("lost-update")) {
