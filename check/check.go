@@ -7,6 +7,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 	"doppel/sat"
 )
 
@@ -59,11 +60,19 @@ type checker struct {
 	// perReadIn is the per-read inference once built; perReadTried: its replay ran.
 	perReadIn    *encode.Inference
 	perReadTried bool
+	// deferNaming: a violation the narrowing proves for strict serializability on a
+	// small history is not named yet (unnamed keeps its proof): a weaker model decided
+	// next may name it for free (decidePruned).
+	deferNaming bool
+	unnamed     *prune.Contradiction
 }
 
 func (c *checker) run(names []string) Result {
 	h := c.h
-	if allPerRead(names) && !c.opts.Solver.NoWitness {
+	// Lost updates are facts about values (every attribution has them): found once,
+	// they count for the models that forbid them.
+	c.res.Anomalies = append(c.res.Anomalies, lostUpdates(h)...)
+	if allPerRead(names) && !c.opts.Solver.NoWitness && c.allReplayable(names) {
 		// The read-by-read replay proves what a serial or snapshot one would, and also
 		// histories only the per-read models allow (a lost update): first, on its own
 		// inference.
@@ -235,6 +244,11 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 			// A phase before was cut short (known cycles may be missing) or the
 			// limits are spent: nothing more can be decided.
 			mr.Valid, mr.Message = Unknown, c.budget.message(m)
+		case models[m].single:
+			// Even a problem without choices: the known-cycle search bounds its
+			// G-single tries.
+			c.progress("deciding " + m)
+			mr.Valid, mr.Message = c.solveSingle(m)
 		case open || v != nil && v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
@@ -272,6 +286,10 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			results[m] = &ModelResult{Model: m, Valid: Valid}
 		case impliedValid(m, results):
 			results[m] = &ModelResult{Model: m, Valid: Valid}
+		case len(c.forbiddenFound(m)) > 0:
+			// A finding of every attribution (a lost update) settles it: no problem
+			// needs building for it.
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
 		default:
 			left = append(left, m)
 		}
@@ -286,9 +304,18 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	if c.budget.out() {
 		return false
 	}
-	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness && !c.perReadTried {
+	// A read-by-read replay proves read committed's graph acyclic: a proof for the
+	// models that forbid nothing more than it can find (no G-single, and lost updates
+	// only when there are none).
+	var replayable []string
+	for _, m := range left {
+		if c.replayable(m) {
+			replayable = append(replayable, m)
+		}
+	}
+	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness && !c.perReadTried && len(replayable) > 0 {
 		t1 := time.Now()
-		c.provePerRead(in, left)
+		c.provePerRead(in, replayable)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
 		rest := left[:0:0]
 		for _, m := range left {
@@ -325,6 +352,22 @@ func (c *checker) provePerReadFirst(names []string) {
 	if len(in.Findings) == 0 && !c.budget.out() {
 		c.provePerRead(in, names)
 	}
+}
+
+// replayable reports whether a verified read-by-read replay proves per-read model m:
+// m forbids no G-single, and lost updates only when none was found.
+func (c *checker) replayable(m string) bool {
+	return !models[m].single && (!forbids(m, "lost-update") || len(c.forbiddenFound(m)) == 0)
+}
+
+// allReplayable reports whether a read-by-read replay proves every model of names.
+func (c *checker) allReplayable(names []string) bool {
+	for _, m := range names {
+		if !c.replayable(m) {
+			return false
+		}
+	}
+	return true
 }
 
 // allPerRead reports whether every model asked is a per-read one.

@@ -15,6 +15,9 @@ type model struct {
 	// perRead: each read is its own observation (encode.InferPerRead) and the graph has
 	// ww and wr edges only: read committed's G0 and G1c.
 	perRead bool
+	// single (with perRead): the graph keeps its anti-dependencies and only cycles with
+	// exactly one of them (G-single) or none are forbidden: consistent view and up.
+	single bool
 	// forbid lists the anomaly types the model forbids: the table that decides verdicts.
 	forbid []string
 }
@@ -31,6 +34,20 @@ var (
 	siCycles   = []string{"G0", "G1c", "G-single", "G-nonadjacent"}            // no two adjacent rw edges
 )
 
+// Anomalies Elle's weaker models forbid beyond read committed's (DESIGN.md, "Elle's
+// weaker models"). Elle's list-append never reports G-cursor, G-monotonic, G-MSR, G-SIb
+// nor G-update: they stay in the table so that it is Elle's, and are never found.
+var (
+	cursorStability = []string{"lost-update", "G-cursor"}
+	consistentView  = list(cursorStability, []string{"G-single", "G-monotonic"})
+	forwardView     = list(consistentView, []string{"G-SIb"})
+	updateSerial    = list(forwardView, []string{"G-update"})
+	// serializable implies update serializable and snapshot isolation; snapshot
+	// isolation implies forward consistent view and monotonic snapshot read.
+	serialExtra   = list(updateSerial, []string{"G-MSR"})
+	snapshotExtra = list(forwardView, []string{"G-MSR"})
+)
+
 // models are the consistency models doppel decides, under Elle's friendly names. The
 // anomalies each forbids follow Elle's definitions (its direct-proscribed-anomalies,
 // closed under the model lattice and the anomaly implications), with the deviation for
@@ -40,20 +57,30 @@ var models = map[string]model{
 	"strong-session-read-committed": {perRead: true, process: true, forbid: list(findings, dataCycles, suffixed(dataCycles, "-process"))},
 	"strong-read-committed": {perRead: true, process: true, realtime: true,
 		forbid: list(findings, dataCycles, suffixed(dataCycles, "-process"), suffixed(dataCycles, "-realtime"))},
+	// Elle's models between read committed and the serializable ones: the ones Elle's
+	// list-append can only decide as read committed (what else they forbid it never
+	// reports), cursor stability (lost updates too) and the G-single ones.
+	"monotonic-atomic-view":   {perRead: true, forbid: list(findings, dataCycles)},
+	"monotonic-view":          {perRead: true, forbid: list(findings, dataCycles, []string{"G-monotonic"})},
+	"monotonic-snapshot-read": {perRead: true, forbid: list(findings, dataCycles, []string{"G-MSR"})},
+	"cursor-stability":        {perRead: true, forbid: list(findings, dataCycles, cursorStability)},
+	"consistent-view":         {perRead: true, single: true, forbid: list(findings, dataCycles, consistentView)},
+	"forward-consistent-view": {perRead: true, single: true, forbid: list(findings, dataCycles, forwardView)},
+	"update-serializable":     {perRead: true, single: true, forbid: list(findings, dataCycles, updateSerial)},
 	// Without predicates G2 is G2-item: repeatable read forbids every cycle, and its
 	// verdict is serializable's (DESIGN.md); a non-repeatable read is internal.
-	"repeatable-read":             {forbid: list(findings, rwCycles, []string{"internal"})},
-	"serializable":                {forbid: list(findings, rwCycles, []string{"internal"})},
-	"strong-session-serializable": {process: true, forbid: list(findings, rwCycles, []string{"internal"}, suffixed(rwCycles, "-process"))},
+	"repeatable-read":             {forbid: list(findings, rwCycles, []string{"internal"}, cursorStability)},
+	"serializable":                {forbid: list(findings, rwCycles, []string{"internal"}, serialExtra)},
+	"strong-session-serializable": {process: true, forbid: list(findings, rwCycles, []string{"internal"}, serialExtra, suffixed(rwCycles, "-process"))},
 	"strict-serializable": {process: true, realtime: true,
-		forbid: list(findings, rwCycles, []string{"internal"}, suffixed(rwCycles, "-process"), suffixed(rwCycles, "-realtime"))},
-	"snapshot-isolation": {snapshot: true, forbid: list(findings, siCycles, []string{"internal"})},
+		forbid: list(findings, rwCycles, []string{"internal"}, serialExtra, suffixed(rwCycles, "-process"), suffixed(rwCycles, "-realtime"))},
+	"snapshot-isolation": {snapshot: true, forbid: list(findings, siCycles, []string{"internal"}, snapshotExtra)},
 	// Elle's strong-session-SI forbids G1-process and G-nonadjacent-process, strong SI
 	// their -realtime forms too: the split graph with process (and real-time) order.
 	"strong-session-snapshot-isolation": {snapshot: true, process: true,
-		forbid: list(findings, siCycles, []string{"internal"}, suffixed(siCycles, "-process"))},
+		forbid: list(findings, siCycles, []string{"internal"}, snapshotExtra, suffixed(siCycles, "-process"))},
 	"strong-snapshot-isolation": {snapshot: true, process: true, realtime: true,
-		forbid: list(findings, siCycles, []string{"internal"}, suffixed(siCycles, "-process"), suffixed(siCycles, "-realtime"))},
+		forbid: list(findings, siCycles, []string{"internal"}, snapshotExtra, suffixed(siCycles, "-process"), suffixed(siCycles, "-realtime"))},
 }
 
 // aliases maps the other names Elle accepts (Adya's, lower-cased) to doppel's.
@@ -67,28 +94,25 @@ var aliases = map[string]string{
 	"pl-ss":                 "strict-serializable",
 	"strong-serializable":   "strict-serializable",
 	"pl-si":                 "snapshot-isolation",
+	"pl-2l":                 "monotonic-view",
+	"pl-msr":                "monotonic-snapshot-read",
+	"pl-cs":                 "cursor-stability",
+	"pl-2+":                 "consistent-view",
+	"pl-fcv":                "forward-consistent-view",
+	"pl-3u":                 "update-serializable",
 }
 
 // notDecided names Elle's models doppel does not decide yet, and why (DESIGN.md).
 var notDecided = map[string]string{
-	"read-uncommitted":                "its reads may see aborted and intermediate state, which the segmentation does not represent",
-	"pl-1":                            "read-uncommitted: its reads may see aborted and intermediate state, which the segmentation does not represent",
-	"strong-session-read-uncommitted": "read uncommitted's reads of aborted and intermediate state are not represented",
-	"strong-read-uncommitted":         "read uncommitted's reads of aborted and intermediate state are not represented",
-	"consistent-view":                 "it forbids G-single but not G2, which is not the acyclicity of an edge set",
-	"pl-2+":                           "consistent-view forbids G-single but not G2, which is not the acyclicity of an edge set",
-	"forward-consistent-view":         "like consistent-view, it forbids G-single but not G2",
-	"pl-fcv":                          "like consistent-view, it forbids G-single but not G2",
-	"update-serializable":             "like consistent-view, it forbids G-single but not G2",
-	"pl-3u":                           "like consistent-view, it forbids G-single but not G2",
-	"cursor-stability":                "it forbids G-cursor and lost updates, which Elle's list-append does not report",
-	"pl-cs":                           "cursor-stability forbids G-cursor and lost updates, which Elle's list-append does not report",
-	"monotonic-atomic-view":           "it forbids G-MAV, which Elle's list-append does not report",
-	"monotonic-view":                  "it forbids G-monotonic, which Elle's list-append does not report",
-	"pl-2l":                           "monotonic-view forbids G-monotonic, which Elle's list-append does not report",
-	"monotonic-snapshot-read":         "it forbids G-MSR, which Elle's list-append does not report",
-	"pl-msr":                          "monotonic-snapshot-read forbids G-MSR, which Elle's list-append does not report",
+	"read-uncommitted":                readUncommitted,
+	"pl-1":                            readUncommitted,
+	"strong-session-read-uncommitted": readUncommitted,
+	"strong-session-pl-1":             readUncommitted,
+	"strong-read-uncommitted":         readUncommitted,
+	"strong-pl-1":                     readUncommitted,
 }
+
+const readUncommitted = "read uncommitted's reads may show aborted and intermediate appends and contradict each other, so they do not place the blocks they show; the segmentation places only committed blocks and cuts at every read's end (DESIGN.md, \"Read uncommitted\")"
 
 func list(parts ...[]string) []string {
 	var out []string
@@ -187,6 +211,19 @@ func graphWithin(a, b string) bool {
 		return false // a has anti-dependencies, b does not
 	case !ma.perRead && !ma.snapshot && mb.snapshot:
 		return false
+	case ma.single && mb.perRead && !mb.single:
+		return false // a forbids G-single, b's graph has no anti-dependencies
+	}
+	return true
+}
+
+// forbidsWithin reports whether model b forbids every anomaly type model a forbids (a
+// finding such as lost-update counts only for the models that forbid it).
+func forbidsWithin(a, b string) bool {
+	for _, typ := range models[a].forbid {
+		if !forbids(b, typ) {
+			return false
+		}
 	}
 	return true
 }
@@ -222,7 +259,7 @@ func decideOrder(names []string) []string {
 // and order satisfy m too (m has at least its attributions and a graph within its).
 func impliedValid(m string, decided map[string]*ModelResult) bool {
 	for d, r := range decided {
-		if d != m && r.Valid == Valid && graphWithin(m, d) {
+		if d != m && r.Valid == Valid && graphWithin(m, d) && forbidsWithin(m, d) {
 			return true
 		}
 	}

@@ -385,17 +385,17 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 			why = append(why, c.explain(st))
 			cs.Steps = append(cs.Steps, c.stepOf(st, ""))
 			txns[st.from] = true
-			for _, e := range []*encode.Edge{st.in, st.out} {
-				if e == nil {
-					continue
-				}
-				for _, l := range c.guard(e) {
-					if !seenLit[l] {
-						seenLit[l] = true
-						block = append(block, sat.Lit(l^1))
-						choices = append(choices, c.describeLit(v, l))
-						cs.Choices = append(cs.Choices, c.choiceOf(v, l))
-					}
+		}
+		// The guards of every edge of the cycle: a step through a position's hubs
+		// keeps only one of its edges, and a case must rule out only attributions
+		// that close its cycle.
+		for _, id := range cycle {
+			for _, l := range c.guard(&v.edges[id]) {
+				if !seenLit[l] {
+					seenLit[l] = true
+					block = append(block, sat.Lit(l^1))
+					choices = append(choices, c.describeLit(v, l))
+					cs.Choices = append(cs.Choices, c.choiceOf(v, l))
 				}
 			}
 		}
@@ -510,7 +510,10 @@ func (c *checker) nameVars(v *view) {
 		e := &v.edges[i]
 		if e.G0 < 0 && e.Pos < 0 {
 			g := c.guard(e)
-			if o := g[len(g)-1]; o&1 == 0 {
+			if o := g[len(g)-1]; o&1 == 0 && !v.split {
+				c.litNames[o>>1] = fmt.Sprintf("%s's append to key %s comes before %s's, after the list", encode.TxnName(h, e.From), h.Keys[e.Key], encode.TxnName(h, e.To))
+				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[e.From].Index, Other: h.Txns[e.To].Index}
+			} else if o&1 == 0 {
 				c.litNames[o>>1] = fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To)))
 				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[v.txn(e.From)].Index, Other: h.Txns[v.txn(e.To)].Index}
 			}

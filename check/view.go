@@ -55,7 +55,7 @@ func (c *checker) serialView(m string) *view {
 	if spec.realtime {
 		n = len(c.edges)
 	}
-	if spec.perRead {
+	if spec.perRead && !spec.single {
 		// Read committed's graph: no anti-dependencies (hub edges keep the ww paths).
 		edges := make([]encode.Edge, 0, n)
 		for _, e := range c.edges[:n] {

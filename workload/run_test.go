@@ -365,7 +365,7 @@ func TestRunConfigErrors(t *testing.T) {
 		"spec":             {Spec: bad},
 		"url":              {Spec: spec, DB: "oracle://x"},
 		"format":           {Spec: spec, Format: "xml"},
-		"model":            {Spec: spec, Models: []string{"consistent-view"}},
+		"model":            {Spec: spec, Models: []string{"read-uncommitted"}},
 		"negative timeout": {Spec: spec, TxnTimeout: -time.Second},
 	} {
 		// Found before anything runs: the output directory is not even created.

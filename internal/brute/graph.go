@@ -23,6 +23,13 @@ const (
 	RepeatableRead                 = "repeatable-read"
 	StrongSessionSnapshotIsolation = "strong-session-snapshot-isolation"
 	StrongSnapshotIsolation        = "strong-snapshot-isolation"
+	MonotonicAtomicView            = "monotonic-atomic-view"
+	MonotonicView                  = "monotonic-view"
+	MonotonicSnapshotRead          = "monotonic-snapshot-read"
+	CursorStability                = "cursor-stability"
+	ConsistentView                 = "consistent-view"
+	ForwardConsistentView          = "forward-consistent-view"
+	UpdateSerializable             = "update-serializable"
 )
 
 // GraphModels lists every model CheckGraph decides.
@@ -30,6 +37,8 @@ var GraphModels = []string{
 	ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted, RepeatableRead,
 	Serializable, StrongSessionSerializable, StrictSerializable,
 	SnapshotIsolation, StrongSessionSnapshotIsolation, StrongSnapshotIsolation,
+	MonotonicAtomicView, MonotonicView, MonotonicSnapshotRead, CursorStability,
+	ConsistentView, ForwardConsistentView, UpdateSerializable,
 }
 
 // graphModel is what a model's graph holds.
@@ -39,6 +48,11 @@ type graphModel struct {
 	split    bool // start and commit nodes (snapshot isolation)
 	process  bool
 	realtime bool
+	// single: only cycles with no rw edge or exactly one are forbidden (G2 allowed).
+	single bool
+	// lostUpdate: Elle's lost update is forbidden (two :ok transactions read the same
+	// list of a key before appending to it).
+	lostUpdate bool
 }
 
 var graphModels = map[string]graphModel{
@@ -55,6 +69,16 @@ var graphModels = map[string]graphModel{
 	SnapshotIsolation:              {rw: true, split: true},
 	StrongSessionSnapshotIsolation: {rw: true, split: true, process: true},
 	StrongSnapshotIsolation:        {rw: true, split: true, process: true, realtime: true},
+	// Elle's models between read committed and serializable: what they forbid beyond
+	// read committed that Elle's list-append reports is lost-update (cursor stability)
+	// and G-single (consistent view and up, with per-read attributions).
+	MonotonicAtomicView:   {perRead: true},
+	MonotonicView:         {perRead: true},
+	MonotonicSnapshotRead: {perRead: true},
+	CursorStability:       {perRead: true, lostUpdate: true},
+	ConsistentView:        {perRead: true, rw: true, single: true, lostUpdate: true},
+	ForwardConsistentView: {perRead: true, rw: true, single: true, lostUpdate: true},
+	UpdateSerializable:    {perRead: true, rw: true, single: true, lostUpdate: true},
 }
 
 // obs is one known read of a committed :ok transaction: P ++ O, O the transaction's
@@ -82,6 +106,9 @@ func CheckGraph(h *history.History, model string) (bool, error) {
 	if err := validate(h); err != nil {
 		return false, err
 	}
+	if spec.lostUpdate && lostUpdate(h) {
+		return false, nil
+	}
 	g := &graphSearch{h: h, spec: spec, n: len(h.Txns)}
 	if !g.collect() {
 		return false, nil
@@ -107,6 +134,7 @@ type graphSearch struct {
 	// per candidate commit set:
 	orders [][]keyOrder // per key: the version orders consistent with the reads
 	edges  []gedge
+	rw     []gedge // single: the anti-dependencies, apart from edges
 }
 
 type gedge struct{ from, to int32 }
@@ -321,18 +349,20 @@ func (g *graphSearch) orderEdge(a, b int) gedge {
 // combine picks a version order per key from key x on and tests the graph.
 func (g *graphSearch) combine(x int, committed uint64) bool {
 	if x == len(g.orders) {
-		return g.acyclic(committed)
+		return g.acyclic(committed) && (!g.spec.single || !g.closesSingle())
 	}
-	mark := len(g.edges)
+	mark, rwMark := len(g.edges), len(g.rw)
 	for _, ko := range g.orders[x] {
-		g.edges = g.edges[:mark]
+		g.edges, g.rw = g.edges[:mark], g.rw[:rwMark]
 		for _, e := range ko.ww {
 			g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
 		}
 		for _, e := range ko.wr {
 			g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
 		}
-		if g.spec.rw {
+		if g.spec.single {
+			g.rw = append(g.rw, ko.rw...)
+		} else if g.spec.rw {
 			for _, e := range ko.rw {
 				if g.spec.split {
 					g.edges = append(g.edges, gedge{2 * e.from, 2*e.to + 1})
@@ -345,7 +375,7 @@ func (g *graphSearch) combine(x int, committed uint64) bool {
 			return true
 		}
 	}
-	g.edges = g.edges[:mark]
+	g.edges, g.rw = g.edges[:mark], g.rw[:rwMark]
 	return false
 }
 
@@ -389,4 +419,74 @@ func (g *graphSearch) acyclic(committed uint64) bool {
 		}
 	}
 	return true
+}
+
+// closesSingle reports whether some anti-dependency a -> b has b reaching a by the other
+// edges: a cycle with exactly one rw edge (G-single). (Reachability from b, by depth-first
+// search, per rw edge: the histories are tiny.)
+func (g *graphSearch) closesSingle() bool {
+	adj := make([][]int32, g.n)
+	for _, e := range g.edges {
+		adj[e.from] = append(adj[e.from], e.to)
+	}
+	for _, rw := range g.rw {
+		seen := make([]bool, g.n)
+		stack := []int32{rw.to}
+		seen[rw.to] = true
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if v == rw.from {
+				return true
+			}
+			for _, w := range adj[v] {
+				if !seen[w] {
+					seen[w] = true
+					stack = append(stack, w)
+				}
+			}
+		}
+	}
+	return false
+}
+
+// lostUpdate reports whether two :ok transactions each read a key (their first read of
+// it, before their first append to it) and then appended to it, having read the same
+// list: Elle's lost-update, which holds whatever the attribution.
+func lostUpdate(h *history.History) bool {
+	type readThenAppend struct {
+		key  int32
+		read []int32
+	}
+	var seen []readThenAppend
+	for t := range h.Txns {
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		firstRead := map[int32][]int32{}
+		hasRead := map[int32]bool{}
+		appended := map[int32]bool{}
+		for _, op := range h.TxnOps(t) {
+			switch {
+			case op.Kind == history.Read && !hasRead[op.Key] && !appended[op.Key]:
+				hasRead[op.Key] = true
+				if op.Known {
+					firstRead[op.Key] = h.ReadValues[op.Start:op.End]
+				}
+			case op.Kind == history.Append && !appended[op.Key]:
+				appended[op.Key] = true
+				r, ok := firstRead[op.Key]
+				if !ok {
+					continue
+				}
+				for _, o := range seen {
+					if o.key == op.Key && equal(o.read, r) {
+						return true
+					}
+				}
+				seen = append(seen, readThenAppend{op.Key, r})
+			}
+		}
+	}
+	return false
 }

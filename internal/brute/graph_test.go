@@ -63,6 +63,12 @@ func TestGraphLattice(t *testing.T) {
 		{StrongSessionSerializable, StrongSessionSnapshotIsolation}, {StrongReadCommitted, StrongSessionReadCommitted},
 		{StrongSessionReadCommitted, ReadCommitted}, {StrongSnapshotIsolation, StrongReadCommitted},
 		{StrongSessionSnapshotIsolation, StrongSessionReadCommitted},
+		{Serializable, UpdateSerializable}, {UpdateSerializable, ForwardConsistentView},
+		{ForwardConsistentView, ConsistentView}, {ConsistentView, CursorStability}, {ConsistentView, MonotonicView},
+		{RepeatableRead, CursorStability}, {RepeatableRead, MonotonicAtomicView}, {SnapshotIsolation, ForwardConsistentView},
+		{SnapshotIsolation, MonotonicAtomicView}, {SnapshotIsolation, MonotonicSnapshotRead},
+		{CursorStability, ReadCommitted}, {MonotonicAtomicView, ReadCommitted}, {MonotonicView, ReadCommitted},
+		{MonotonicSnapshotRead, ReadCommitted},
 	}
 	n := 3000
 	if testing.Short() {
@@ -101,30 +107,33 @@ func TestGraphLattice(t *testing.T) {
 // TestGraphHandCases checks the weak models on histories whose verdicts follow from
 // the definitions by hand.
 func TestGraphHandCases(t *testing.T) {
+	rcLike := []string{MonotonicAtomicView, MonotonicView, MonotonicSnapshotRead} // read committed's verdict
+	gSingle := []string{CursorStability, ConsistentView, ForwardConsistentView, UpdateSerializable}
+	rc := append([]string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}, rcLike...)
 	cases := []struct {
 		name, text string
 		valid      []string // models valid; every other graph model invalid
 	}{
 		{"lost-update", `ok [r x []] [a x 1]
 			ok [r x []] [a x 2]
-			ok [r x [1 2]]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}},
+			ok [r x [1 2]]`, rc}, // Elle's lost-update: cursor stability and up
 		{"write-skew", `ok [r x []] [r y []] [a x 1]
-			ok [r x []] [r y []] [a y 1]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted,
-			SnapshotIsolation, StrongSessionSnapshotIsolation, StrongSnapshotIsolation}},
+			ok [r x []] [r y []] [a y 1]`, append(append([]string{SnapshotIsolation, StrongSessionSnapshotIsolation, StrongSnapshotIsolation},
+			rc...), gSingle...)}, // G2-item: allowed by the G-single models
 		{"G1c", `ok [a x 1] [r y [1]]
 			ok [a y 1] [r x [1]]`, nil},
 		{"non-repeatable-read", `ok [r x []] [r x [1]]
-			ok [a x 1]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}},
+			ok [a x 1]`, append([]string{CursorStability}, rc...)}, // a G-single: T1 rw T2 wr T1
 		{"read-then-append-moved", `ok [r x [1]] [a x 3] [r x [1 2 3]]
 			ok [a x 1]
-			ok [a x 2]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}},
+			ok [a x 2]`, append([]string{CursorStability}, rc...)}, // G-single: T1 rw T3 ww T1 (Adya's G-cursor)
 		{"G1b", `ok [a x 1] [a x 2]
 			ok [r x [1]]`, nil},
 		{"future-read", `ok [r x [1]] [a x 1]`, nil},
-		{"own-write-missing", `ok [a x 1] [r x []]`, []string{ReadCommitted, StrongSessionReadCommitted, StrongReadCommitted}},
+		{"own-write-missing", `ok [a x 1] [r x []]`, append(append([]string{}, rc...), gSingle...)}, // internal only
 		{"stale-session-read", `p0 ok [a x 1] inv=0 cmp=1
-			p0 ok [r x []] inv=2 cmp=3`, []string{ReadCommitted, RepeatableRead, Serializable, SnapshotIsolation,
-			StrongSessionReadCommitted, StrongReadCommitted}}, // an rw edge against process order: G-single-process, not G1c
+			p0 ok [r x []] inv=2 cmp=3`, append(append([]string{RepeatableRead, Serializable, SnapshotIsolation},
+			rc...), gSingle...)}, // an rw edge against process order: G-single-process, not G1c
 		{"duplicate-serial", `ok [a x 1]
 			ok [r x [1]] [a x 1]
 			ok [r x [1 1]]`, GraphModels},
