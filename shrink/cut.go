@@ -90,6 +90,9 @@ func (s *shrinker) build(c cand) (*built, bool) {
 	for i := range c.dropped {
 		removed[i] = true
 	}
+	if s.firstReads {
+		s.keepFirstReads(c.txns, keyAt, removed)
+	}
 	var prefixes []Prefix
 	var prefixVals [][]int32
 	var prefixKeys []int32
@@ -610,4 +613,46 @@ func (s *shrinker) pins(t, op int32) bool {
 		}
 	}
 	return false
+}
+
+// keepFirstReads leaves out, for each kept transaction and kept key it appends to whose
+// first read of the key before its first append is left out, every read of the key
+// before that append: a later one would otherwise become the cut's first read and could
+// make a lost update the whole does not have (docs/DESIGN.md, "Counterexamples"). A
+// transaction's appends to a key are kept or left out together, so the cut's first
+// append is the whole's.
+func (s *shrinker) keepFirstReads(txns []int32, keyAt map[int32]int, removed map[int32]bool) {
+	h := s.h
+	for _, t := range txns {
+		tx := &h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			if _, ok := keyAt[op.Key]; !ok || op.Kind != history.Read || !removed[i] {
+				continue
+			}
+			// A left-out read: was it the first of its key, before the first append?
+			first := true
+			for j := tx.OpStart; j < i; j++ {
+				if h.Ops[j].Key == op.Key {
+					first = false
+					break
+				}
+			}
+			if !first {
+				continue
+			}
+			var before []int32 // the key's later reads before its first append
+			for j := i + 1; j < tx.OpEnd; j++ {
+				if o := &h.Ops[j]; o.Key == op.Key {
+					if o.Kind == history.Append {
+						for _, r := range before {
+							removed[r] = true
+						}
+						break
+					}
+					before = append(before, j)
+				}
+			}
+		}
+	}
 }

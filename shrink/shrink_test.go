@@ -305,7 +305,7 @@ func TestModelGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"read-uncommitted", "monotonic-atomic-view", "no-such-model"} {
+	for _, m := range []string{"read-uncommitted", "no-such-model"} {
 		if Sound(m) {
 			t.Errorf("%s is admitted", m)
 		}
