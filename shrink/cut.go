@@ -208,7 +208,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				if removed[ko.op] || op.Kind != history.Read || !op.Known || h.Txns[ko.txn].Status != history.OK {
 					continue
 				}
-				if s.reading == perRead {
+				if s.reading != oneBase {
 					// Each read is its own observation: reads of one transaction may
 					// see different lengths, and one that misses its own appends is
 					// ignored; only reads that are not prefixes of one list contradict.
@@ -259,7 +259,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
 		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK &&
-			(s.reading != perRead || attributable(h, ko.txn, ko.op))
+			(s.reading == oneBase || attributable(h, ko.txn, ko.op))
 	}
 	// bounds returns the shortest and longest counted read (-1 if none).
 	bounds := func() (p, longest int, ok bool) {
@@ -600,12 +600,17 @@ func attributable(h *history.History, t, op int32) bool {
 // part before its own appends. One base: always (serially it reads the list before its
 // block; under snapshot isolation no concurrent writer commits between its snapshot and
 // its commit). Per read: only a read that shows at least one own append, last (a read
-// before them may see an older list than the one its block follows).
+// before them may see an older list than the one its block follows). Per read without
+// G-single: every attributable read, since a block placed later than a read before it
+// makes a G-single in every attribution (DESIGN.md, "Counterexamples", rule 7).
 func (s *shrinker) pins(t, op int32) bool {
-	if s.reading != perRead {
-		return true
-	}
 	h := s.h
+	switch s.reading {
+	case oneBase:
+		return true
+	case perReadSingle:
+		return attributable(h, t, op)
+	}
 	r := &h.Ops[op]
 	for i := h.Txns[t].OpStart; i < op; i++ {
 		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {

@@ -33,6 +33,11 @@ const (
 	// the block right after the part before them, one made before them pins nothing.
 	// The read-committed family.
 	perRead
+	// perReadSingle: per read, but a read made before its transaction's own appends
+	// pins their block right after it too: placed later, it would make a G-single
+	// (the read's rw edge to the block after it, then ww edges back), which the models
+	// that forbid G-single reject in every attribution. Consistent view and up.
+	perReadSingle
 )
 
 // cut is what the proof of docs/DESIGN.md ("Counterexamples") needs to know of a model:
@@ -67,9 +72,9 @@ var cutModels = map[string]cut{
 	// No cycle with at most one rw edge: a cut's cycle is a closed walk of the whole's
 	// with as many rw edges, which holds a cycle with at most that many (DESIGN.md). A
 	// lost update is a G-single in every attribution, so no first-read rule is needed.
-	"consistent-view":                   {reading: perRead},
-	"forward-consistent-view":           {reading: perRead},
-	"update-serializable":               {reading: perRead},
+	"consistent-view":                   {reading: perReadSingle},
+	"forward-consistent-view":           {reading: perReadSingle},
+	"update-serializable":               {reading: perReadSingle},
 	"repeatable-read":                   {reading: oneBase},
 	"serializable":                      {reading: oneBase},
 	"strong-session-serializable":       {reading: oneBase},
