@@ -137,6 +137,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		start    int  // where its block starts in every witness (1-based), 0 if unknown
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
+		late     int  // unpinned, per read: its first kept read before its appends (-1 if none)
 	}
 	var ts []txnOps
 	for i, ko := range ops {
@@ -161,6 +162,21 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		if t.apps > 0 && t.pin < 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
 			t.start = s.valuePin(h.Ops[ops[t.from].op].Key, ops[t.from].txn)
 			t.out = t.start == 0
+		}
+		t.late = -1
+		if t.out && s.reading == perRead && h.Txns[ops[t.from].txn].Status == history.OK {
+			// Its reads before its own appends: its block lies past each one's base in
+			// every witness (else a future read), so past every kept read if the longest
+			// of them is a longest (below).
+			for j, ko := range ops[t.from:t.to] {
+				op := &h.Ops[ko.op]
+				if op.Kind == history.Append {
+					break
+				}
+				if !removed[ko.op] && op.Known && (t.late < 0 || op.End-op.Start > h.Ops[ops[t.late].op].End-h.Ops[ops[t.late].op].Start) {
+					t.late, t.out = t.from+j, false
+				}
+			}
 		}
 	}
 	// seen is a read's length without the reader's own earlier appends: where a pinned
@@ -280,6 +296,25 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 			}
 		}
 		return p, longest, true
+	}
+	// Per read, an unpinned writer stays when its read before its own appends is a
+	// longest kept read: its block lies past every kept read in every witness, where
+	// the cut's order puts it as the whole's does (DESIGN.md, rule 4's late writers).
+	// The others join D.
+	if s.reading == perRead {
+		longest := -1
+		for i := range ts {
+			for _, ko := range ops[ts[i].from:ts[i].to] {
+				if counted(&ts[i], ko) {
+					longest = max(longest, seen(ko))
+				}
+			}
+		}
+		for i := range ts {
+			if t := &ts[i]; t.late >= 0 && seen(ops[t.late]) < longest {
+				t.out = true
+			}
+		}
 	}
 	if prefix, ok, excess := contradiction(ts); ok {
 		// Kept reads that contradict each other: the whole has no witness, so the cut
