@@ -361,8 +361,9 @@ func moreThanAppended(h *history.History, orig *history.History, k int32, vals [
 
 // TestLostUpdateNamed: a lost update among other transactions shrinks to its pair (and
 // a synthetic writer), named lost-update first, with its key and both transactions. Per
-// read (cursor stability, consistent view) a read before its transaction's append pins
-// nothing, so the pair keeps x's other writer (T0) instead of a synthetic one.
+// read (cursor stability) a read before its transaction's append pins nothing, but the
+// pair's reads are the longest kept ones: their blocks lie past them (rule 4's late
+// writers).
 func TestLostUpdateNamed(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("T0 p0 ok [a x 1] inv=0 cmp=1\n")
