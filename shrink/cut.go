@@ -137,7 +137,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		start    int  // where its block starts in every witness (1-based), 0 if unknown
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
-		late     int  // unpinned, per read: its first kept read before its appends (-1 if none)
+		late     int  // unpinned, per read: its longest kept read before its appends (-1 if none)
 	}
 	var ts []txnOps
 	for i, ko := range ops {
