@@ -90,6 +90,9 @@ func (s *shrinker) build(c cand) (*built, bool) {
 	for i := range c.dropped {
 		removed[i] = true
 	}
+	if s.firstReads {
+		s.keepFirstReads(c.txns, keyAt, removed)
+	}
 	var prefixes []Prefix
 	var prefixVals [][]int32
 	var prefixKeys []int32
@@ -134,6 +137,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		start    int  // where its block starts in every witness (1-based), 0 if unknown
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
+		late     int  // unpinned, per read: its longest kept read before its appends (-1 if none)
 	}
 	var ts []txnOps
 	for i, ko := range ops {
@@ -158,6 +162,21 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		if t.apps > 0 && t.pin < 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
 			t.start = s.valuePin(h.Ops[ops[t.from].op].Key, ops[t.from].txn)
 			t.out = t.start == 0
+		}
+		t.late = -1
+		if t.out && s.reading == perRead && h.Txns[ops[t.from].txn].Status == history.OK {
+			// Its reads before its own appends: its block lies past each one's base in
+			// every witness (else a future read), so past every kept read if the longest
+			// of them is a longest (below).
+			for j, ko := range ops[t.from:t.to] {
+				op := &h.Ops[ko.op]
+				if op.Kind == history.Append {
+					break
+				}
+				if !removed[ko.op] && op.Known && (t.late < 0 || op.End-op.Start > h.Ops[ops[t.late].op].End-h.Ops[ops[t.late].op].Start) {
+					t.late, t.out = t.from+j, false
+				}
+			}
 		}
 	}
 	// seen is a read's length without the reader's own earlier appends: where a pinned
@@ -205,7 +224,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				if removed[ko.op] || op.Kind != history.Read || !op.Known || h.Txns[ko.txn].Status != history.OK {
 					continue
 				}
-				if s.reading == perRead {
+				if s.reading != oneBase {
 					// Each read is its own observation: reads of one transaction may
 					// see different lengths, and one that misses its own appends is
 					// ignored; only reads that are not prefixes of one list contradict.
@@ -256,7 +275,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
 		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK &&
-			(s.reading != perRead || attributable(h, ko.txn, ko.op))
+			(s.reading == oneBase || attributable(h, ko.txn, ko.op))
 	}
 	// bounds returns the shortest and longest counted read (-1 if none).
 	bounds := func() (p, longest int, ok bool) {
@@ -277,6 +296,25 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 			}
 		}
 		return p, longest, true
+	}
+	// Per read, an unpinned writer stays when its read before its own appends is a
+	// longest kept read: its block lies past every kept read in every witness, where
+	// the cut's order puts it as the whole's does (DESIGN.md, rule 4's late writers).
+	// The others join D.
+	if s.reading == perRead {
+		longest := -1
+		for i := range ts {
+			for _, ko := range ops[ts[i].from:ts[i].to] {
+				if counted(&ts[i], ko) {
+					longest = max(longest, seen(ko))
+				}
+			}
+		}
+		for i := range ts {
+			if t := &ts[i]; t.late >= 0 && seen(ops[t.late]) < longest {
+				t.out = true
+			}
+		}
 	}
 	if prefix, ok, excess := contradiction(ts); ok {
 		// Kept reads that contradict each other: the whole has no witness, so the cut
@@ -597,12 +635,17 @@ func attributable(h *history.History, t, op int32) bool {
 // part before its own appends. One base: always (serially it reads the list before its
 // block; under snapshot isolation no concurrent writer commits between its snapshot and
 // its commit). Per read: only a read that shows at least one own append, last (a read
-// before them may see an older list than the one its block follows).
+// before them may see an older list than the one its block follows). Per read without
+// G-single: every attributable read, since a block placed later than a read before it
+// makes a G-single in every attribution (DESIGN.md, "Counterexamples", rule 7).
 func (s *shrinker) pins(t, op int32) bool {
-	if s.reading != perRead {
-		return true
-	}
 	h := s.h
+	switch s.reading {
+	case oneBase:
+		return true
+	case perReadSingle:
+		return attributable(h, t, op)
+	}
 	r := &h.Ops[op]
 	for i := h.Txns[t].OpStart; i < op; i++ {
 		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {
@@ -610,4 +653,46 @@ func (s *shrinker) pins(t, op int32) bool {
 		}
 	}
 	return false
+}
+
+// keepFirstReads leaves out, for each kept transaction and kept key it appends to whose
+// first read of the key before its first append is left out, every read of the key
+// before that append: a later one would otherwise become the cut's first read and could
+// make a lost update the whole does not have (docs/DESIGN.md, "Counterexamples"). A
+// transaction's appends to a key are kept or left out together, so the cut's first
+// append is the whole's.
+func (s *shrinker) keepFirstReads(txns []int32, keyAt map[int32]int, removed map[int32]bool) {
+	h := s.h
+	for _, t := range txns {
+		tx := &h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			if _, ok := keyAt[op.Key]; !ok || op.Kind != history.Read || !removed[i] {
+				continue
+			}
+			// A left-out read: was it the first of its key, before the first append?
+			first := true
+			for j := tx.OpStart; j < i; j++ {
+				if h.Ops[j].Key == op.Key {
+					first = false
+					break
+				}
+			}
+			if !first {
+				continue
+			}
+			var before []int32 // the key's later reads before its first append
+			for j := i + 1; j < tx.OpEnd; j++ {
+				if o := &h.Ops[j]; o.Key == op.Key {
+					if o.Kind == history.Append {
+						for _, r := range before {
+							removed[r] = true
+						}
+						break
+					}
+					before = append(before, j)
+				}
+			}
+		}
+	}
 }

@@ -37,17 +37,32 @@ type Report struct {
 
 // Counterexamples shrinks h for every model res found not valid, within the time
 // before deadline (zero: none). A counterexample found for one model serves another of
-// the same reading of reads (whose proof covers the cut) when the checker finds it not
-// valid under that one too. Models without one get an entry in failures.
+// the same row of cutModels (whose proof covers the cut) when the checker finds it not
+// valid under that one too. Models without one get an entry in failures. Each model's
+// shrink gets an equal share of the time left, so that a model whose cuts stay large
+// (cursor stability's lost update: per read, a read before its append pins nothing)
+// does not take the time of the others.
 func Counterexamples(h *history.History, res *check.Result, deadline time.Time) (reports []*Report, failures []string) {
+	left := 0
+	for _, mr := range res.Models {
+		if mr.Valid == check.Invalid {
+			left++
+		}
+	}
 	for _, mr := range res.Models {
 		if mr.Valid != check.Invalid {
 			continue
 		}
 		m := mr.Model
+		share := deadline
+		if !deadline.IsZero() {
+			share = time.Now().Add(time.Until(deadline) / time.Duration(left))
+		}
+		left--
 		reused := false
 		for _, r := range reports {
-			// Only a cut made under the same reading of reads is proved sound for m.
+			// Only a cut made under the same row (reading, first reads) is proved
+			// sound for m.
 			if Sound(m) && cutModels[m] == cutModels[r.cut.Model] && stillInvalid(r.cut.History, m, deadline) {
 				r.Models = append(r.Models, m)
 				reused = true
@@ -61,7 +76,7 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		if len(seeds) > 4 {
 			seeds = seeds[:4]
 		}
-		cx, err := Shrink(h, m, seeds, Options{Deadline: deadline})
+		cx, err := Shrink(h, m, seeds, Options{Deadline: share})
 		if err != nil {
 			failures = append(failures, err.Error())
 			continue

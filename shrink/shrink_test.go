@@ -305,7 +305,7 @@ func TestModelGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"read-uncommitted", "monotonic-atomic-view", "no-such-model"} {
+	for _, m := range []string{"read-uncommitted", "no-such-model"} {
 		if Sound(m) {
 			t.Errorf("%s is admitted", m)
 		}
@@ -360,19 +360,24 @@ func moreThanAppended(h *history.History, orig *history.History, k int32, vals [
 }
 
 // TestLostUpdateNamed: a lost update among other transactions shrinks to its pair (and
-// a synthetic writer), named lost-update first, with its key and both transactions.
+// a synthetic writer), named lost-update first, with its key and both transactions. Per
+// read (cursor stability) a read before its transaction's append pins nothing, but the
+// pair's reads are the longest kept ones: their blocks lie past them (rule 4's late
+// writers).
 func TestLostUpdateNamed(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("T0 p0 ok [a x 1] inv=0 cmp=1\n")
-	for i := 1; i <= 6; i++ { // serial readers and writers of x and y around it
-		fmt.Fprintf(&b, "T%d p0 ok [r y []] [a y %d] inv=%d cmp=%d\n", i, i, 2*i, 2*i+1)
+	var ys []string
+	for i := 1; i <= 6; i++ { // serial readers and writers of y around it
+		fmt.Fprintf(&b, "T%d p0 ok [r y [%s]] [a y %d] inv=%d cmp=%d\n", i, strings.Join(ys, " "), i, 2*i, 2*i+1)
+		ys = append(ys, fmt.Sprint(i))
 	}
 	b.WriteString("T7 p1 ok [r x [1]] [a x 2] inv=20 cmp=23\nT8 p2 ok [r x [1]] [a x 3] inv=21 cmp=22\n")
 	h, err := brute.Parse(b.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"serializable", "snapshot-isolation", "repeatable-read"} {
+	for _, m := range []string{"serializable", "snapshot-isolation", "repeatable-read", "cursor-stability", "consistent-view"} {
 		res, err := check.Check(h, check.Options{Models: []string{m}})
 		if err != nil || res.Valid != check.Invalid {
 			t.Fatalf("%s: %v %v", m, res.Valid, err)
@@ -439,4 +444,39 @@ func txnOfOp(h *history.History, op int32) int32 {
 		}
 	}
 	return -1
+}
+
+// TestFirstReadsKept: under cursor stability a cut that leaves out a transaction's first
+// read of a key before its append leaves out its later reads of the key before that
+// append too (DESIGN.md, "Counterexamples", rule 6): T1's second read of key 1 would
+// otherwise be its first, the same list as T0's, a lost update the whole does not have.
+func TestFirstReadsKept(t *testing.T) {
+	h, err := brute.Parse(`T0 p0 ok [r 1 []] [a 1 2] [a 0 1] [r 1 [2]] inv=0 cmp=1
+T1 p0 ok [r 2 []] [r 1 [2]] [r 1 []] [a 1 2] inv=2 cmp=3
+T2 p0 ok [r 2 []] [a 0 1] [r 2 []] inv=4 cmp=5
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const firstRead, secondRead = 5, 6 // T1's reads of key 1
+	if !brute.Check(h, "cursor-stability") {
+		t.Fatal("the whole history is not valid under cursor-stability")
+	}
+	c := cand{txns: []int32{0, 1, 2}, keys: []int32{0, 1, 2}, dropped: map[int32]bool{firstRead: true}}
+	for _, m := range []string{"cursor-stability", "read-committed"} {
+		b, ok := newShrinker(h, m).build(c)
+		if !ok {
+			t.Fatalf("%s: no cut", m)
+		}
+		kept := false
+		for _, op := range b.h.TxnOps(1) {
+			kept = kept || op.Kind == history.Read && b.h.Keys[op.Key] == h.Keys[h.Ops[secondRead].Key]
+		}
+		if want := m == "read-committed"; kept != want {
+			t.Errorf("%s: T1's second read of key 1 kept: %v, want %v\n%s", m, kept, want, brute.Format(b.h))
+		}
+		if ok, err := brute.CheckGraph(b.h, "cursor-stability"); m == "cursor-stability" && (err != nil || !ok) {
+			t.Errorf("the cut is not valid under cursor-stability (err %v):\n%s", err, brute.Format(b.h))
+		}
+	}
 }
