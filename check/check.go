@@ -56,10 +56,22 @@ type checker struct {
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
+	// order is the models asked for, in the caller's order; uncommitted holds the
+	// read-uncommitted ones' results, decided first on their own.
+	order       []string
+	uncommitted map[string]*ModelResult
 }
 
 func (c *checker) run(names []string) Result {
 	h := c.h
+	c.order = names
+	var ru []string
+	if ru, names = uncommittedFirst(names); len(ru) > 0 {
+		c.uncommitted = c.decideUncommitted(ru)
+		if len(names) == 0 {
+			return c.finish()
+		}
+	}
 	t0 := time.Now()
 	// Lost updates are facts about values (every attribution has them): found once,
 	// they count for the models that forbid them.
@@ -391,6 +403,7 @@ func (c *checker) replayResult(names []string) Result {
 
 // finish sets the overall verdict from the models'.
 func (c *checker) finish() Result {
+	c.mergeUncommitted()
 	// The sizes of the history, whichever stage decided (a window replay after
 	// narrowing decides without building the problem that fillStats describes).
 	s := &c.res.Stats
@@ -501,11 +514,14 @@ func (c *checker) txnRef(t int32) TxnRef { return NewTxnRef(c.h, t) }
 func (c *checker) forbiddenFoundAll() []string {
 	var types []string
 	for _, a := range c.res.Anomalies {
-		if a.Model != "" {
+		if a.Model != "" || a.uncommitted {
 			continue
 		}
 		all := true
 		for m := range models {
+			if models[m].uncommitted {
+				continue // decided on their own, before the others
+			}
 			all = all && (models[m].perRead || forbids(m, a.Type)) // the one-base models
 		}
 		if all {
@@ -519,7 +535,7 @@ func (c *checker) forbiddenFoundAll() []string {
 // the problem diagnoses its keys again.
 func (c *checker) hasFinding(f encode.Finding) bool {
 	for i := range c.res.Anomalies {
-		if a := &c.res.Anomalies[i]; a.Model == "" && a.Type == f.Type && a.Explanation == f.Text {
+		if a := &c.res.Anomalies[i]; a.Model == "" && !a.uncommitted && a.Type == f.Type && a.Explanation == f.Text {
 			if a.oneBase && c.perRead {
 				a.oneBase = false // found on both inferences: it holds for every model
 			}
