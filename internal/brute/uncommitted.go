@@ -102,98 +102,107 @@ func checkUncommitted(h *history.History, spec uncommittedSpec) bool {
 			optional |= 1 << t
 		}
 	}
+	type keyData struct {
+		appends []uAppend
+		ls      [][]int32
+		txns    []int // each transaction appending to the key, once
+	}
+	var keysRead []keyData
+	for x := range appends {
+		if len(longest[x]) == 0 {
+			continue // no ww edges: no observed predecessor
+		}
+		kd := keyData{appends: appends[x], ls: longest[x]}
+		for t := 0; t < n; t++ {
+			for _, a := range appends[x] {
+				if a.txn == t {
+					kd.txns = append(kd.txns, t)
+					break
+				}
+			}
+		}
+		keysRead = append(keysRead, kd)
+	}
 	for sub := uint64(0); ; sub = (sub - optional) & optional {
-		if uncommittedAcyclic(h, spec, ok|sub, appends, longest) {
+		committed := ok | sub
+		var g [64]uint64
+		for a := 0; a < n; a++ {
+			for b := 0; b < n; b++ {
+				if a != b && committed&(1<<a) != 0 && committed&(1<<b) != 0 &&
+					((spec.process && processBefore(h, a, b)) || (spec.realtime && realTimeBefore(h, a, b))) {
+					g[a] |= 1 << b
+				}
+			}
+		}
+		// Keys one after another, positions of L one after another: each position
+		// takes a transaction with an append of that value left (appends of one
+		// value by one transaction are interchangeable). An edge is added only
+		// between committed, different writers; a graph with a cycle stays cyclic
+		// whatever is added, so the branch stops there.
+		var key func(k int, g [64]uint64) bool
+		key = func(k int, g [64]uint64) bool {
+			if k == len(keysRead) {
+				return true
+			}
+			kd := keysRead[k]
+			left := map[uAppend]int{}
+			for _, a := range kd.appends {
+				left[a]++
+			}
+			for _, l := range kd.ls {
+				var place func(p, prev int, g [64]uint64) bool
+				place = func(p, prev int, g [64]uint64) bool {
+					add := func(a, b int) bool {
+						if a != b && committed&(1<<a) != 0 && committed&(1<<b) != 0 {
+							g[a] |= 1 << b
+							return acyclicMatrix(g, n)
+						}
+						return true
+					}
+					if p == len(l) {
+						for a, c := range left {
+							if c > 0 && !add(prev, a.txn) {
+								return false
+							}
+						}
+						return key(k+1, g)
+					}
+					for _, t := range kd.txns {
+						a := uAppend{t, l[p]}
+						if left[a] == 0 {
+							continue
+						}
+						g2 := g
+						if p > 0 {
+							saved := g
+							if !add(prev, t) {
+								g = saved
+								continue
+							}
+							g2, g = g, saved
+						}
+						left[a]--
+						found := place(p+1, t, g2)
+						left[a]++
+						if found {
+							return true
+						}
+					}
+					return false
+				}
+				if place(0, -1, g) {
+					return true
+				}
+			}
+			return false
+		}
+		if key(0, g) {
 			return true
 		}
 		if sub == optional {
 			return false
 		}
 	}
-}
-
-// uncommittedAcyclic: for these committed transactions, some choice per key of L and
-// its attribution leaves the graph acyclic.
-func uncommittedAcyclic(h *history.History, spec uncommittedSpec, committed uint64, appends [][]uAppend, longest [][][]int32) bool {
-	n := len(h.Txns)
-	var base [64]uint64 // adjacency: base[a] has bit b for an edge a → b
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			if a == b || committed&(1<<a) == 0 || committed&(1<<b) == 0 {
-				continue
-			}
-			if (spec.process && processBefore(h, a, b)) || (spec.realtime && realTimeBefore(h, a, b)) {
-				base[a] |= 1 << b
-			}
-		}
-	}
-	// Per key, the distinct edge sets its attributions give.
-	var options [][][64]uint64
-	for x := range appends {
-		sets := map[[64]uint64]bool{}
-		var list [][64]uint64
-		add := func(e [64]uint64) {
-			if !sets[e] {
-				sets[e] = true
-				list = append(list, e)
-			}
-		}
-		if len(longest[x]) == 0 {
-			continue // no ww edges: no observed predecessor
-		}
-		for _, l := range longest[x] {
-			used := make([]bool, len(appends[x]))
-			at := make([]int, len(l))
-			var place func(p int)
-			place = func(p int) {
-				if p == len(l) {
-					var e [64]uint64
-					edge := func(a, b int) {
-						if a != b && committed&(1<<a) != 0 && committed&(1<<b) != 0 {
-							e[a] |= 1 << b
-						}
-					}
-					for q := 1; q < len(l); q++ {
-						edge(appends[x][at[q-1]].txn, appends[x][at[q]].txn)
-					}
-					last := appends[x][at[len(l)-1]].txn
-					for i, a := range appends[x] {
-						if !used[i] {
-							edge(last, a.txn)
-						}
-					}
-					add(e)
-					return
-				}
-				for i, a := range appends[x] {
-					if !used[i] && a.val == l[p] {
-						used[i], at[p] = true, i
-						place(p + 1)
-						used[i] = false
-					}
-				}
-			}
-			place(0)
-		}
-		options = append(options, list)
-	}
-	var combine func(k int, g [64]uint64) bool
-	combine = func(k int, g [64]uint64) bool {
-		if k == len(options) {
-			return acyclicMatrix(g, n)
-		}
-		for _, e := range options[k] {
-			next := g
-			for a := 0; a < n; a++ {
-				next[a] |= e[a]
-			}
-			if combine(k+1, next) {
-				return true
-			}
-		}
-		return false
-	}
-	return combine(0, base)
 }
 
 // acyclicMatrix: the graph on n nodes (adjacency bit rows) has no cycle (no self loop
