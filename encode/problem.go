@@ -650,7 +650,13 @@ func writerIndex(ws []int32, w int32) int {
 }
 
 // slab hands out small slices cut from big chunks.
-type slab[T any] struct{ free []T }
+// slab hands out small slices from large chunks. Chunks start small and double up to
+// slabLen, so a tiny problem (the differential tests build millions) does not allocate
+// and clear a full chunk.
+type slab[T any] struct {
+	free []T
+	next int // the length of the next chunk
+}
 
 const slabLen = 1 << 14
 
@@ -659,7 +665,8 @@ func (s *slab[T]) take(n int) []T {
 		if n >= slabLen/8 {
 			return make([]T, n)
 		}
-		s.free = make([]T, slabLen)
+		s.next = min(max(2*s.next, 256), slabLen)
+		s.free = make([]T, max(s.next, n))
 	}
 	r := s.free[:n:n]
 	s.free = s.free[n:]

@@ -563,7 +563,8 @@ func (b *Builder) add(r *opRecord) error {
 				op.Value = b.values.id(&m.value, r.text)
 			} else {
 				op.Kind = Read
-				if tx.Status == OK && m.known {
+				switch {
+				case tx.Status == OK && m.known:
 					op.Known = true
 					op.Start, op.End = int32(rbase)+m.rs, int32(rbase)+m.re
 					for j := m.rs; j < m.re; j++ {
@@ -571,6 +572,12 @@ func (b *Builder) add(r *opRecord) error {
 							rv[j] = b.values.id(&r.reads[j], r.text)
 						}
 					}
+				case tx.Status == OK:
+					// An :ok read of nil observed the key's initial state, the empty list,
+					// as Elle reads it (a missing row); only invocations and :info
+					// completions carry nil for "not known".
+					op.Known = true
+					op.Start, op.End = int32(rbase), int32(rbase)
 				}
 			}
 			h.Ops = append(h.Ops, op)

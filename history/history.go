@@ -21,8 +21,10 @@ const (
 type Op struct {
 	Append bool
 	Key    int64
-	Value  int64   // the appended value (Append only)
-	Read   []int64 // the list read (reads only); nil means not known, written as nil
+	Value  int64 // the appended value (Append only)
+	// Read is the list read (reads only), written as nil when nil: not known in an
+	// invocation or an :info completion, the empty list in an :ok one (as Elle reads it).
+	Read []int64
 }
 
 // Event is one line of a history file, as generators and runners produce it.
@@ -79,8 +81,11 @@ const (
 
 // MicroOp is one micro-operation of a Txn, with interned key and value ids.
 type MicroOp struct {
-	Kind  Kind
-	Known bool  // Read: the result is known (an :ok read that is not nil)
+	Kind Kind
+	// Known: the read's result is known. Every read of an :ok completion is (nil there is
+	// the empty list); a cut history (a counterexample) may also drop what an :ok read
+	// saw, and the writers leave such reads out, having no way to say "not known".
+	Known bool
 	Key   int32 // index into History.Keys
 	Value int32 // Append: index into History.Values
 	// Read: the list read is History.ReadValues[Start:End] (value ids).

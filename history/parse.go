@@ -337,6 +337,16 @@ func (p *parser) microOp(m *node) error {
 	if isAppend && len(el) == 2 {
 		return p.errAt(m, "append without a value (expected [:append k v])")
 	}
+	if !isAppend && len(el) == 2 {
+		// [:r k]: a read whose value is not written, as Elle's tests write invocations.
+		r := &p.rec
+		key := &t.nodes[el[1]]
+		if !isAtom(key) {
+			return p.errAt(key, "expected a key (an integer, string or keyword), found %s", p.describe(key))
+		}
+		r.mops = append(r.mops, rawMicro{key: p.scalarOf(key), line: m.line, col: m.col})
+		return nil
+	}
 	if len(el) != 3 {
 		if isAppend {
 			return p.errAt(m, "expected 3 elements in [:append k v], found %d", len(el))

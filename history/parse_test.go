@@ -175,7 +175,7 @@ func TestPairing(t *testing.T) {
 {:type :invoke, :process 0, :f :txn, :value [[:r 1 nil]]}
 {:type :info, :f :start-partition, :process :nemesis, :value [:isolated {"n1" #{"n2" "n3"}}]}
 {:type :ok, :process 0, :f :txn, :value [[:r 1 nil]]}`,
-			[]string{"ok p=0 inv=0 cmp=1 idx=-1 line=5 [[:r 1 nil]]"}},
+			[]string{"ok p=0 inv=0 cmp=1 idx=-1 line=5 [[:r 1 []]]"}},
 		{"completion without value: the invoke's ops, reads unknown", `
 {:type :invoke, :process 0, :value [[:r 1 nil] [:append 1 3]]}
 {:type :fail, :process 0}`,
@@ -205,8 +205,12 @@ const casesNemesis = `
 func TestKnownReads(t *testing.T) {
 	h := parseString(t, false, `{:type :ok, :process 0, :value [[:r 1 nil] [:r 1 []] [:r 1 [3 3 4]]]}`)
 	ops := h.TxnOps(0)
-	if ops[0].Known || !ops[1].Known || !ops[2].Known {
+	// An :ok read of nil saw the initial state, the empty list, as Elle reads it.
+	if !ops[0].Known || !ops[1].Known || !ops[2].Known {
 		t.Fatalf("known: %v", ops)
+	}
+	if l := h.ReadList(&ops[0]); len(l) != 0 {
+		t.Errorf("nil read: %v", l)
 	}
 	if l := h.ReadList(&ops[1]); len(l) != 0 {
 		t.Errorf("empty read: %v", l)
@@ -561,5 +565,54 @@ func TestDeepNesting(t *testing.T) {
 	}
 	if _, err := ParseJSON(strings.NewReader(`{"a":`+strings.Repeat("[", 5000)), "deep.json"); err == nil || !strings.Contains(err.Error(), "nested more than") {
 		t.Errorf("JSON: %v", err)
+	}
+}
+
+// A cut history may hold an :ok read whose result is dropped; nil would read back as the
+// empty list, so the writers leave the read out and the rest of the transaction stays.
+func TestUnknownOKReadIsLeftOut(t *testing.T) {
+	h := parseString(t, false, "{:type :invoke :process 0 :value [[:r 1 nil] [:append 1 2] [:r 2 nil]]}\n"+
+		"{:type :ok :process 0 :value [[:r 1 [5]] [:append 1 2] [:r 2 [7]]]}")
+	h.Ops[h.Txns[0].OpStart].Known = false
+	for _, write := range []func(io.Writer, *History) error{WriteHistoryEDN, WriteHistoryJSON} {
+		var b bytes.Buffer
+		if err := write(&b, h); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "5") {
+			t.Errorf("the dropped read is written:\n%s", b.String())
+		}
+		back, err := Parse(bytes.NewReader(b.Bytes()), "cut")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := back.TxnOps(0)
+		if len(ops) != 2 || ops[0].Kind != Append || ops[1].Kind != Read || !ops[1].Known || len(back.ReadList(&ops[1])) != 1 {
+			t.Errorf("read back: %v\n%s", ops, b.String())
+		}
+	}
+}
+
+// Elle's tests write an invocation's read as [:r k]: a read whose value is not given.
+func TestTwoElementRead(t *testing.T) {
+	for _, src := range []string{
+		"{:type :invoke :process 1 :value [[:r :x] [:append :y 1]]}\n{:type :ok :process 1 :value [[:r :x [1]] [:append :y 1]]}\n{:type :ok :process 2 :value [[:r :x]]}",
+		`{"type":"invoke","process":1,"value":[["r","x"],["append","y",1]]}` + "\n" + `{"type":"ok","process":1,"value":[["r","x",[1]],["append","y",1]]}` + "\n" + `{"type":"ok","process":2,"value":[["r","x"]]}`,
+	} {
+		h, err := Parse(strings.NewReader(src), "elle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Txns) != 2 {
+			t.Fatalf("%d transactions", len(h.Txns))
+		}
+		ops := h.TxnOps(0)
+		if len(ops) != 2 || !ops[0].Known || len(h.ReadList(&ops[0])) != 1 {
+			t.Errorf("first: %v", ops)
+		}
+		// Completed :ok without a value: the initial state, like nil.
+		if ops := h.TxnOps(1); len(ops) != 1 || !ops[0].Known || len(h.ReadList(&ops[0])) != 0 {
+			t.Errorf("second: %v", ops)
+		}
 	}
 }

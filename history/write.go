@@ -328,14 +328,19 @@ func writeHistory(w io.Writer, h *History, json bool) error {
 			}
 			b = append(b, ", :f :txn, :value ["...)
 		}
-		for i, op := range h.Ops[tx.OpStart:tx.OpEnd] {
-			if i > 0 {
+		first := true
+		for _, op := range h.Ops[tx.OpStart:tx.OpEnd] {
+			if tx.Status == OK && op.Kind == Read && !op.Known {
+				continue // nil would read back as the empty list
+			}
+			if !first {
 				if json {
 					b = append(b, ',')
 				} else {
 					b = append(b, ' ')
 				}
 			}
+			first = false
 			b = appendMicroOp(b, h, &op, json, ev.complete)
 		}
 		b = append(b, "]}\n"...)
