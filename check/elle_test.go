@@ -35,7 +35,7 @@ func TestElleHistories(t *testing.T) {
 		{"g1b.edn", nil, list([]string{"read-committed", "strict-serializable"}, between), []string{"read-committed"}},
 		{"g1c.edn", nil, list([]string{"read-committed"}, between), []string{"read-committed"}},
 		{"g-single.edn", list([]string{"read-committed"}, rcVerdict, []string{"cursor-stability"}),
-			list([]string{"repeatable-read", "snapshot-isolation", "serializable"}, gSingle), []string{"repeatable-read"}},
+			list([]string{"repeatable-read", "snapshot-isolation", "serializable"}, gSingle), []string{"consistent-view", "repeatable-read"}},
 		{"g2.edn", list([]string{"read-committed", "snapshot-isolation"}, between), []string{"repeatable-read", "serializable"},
 			[]string{"repeatable-read"}},
 		{"strong-si.edn", list([]string{"serializable"}, between), []string{"strong-snapshot-isolation", "strict-serializable"},
@@ -53,10 +53,10 @@ func TestElleHistories(t *testing.T) {
 		{"g-nonadjacent.edn", between, []string{"strict-serializable"}, []string{"snapshot-isolation", "repeatable-read"}},
 		{"adjacent-rw.edn", list([]string{"snapshot-isolation"}, between), nil, nil},
 		// Elle's lost-update: cursor stability and up.
-		{"lost-update.edn", list([]string{"read-committed"}, rcVerdict), list([]string{"strict-serializable", "cursor-stability"}, gSingle), nil},
+		{"lost-update.edn", list([]string{"read-committed"}, rcVerdict), list([]string{"strict-serializable", "cursor-stability"}, gSingle), []string{"cursor-stability"}},
 		{"double-write.edn", list([]string{"strict-serializable"}, between), nil, nil},
 		{"wr-process.edn", between, []string{"strong-session-snapshot-isolation"}, []string{"strong-session-read-committed"}},
-		{"rr-g-single-item.edn", list(rcVerdict, []string{"cursor-stability"}), list([]string{"repeatable-read"}, gSingle), []string{"repeatable-read"}},
+		{"rr-g-single-item.edn", list(rcVerdict, []string{"cursor-stability"}), list([]string{"repeatable-read"}, gSingle), []string{"consistent-view", "repeatable-read"}},
 		{"rr-g-nonadjacent-item.edn", between, []string{"repeatable-read"}, []string{"repeatable-read", "snapshot-isolation"}},
 		{"future-read.edn", nil, list([]string{"read-committed"}, between), []string{"read-committed"}},
 		// internal only: Elle's models below serializable and snapshot isolation allow it.
