@@ -90,6 +90,12 @@ func (c *checker) addUncommittedCycle(m string, r uncommitted.Result) {
 	} else {
 		a.Explanation = fmt.Sprintf("every attribution of the duplicated values to appends has a cycle under %s; the first one met: %s", m, strings.Join(why, "; "))
 	}
+	for i := range c.res.Anomalies {
+		// The strong forms meet the same cycle among fixed edges: report it once.
+		if b := &c.res.Anomalies[i]; b.uncommitted && b.Model == a.Model && b.Type == a.Type && b.Explanation == a.Explanation {
+			return
+		}
+	}
 	c.res.Anomalies = append(c.res.Anomalies, a)
 }
 
