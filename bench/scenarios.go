@@ -95,8 +95,10 @@ var (
 	validWeak = map[string]bool{"read-committed": true, "strong-read-committed": true, "repeatable-read": true,
 		"monotonic-atomic-view": true, "monotonic-view": true, "monotonic-snapshot-read": true, "cursor-stability": true,
 		"consistent-view": true, "forward-consistent-view": true, "update-serializable": true}
-	validRCUnderSI = map[string]bool{"read-committed": true, "snapshot-isolation": true}
-	lostUpdateRC   = map[string]bool{"read-committed": true, "serializable": false}
+	uncommittedModels = []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
+	validUncommitted  = map[string]bool{"read-uncommitted": true, "strong-session-read-uncommitted": true, "strong-read-uncommitted": true}
+	validRCUnderSI    = map[string]bool{"read-committed": true, "snapshot-isolation": true}
+	lostUpdateRC      = map[string]bool{"read-committed": true, "serializable": false}
 )
 
 // dupKeys is the small duplicate-heavy workload `--keys 10 --val-domain 2 --dup-keys 1
@@ -192,6 +194,8 @@ func Scenarios() []Scenario {
 			Models: []string{"snapshot-isolation"}, Heavy: true, ExpectValid: validUnderSI},
 		// The weak models (issue 11): each should cost no more than serializable.
 		Scenario{Name: "weak-scale-100k", Spec: scale(100_000), Sim: serializable, Models: weakModels, ExpectValid: validWeak},
+		// Read uncommitted (unique values: every key fixed, one cycle search).
+		Scenario{Name: "uncommitted-scale-100k", Spec: scale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
 		Scenario{Name: "weak-snapshot-100k", Spec: scale(100_000),
 			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
 			Models: []string{"read-committed", "snapshot-isolation"}, ExpectValid: validRCUnderSI},
@@ -223,6 +227,11 @@ func hardScenarios() []Scenario {
 		out = append(out, Scenario{Name: "info2-" + count(txns), Spec: info2(txns),
 			Sim:         workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02},
 			ExpectValid: validUnderAll, Hard: true, Heavy: txns >= 1_000_000})
+	}
+	// Read uncommitted among duplicates: keys with choices are searched.
+	for _, txns := range []int{1000, 10_000} {
+		out = append(out, Scenario{Name: "uncommitted-dupkeys-" + count(txns), Spec: dupKeys(txns, 1), Sim: serializable,
+			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true})
 	}
 	for _, kind := range workload.AllInjections {
 		expect := invalidAll

@@ -1,5 +1,11 @@
 package uncommitted
 
+import (
+	"sort"
+
+	"doppel/history"
+)
+
 // openKey is a key whose longest read has several candidates or whose positions have
 // several choices. Choices that give the same edges are one class with a count: the
 // appends of one value by one :ok transaction, and all uncommitted appends of a value.
@@ -13,7 +19,7 @@ type openKey struct {
 	left      map[int32]int
 }
 
-func newOpenKey(k int32, ls [][]int32, okByValue map[kv][]int32, uncommitted map[kv]int, okAppends map[kvt]int, writers []int32, keyTotal map[kv]int) *openKey {
+func newOpenKey(h *history.History, k int32, ls [][]int32, okByValue map[kv][]int32, uncommitted map[kv]int, okAppends map[kvt]int, writers []int32, keyTotal map[kv]int) *openKey {
 	o := &openKey{key: k, ls: ls, writers: writers, left: map[int32]int{}}
 	for _, w := range writers {
 		o.left[w] = keyTotal[kv{k, w}]
@@ -28,7 +34,10 @@ func newOpenKey(k int32, ls [][]int32, okByValue map[kv][]int32, uncommitted map
 					cs = append(cs, int32(len(o.classTxn)))
 					o.classTxn, o.classLeft = append(o.classTxn, -1), append(o.classLeft, c)
 				}
-				for _, w := range okByValue[kv{k, v}] {
+				// Writers by interval midpoint: the likeliest attribution first.
+				ws := append([]int32(nil), okByValue[kv{k, v}]...)
+				sort.Slice(ws, func(i, j int) bool { return h.Midpoint(ws[i]) < h.Midpoint(ws[j]) })
+				for _, w := range ws {
 					cs = append(cs, int32(len(o.classTxn)))
 					o.classTxn, o.classLeft = append(o.classTxn, w), append(o.classLeft, okAppends[kvt{k, v, w}])
 				}

@@ -95,11 +95,14 @@ type edge struct {
 
 type decider struct {
 	h        *history.History
-	n        int      // transactions; nodes n.. are real-time events
-	adj      [][]edge // by node
-	from     []int32  // scratch: DFS parent node
-	fromEdge []edge   // scratch: the edge taken into a node
-	stamp    []uint32 // scratch: visited marks
+	n        int       // transactions; nodes n.. are real-time events
+	adj      [][]edge  // by node
+	radj     [][]int32 // by node: the tails of its incoming edges, in push order
+	ord      []int32   // a topological order of the edges present (Pearce–Kelly)
+	comps    []int32   // the completion positions the real-time event nodes stand for
+	from     []int32   // scratch: DFS parent node
+	fromEdge []edge    // scratch: the edge taken into a node
+	stamp    []uint32  // scratch: visited marks
 	epoch    uint32
 	stack    []int32
 	stop     func() bool
@@ -220,7 +223,7 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 			fixed = fixed && (len(w) == 0 || (len(w) == 1 && uncommitted[kv{k, v}] == 0))
 		}
 		if !fixed {
-			open = append(open, newOpenKey(k, ls, okByValue, uncommitted, okAppends, keyWriters[k], keyTotal))
+			open = append(open, newOpenKey(h, k, ls, okByValue, uncommitted, okAppends, keyWriters[k], keyTotal))
 			continue
 		}
 		l := ls[0]
@@ -252,6 +255,9 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 	d.from = make([]int32, len(d.adj))
 	d.fromEdge = make([]edge, len(d.adj))
 	d.stamp = make([]uint32, len(d.adj))
+	if len(open) > 0 {
+		d.initOrder()
+	}
 	ok := d.search(open, 0)
 	res.Steps = d.steps
 	switch {
@@ -277,8 +283,22 @@ func equal(a, b []int32) bool {
 	return true
 }
 
-func (d *decider) push(from int32, e edge) { d.adj[from] = append(d.adj[from], e) }
-func (d *decider) pop(from int32)          { d.adj[from] = d.adj[from][:len(d.adj[from])-1] }
+// push adds an edge, pop removes the last one pushed from a node; edges are popped in
+// the reverse order of their pushes, so the last tail in radj is the edge's own.
+func (d *decider) push(from int32, e edge) {
+	d.adj[from] = append(d.adj[from], e)
+	if d.radj != nil {
+		d.radj[e.to] = append(d.radj[e.to], from)
+	}
+}
+
+func (d *decider) pop(from int32) {
+	e := d.adj[from][len(d.adj[from])-1]
+	d.adj[from] = d.adj[from][:len(d.adj[from])-1]
+	if d.radj != nil {
+		d.radj[e.to] = d.radj[e.to][:len(d.radj[e.to])-1]
+	}
+}
 
 // orderEdges adds process order (consecutive :ok transactions of a process by
 // invocation) and real-time order through a chain of completion events: A → event of
@@ -301,6 +321,7 @@ func (d *decider) orderEdges(process, realtime bool) {
 		sort.Slice(comps, func(i, j int) bool { return comps[i] < comps[j] })
 	}
 	d.adj = make([][]edge, d.n+len(comps))
+	d.comps = comps
 	if process {
 		byProc := append([]int32(nil), oks...)
 		sort.SliceStable(byProc, func(i, j int) bool {
@@ -413,36 +434,9 @@ func (d *decider) compress(c []Step) []Step {
 	return out
 }
 
-// reaches reports whether there is a path from a to b; if so it leaves the path in
-// from/fromEdge.
-func (d *decider) reaches(a, b int32) bool {
-	d.epoch++
-	if d.epoch == 0 {
-		clear(d.stamp)
-		d.epoch = 1
-	}
-	d.stack = append(d.stack[:0], a)
-	d.stamp[a] = d.epoch
-	for len(d.stack) > 0 {
-		u := d.stack[len(d.stack)-1]
-		d.stack = d.stack[:len(d.stack)-1]
-		if u == b {
-			return true
-		}
-		for _, e := range d.adj[u] {
-			if d.stamp[e.to] != d.epoch {
-				d.stamp[e.to] = d.epoch
-				d.from[e.to], d.fromEdge[e.to] = u, e
-				d.stack = append(d.stack, e.to)
-			}
-		}
-	}
-	return false
-}
-
 // tryEdge adds from → e.to unless it closes a cycle (the first cycle met is kept).
 func (d *decider) tryEdge(from int32, e edge) bool {
-	if d.reaches(e.to, from) {
+	if d.closes(from, e.to) {
 		if d.cycle == nil {
 			var rev []Step
 			for x := from; x != e.to; x = d.from[x] {
