@@ -79,6 +79,13 @@ func scale(txns int) workload.Spec {
 	return s
 }
 
+// uniqueScale is scale with every value unique.
+func uniqueScale(txns int) workload.Spec {
+	s := scale(txns)
+	s.DupKeys = 0
+	return s
+}
+
 // Expected verdicts of the models the scenarios are checked under.
 var (
 	// validUnderAll: a serializable simulation is strict-serializable, hence all three.
@@ -194,7 +201,8 @@ func Scenarios() []Scenario {
 			Models: []string{"snapshot-isolation"}, Heavy: true, ExpectValid: validUnderSI},
 		// The weak models (issue 11): each should cost no more than serializable.
 		Scenario{Name: "weak-scale-100k", Spec: scale(100_000), Sim: serializable, Models: weakModels, ExpectValid: validWeak},
-		// Read uncommitted (unique values: every key fixed, one cycle search).
+		// Read uncommitted: with unique values every key is fixed (one cycle search).
+		Scenario{Name: "uncommitted-unique-100k", Spec: uniqueScale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
 		Scenario{Name: "uncommitted-scale-100k", Spec: scale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
 		Scenario{Name: "weak-snapshot-100k", Spec: scale(100_000),
 			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},

@@ -120,7 +120,6 @@ type kvt struct {
 // real-time order too when realtime. stop is polled during the search.
 func Decide(h *history.History, process, realtime bool, stop func() bool) Result {
 	n := len(h.Txns)
-	appended := map[kv]int{}    // by anyone
 	uncommitted := map[kv]int{} // by :info and :fail transactions
 	okAppends := map[kvt]int{}
 	okByValue := map[kv][]int32{} // distinct :ok appenders of a key and value
@@ -133,7 +132,6 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 				continue
 			}
 			k := kv{op.Key, op.Value}
-			appended[k]++
 			if !ok {
 				uncommitted[k]++
 				continue
@@ -148,13 +146,15 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 	}
 	var res Result
 	longest := map[int32][][]int32{}
-	shown := map[int32]int{}
+	var reads []readRef
 	own := map[int32][]int32{}
 	for t := 0; t < n; t++ {
 		if h.Txns[t].Status != history.OK {
 			continue
 		}
-		clear(own)
+		for k := range own {
+			delete(own, k)
+		}
 		for i := range h.TxnOps(t) {
 			op := &h.TxnOps(t)[i]
 			if op.Kind == history.Append {
@@ -170,21 +170,7 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 				// (DESIGN.md: Elle would still use it).
 				continue
 			}
-			clear(shown)
-			for _, v := range r {
-				shown[v]++
-			}
-			for _, v := range r {
-				s := shown[v]
-				if a := appended[kv{op.Key, v}]; s > a {
-					typ := "duplicate-elements"
-					if a == 0 {
-						typ = "garbage-read"
-					}
-					res.Findings = append(res.Findings, Finding{Type: typ, Txn: int32(t), Key: op.Key, Value: v, Shown: s, Appended: a})
-					shown[v] = -1 << 30 // once per read and value
-				}
-			}
+			reads = append(reads, readRef{int32(t), op.Key, r})
 			ls := longest[op.Key]
 			switch {
 			case len(r) == 0:
@@ -201,6 +187,7 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 			}
 		}
 	}
+	res.Findings = countFindings(h, reads)
 	if len(res.Findings) > 0 {
 		res.Verdict = Invalid
 		return res
@@ -451,4 +438,94 @@ func (d *decider) tryEdge(from int32, e edge) bool {
 	}
 	d.push(from, e)
 	return true
+}
+
+type readRef struct {
+	txn, key int32
+	list     []int32
+}
+
+// countFindings: reads showing a value more often than the key was appended it by
+// anyone (duplicate-elements; garbage-read when never). Key by key with counts in flat
+// arrays by value id: map look-ups per read value cost more than the rest together.
+func countFindings(h *history.History, reads []readRef) []Finding {
+	nkeys, nvals := int32(len(h.Keys)), int32(len(h.Values))
+	for _, op := range h.Ops {
+		nkeys = max(nkeys, op.Key+1)
+		if op.Kind == history.Append {
+			nvals = max(nvals, op.Value+1)
+		}
+	}
+	for _, r := range reads {
+		for _, v := range r.list {
+			nvals = max(nvals, v+1)
+		}
+	}
+	// Appended values and reads, bucketed by key.
+	appStart := make([]int32, nkeys+1)
+	for _, op := range h.Ops {
+		if op.Kind == history.Append {
+			appStart[op.Key+1]++
+		}
+	}
+	for k := int32(0); k < nkeys; k++ {
+		appStart[k+1] += appStart[k]
+	}
+	appVals := make([]int32, appStart[nkeys])
+	fill := append([]int32(nil), appStart[:nkeys]...)
+	for _, op := range h.Ops {
+		if op.Kind == history.Append {
+			appVals[fill[op.Key]] = op.Value
+			fill[op.Key]++
+		}
+	}
+	readStart := make([]int32, nkeys+1)
+	for _, r := range reads {
+		readStart[r.key+1]++
+	}
+	for k := int32(0); k < nkeys; k++ {
+		readStart[k+1] += readStart[k]
+	}
+	byKey := make([]int32, len(reads))
+	fill = append(fill[:0], readStart[:nkeys]...)
+	for i, r := range reads {
+		byKey[fill[r.key]] = int32(i)
+		fill[r.key]++
+	}
+	appended := make([]int32, nvals)
+	shown := make([]int32, nvals)
+	var out []Finding
+	for k := int32(0); k < nkeys; k++ {
+		if readStart[k] == readStart[k+1] {
+			continue
+		}
+		for _, v := range appVals[appStart[k]:appStart[k+1]] {
+			appended[v]++
+		}
+		for _, ri := range byKey[readStart[k]:readStart[k+1]] {
+			r := reads[ri]
+			for _, v := range r.list {
+				shown[v]++
+			}
+			for _, v := range r.list {
+				if sv, a := shown[v], appended[v]; sv > a {
+					typ := "duplicate-elements"
+					if a == 0 {
+						typ = "garbage-read"
+					}
+					out = append(out, Finding{Type: typ, Txn: r.txn, Key: k, Value: v, Shown: int(sv), Appended: int(a)})
+					shown[v] = -1 << 30 // once per read and value
+				}
+			}
+			for _, v := range r.list {
+				shown[v] = 0
+			}
+		}
+		for _, v := range appVals[appStart[k]:appStart[k+1]] {
+			appended[v] = 0
+		}
+	}
+	// In the order of the reads (transactions in history order).
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Txn < out[j].Txn })
+	return out
 }
