@@ -58,19 +58,17 @@ type checker struct {
 	perRead bool
 	// order is the models asked for, in the caller's order; uncommitted holds the
 	// read-uncommitted ones' results, decided first on their own.
-	order       []string
-	uncommitted map[string]*ModelResult
+	order            []string
+	uncommittedNames []string
 }
 
 func (c *checker) run(names []string) Result {
 	h := c.h
 	c.order = names
-	var ru []string
-	if ru, names = uncommittedFirst(names); len(ru) > 0 {
-		c.uncommitted = c.decideUncommitted(ru)
-		if len(names) == 0 {
-			return c.finish()
-		}
+	// Read uncommitted's models are decided last (in finish), on their own, unless a
+	// model decided valid implies them.
+	if c.uncommittedNames, names = uncommittedFirst(names); len(names) == 0 {
+		return c.finish()
 	}
 	t0 := time.Now()
 	// Lost updates are facts about values (every attribution has them): found once,

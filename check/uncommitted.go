@@ -117,25 +117,44 @@ func (c *checker) ruName(t int32) string {
 	return fmt.Sprintf("%s (line %d, %s)", encode.OpsString(c.h, t), tx.Line, tx.Status)
 }
 
-// mergeUncommitted adds the read-uncommitted models' results to c.res.Models and puts
-// every model in the order asked.
+// mergeUncommitted decides the read-uncommitted models asked for, adds their results
+// to c.res.Models and puts every model in the order asked. A model already found valid
+// whose graph contains theirs (every one, with their orders: read committed's
+// attributions give read uncommitted's, DESIGN.md) decides them without a search.
 func (c *checker) mergeUncommitted() {
-	if len(c.uncommitted) == 0 {
+	if len(c.uncommittedNames) == 0 {
 		return
 	}
-	for _, m := range c.order {
-		if mr := c.uncommitted[m]; mr != nil {
-			mr.AnomalyTypes = c.forbiddenFound(m)
-			if mr.Valid == Unknown && len(mr.AnomalyTypes) > 0 {
-				mr.Valid, mr.Message = Invalid, ""
-			}
-			c.res.Models = append(c.res.Models, *mr)
+	var left []string
+	results := map[string]*ModelResult{}
+	for _, m := range c.uncommittedNames {
+		implied := false
+		for _, mr := range c.res.Models {
+			implied = implied || (mr.Valid == Valid && graphWithin(m, mr.Model) && forbidsWithin(m, mr.Model))
 		}
+		if implied {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		} else {
+			left = append(left, m)
+		}
+	}
+	if len(left) > 0 {
+		for m, mr := range c.decideUncommitted(left) {
+			results[m] = mr
+		}
+	}
+	for _, m := range c.uncommittedNames {
+		mr := results[m]
+		mr.AnomalyTypes = c.forbiddenFound(m)
+		if mr.Valid == Unknown && len(mr.AnomalyTypes) > 0 {
+			mr.Valid, mr.Message = Invalid, ""
+		}
+		c.res.Models = append(c.res.Models, *mr)
 	}
 	pos := map[string]int{}
 	for i, m := range c.order {
 		pos[m] = i
 	}
 	sort.SliceStable(c.res.Models, func(i, j int) bool { return pos[c.res.Models[i].Model] < pos[c.res.Models[j].Model] })
-	c.uncommitted = nil
+	c.uncommittedNames = nil
 }
