@@ -104,8 +104,12 @@ var (
 		"consistent-view": true, "forward-consistent-view": true, "update-serializable": true}
 	uncommittedModels = []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
 	validUncommitted  = map[string]bool{"read-uncommitted": true, "strong-session-read-uncommitted": true, "strong-read-uncommitted": true}
-	validRCUnderSI    = map[string]bool{"read-committed": true, "snapshot-isolation": true}
-	lostUpdateRC      = map[string]bool{"read-committed": true, "serializable": false}
+	validRCUnderSI    = map[string]bool{"read-committed": true, "snapshot-isolation": true, "cursor-stability": true,
+		"consistent-view": true}
+	// A lost update: read committed holds; cursor stability and up (Elle's lost-update)
+	// and serializable do not.
+	lostUpdateRC = map[string]bool{"read-committed": true, "serializable": false, "cursor-stability": false,
+		"consistent-view": false}
 )
 
 // dupKeys is the small duplicate-heavy workload `--keys 10 --val-domain 2 --dup-keys 1
@@ -206,7 +210,7 @@ func Scenarios() []Scenario {
 		Scenario{Name: "uncommitted-scale-100k", Spec: scale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
 		Scenario{Name: "weak-snapshot-100k", Spec: scale(100_000),
 			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
-			Models: []string{"read-committed", "snapshot-isolation"}, ExpectValid: validRCUnderSI},
+			Models: []string{"read-committed", "snapshot-isolation", "cursor-stability", "consistent-view"}, ExpectValid: validRCUnderSI},
 	)
 	return append(out, hardScenarios()...)
 }
@@ -259,7 +263,8 @@ func hardScenarios() []Scenario {
 		out = append(out, Scenario{Name: "weak-lost-update-" + count(txns), Spec: injectBase(txns),
 			Sim: workload.SimOptions{Behaviour: workload.SimSerializable,
 				Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt},
-			Models: []string{"read-committed", "serializable"}, ExpectValid: lostUpdateRC, Hard: true, Timeout: 5 * time.Minute})
+			Models: []string{"read-committed", "serializable", "cursor-stability", "consistent-view"}, ExpectValid: lostUpdateRC,
+			Hard: true, Timeout: 5 * time.Minute})
 	}
 	// The verdict is not known in advance: no expectation.
 	out = append(out, Scenario{Name: "mariadb-kill-conn", File: RecordedMariaDB, Hard: true})

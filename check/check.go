@@ -7,6 +7,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 	"doppel/sat"
 )
 
@@ -56,10 +57,15 @@ type checker struct {
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
-	// order is the models asked for, in the caller's order; uncommitted holds the
-	// read-uncommitted ones' results, decided first on their own.
+	// order is the models asked for, in the caller's order; uncommittedNames the
+	// read-uncommitted ones among them, decided last on their own (finish).
 	order            []string
 	uncommittedNames []string
+	// deferNaming: a violation the narrowing proves for strict serializability on a
+	// small history is not named yet (unnamed keeps its proof): a weaker model decided
+	// next may name it for free (decidePruned).
+	deferNaming bool
+	unnamed     *prune.Contradiction
 }
 
 func (c *checker) run(names []string) Result {

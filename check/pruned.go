@@ -46,7 +46,14 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			// Only a witness: bounded, the history may be serializable without being strict.
 			lift = c.budget.capConflicts(strictWitnessConflicts)
 		}
+		// Naming a proved violation on a small history decides the problem again (the
+		// costly part). A weaker serializable model asked after it names one that
+		// counts for strict too, so strict's own naming waits for that (done below
+		// only if it names none).
+		c.unnamed = nil
+		c.deferNaming = asked && len(serial) > 1
 		v, msg := c.decideNarrowed(in, strict)
+		c.deferNaming = false
 		lift()
 		if c.keyUnsat {
 			return // a key alone proves every model invalid: decided without narrowing
@@ -78,6 +85,16 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		}
 		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
 	}
+	if c.unnamed != nil && len(c.forbiddenFound(strict)) == 0 {
+		// No weaker model's anomaly names strict's violation: name it as before (the
+		// proof stands whatever this finds).
+		pc := c.unnamed
+		c.unnamed = nil
+		if v, _ := c.decideNarrowed(in, strict); v != Invalid || len(c.forbiddenFound(strict)) == 0 {
+			c.addContradiction(strict, pc)
+		}
+	}
+	c.unnamed = nil
 	c.decideSnapshotNarrowed(in, names, results)
 }
 
@@ -147,6 +164,10 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	}
 	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""
+	}
+	if pr.Contradiction != nil && c.deferNaming && len(c.h.Txns) <= smallHistory {
+		c.unnamed = pr.Contradiction // decidePruned names it later, when needed
+		return Invalid, ""
 	}
 	// With a contradiction, the windows up to it are sound, so the problem within them
 	// has no solution: deciding it (bounded) names the anomaly as Elle does, from its

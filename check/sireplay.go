@@ -1,7 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"doppel/encode"
 	"doppel/history"
@@ -73,6 +75,10 @@ type siReplay struct {
 	started txnHeap // started transactions, by priority, to commit
 	waiting []int32 // started transactions whose commit would strand a reader
 	events  []siEvent
+	// bySeen: per key, its reads sorted by the length they saw besides their own
+	// appends (built when first needed), so startNeeded visits only the reads at a
+	// key's current length rather than all of them at every step.
+	bySeen [][]int32
 }
 
 func (s *siReplay) run() ([]siEvent, bool) {
@@ -164,9 +170,18 @@ func (s *siReplay) startNeeded() bool {
 				continue
 			}
 			k := op.Key
-			for _, ri := range in.Keys[k].Reads {
+			reads := s.readsBySeen(k)
+			pos := r.keys[k].pos
+			from, _ := slices.BinarySearchFunc(reads, pos, func(ri int32, pos int32) int {
 				rd := &in.Reads[ri]
-				if rd.Len-rd.Own == r.keys[k].pos && r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
+				return cmp.Compare(rd.Len-rd.Own, pos)
+			})
+			for _, ri := range reads[from:] {
+				rd := &in.Reads[ri]
+				if rd.Len-rd.Own != pos {
+					break
+				}
+				if r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
 					best = rd.Txn
 				}
 			}
@@ -182,6 +197,26 @@ func (s *siReplay) startNeeded() bool {
 	}
 	s.start(best)
 	return true
+}
+
+// readsBySeen returns key k's reads sorted by the length each saw besides its
+// transaction's own appends.
+func (s *siReplay) readsBySeen(k int32) []int32 {
+	if s.bySeen == nil {
+		s.bySeen = make([][]int32, len(s.in.Keys))
+	}
+	if s.bySeen[k] == nil {
+		in := s.in
+		reads := slices.Clone(in.Keys[k].Reads)
+		slices.SortStableFunc(reads, func(a, b int32) int {
+			return cmp.Compare(in.Reads[a].Len-in.Reads[a].Own, in.Reads[b].Len-in.Reads[b].Own)
+		})
+		if reads == nil {
+			reads = []int32{}
+		}
+		s.bySeen[k] = reads
+	}
+	return s.bySeen[k]
 }
 
 // start takes t's snapshot: its reads are done, its appended keys are held.

@@ -385,17 +385,17 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 			why = append(why, c.explain(st))
 			cs.Steps = append(cs.Steps, c.stepOf(st, ""))
 			txns[st.from] = true
-			for _, e := range []*encode.Edge{st.in, st.out} {
-				if e == nil {
-					continue
-				}
-				for _, l := range c.guard(e) {
-					if !seenLit[l] {
-						seenLit[l] = true
-						block = append(block, sat.Lit(l^1))
-						choices = append(choices, c.describeLit(v, l))
-						cs.Choices = append(cs.Choices, c.choiceOf(v, l))
-					}
+		}
+		// The guards of every edge of the cycle: a step through a position's hubs
+		// keeps only one of its edges, and a case must rule out only attributions
+		// that close its cycle.
+		for _, id := range cycle {
+			for _, l := range c.guard(&v.edges[id]) {
+				if !seenLit[l] {
+					seenLit[l] = true
+					block = append(block, sat.Lit(l^1))
+					choices = append(choices, c.describeLit(v, l))
+					cs.Choices = append(cs.Choices, c.choiceOf(v, l))
 				}
 			}
 		}

@@ -220,3 +220,23 @@ func TestRunPlotsInlined(t *testing.T) {
 		t.Errorf("a plot with a script was inlined")
 	}
 }
+
+// TestLostUpdateFiles: a lost update is named lost-update on the page and in its own
+// file, with its key and both transactions.
+func TestLostUpdateFiles(t *testing.T) {
+	h, res := checked(t, "lostupdate.edn")
+	dir := t.TempDir()
+	if err := Write(dir, h, &res, nil); err != nil {
+		t.Fatal(err)
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "serializable", "lost-update.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(txt), "T1, T2 all read key :x = [] and then appended to it") {
+		t.Errorf("lost-update.txt:\n%s", txt)
+	}
+	if page, _ := os.ReadFile(filepath.Join(dir, "index.html")); !bytes.Contains(page, []byte("lost-update")) {
+		t.Errorf("index.html does not name the lost update")
+	}
+}

@@ -33,6 +33,10 @@ type Prefix struct {
 	// Fills are the runs of positions between the prefix and the longest kept read that
 	// no kept writer covers.
 	Fills []Fill `json:"fills,omitempty"`
+	// Excess: a kept read shows a value more often than the whole history appends it to
+	// the key (duplicate-elements), so Values are what the kept reads start with less
+	// the occurrences past that count: the cut appends each value as often as the whole.
+	Excess bool `json:"excess,omitempty"`
 }
 
 // Fill is a run of positions of a key, past its prefix, that no kept writer's pinned
@@ -93,7 +97,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 		if kept[ki] == int(s.appends[k]) {
 			continue // every writer of the key is kept: nothing to stand for
 		}
-		vals, fills, ok := s.prefix(perKey[ki], removed)
+		vals, fills, excess, ok := s.prefix(perKey[ki], removed)
 		if !ok {
 			return nil, false
 		}
@@ -103,13 +107,13 @@ func (s *shrinker) build(c cand) (*built, bool) {
 				writers--
 			}
 		}
-		if len(vals) > 0 || len(fills) > 0 {
+		if len(vals) > 0 || len(fills) > 0 || excess {
 			for i := range fills {
 				fills[i].Values = valueNames(h, fills[i].vals)
 			}
 			prefixKeys = append(prefixKeys, k)
 			prefixVals = append(prefixVals, vals)
-			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills})
+			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills, Excess: excess})
 		}
 	}
 	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes), true
@@ -122,7 +126,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // kept reads contradict each other: then the whole has no witness and nothing needs
 // covering). It returns the prefix every kept read shares, or false when the reads
 // disagree on it (the key must then keep every writer).
-func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill, bool) {
+func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill, bool, bool) {
 	h := s.h
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
@@ -146,7 +150,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		t := &ts[i]
 		t.pin = -1
 		for j, ko := range ops[t.from:t.to] {
-			if op := &h.Ops[ko.op]; !removed[ko.op] && h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known {
+			if op := &h.Ops[ko.op]; !removed[ko.op] && h.Txns[ko.txn].Status == history.OK && op.Kind == history.Read && op.Known && s.pins(ko.txn, ko.op) {
 				t.pin = t.from + j
 				break
 			}
@@ -175,9 +179,22 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	// one list before its own appends), or two reads whose values before their readers'
 	// own appends are not prefixes of one list. It returns the values all those reads
 	// start with (at most the shortest's).
-	contradiction := func(ts []txnOps) ([]int32, bool) {
+	contradiction := func(ts []txnOps) ([]int32, bool, bool) {
 		var parts [][]int32 // what each kept read saw besides its reader's own appends
-		found := false
+		found, excess := false, false
+		// over: a read shows a value more often than the whole history appends it to
+		// the key (an attributable read is a prefix of the key's list in every witness).
+		over := func(ko keyOp) bool {
+			op := &h.Ops[ko.op]
+			count := map[int32]int32{}
+			for _, v := range h.ReadList(op) {
+				count[v]++
+				if count[v] > s.appendCount[[2]int32{op.Key, v}] {
+					return true
+				}
+			}
+			return false
+		}
 		for i := range ts {
 			if ts[i].out {
 				continue
@@ -188,6 +205,18 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				if removed[ko.op] || op.Kind != history.Read || !op.Known || h.Txns[ko.txn].Status != history.OK {
 					continue
 				}
+				if s.reading == perRead {
+					// Each read is its own observation: reads of one transaction may
+					// see different lengths, and one that misses its own appends is
+					// ignored; only reads that are not prefixes of one list contradict.
+					if attributable(h, ko.txn, ko.op) {
+						parts = append(parts, h.ReadValues[op.Start:op.Start+int32(seen(ko))])
+						if over(ko) {
+							found, excess = true, true
+						}
+					}
+					continue
+				}
 				l := seen(ko)
 				if l < 0 || n >= 0 && l != n {
 					found = true
@@ -195,6 +224,9 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				n = l
 				if l >= 0 {
 					parts = append(parts, h.ReadValues[op.Start:op.Start+int32(l)])
+					if over(ko) {
+						found, excess = true, true
+					}
 				}
 			}
 		}
@@ -213,7 +245,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 			}
 			common = common[:q]
 		}
-		return common, found
+		return common, found, excess
 	}
 	for i := range ts {
 		if t := &ts[i]; t.pin >= 0 {
@@ -223,7 +255,8 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
-		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK
+		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK &&
+			(s.reading != perRead || attributable(h, ko.txn, ko.op))
 	}
 	// bounds returns the shortest and longest counted read (-1 if none).
 	bounds := func() (p, longest int, ok bool) {
@@ -245,7 +278,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		}
 		return p, longest, true
 	}
-	if prefix, ok := contradiction(ts); ok {
+	if prefix, ok, excess := contradiction(ts); ok {
 		// Kept reads that contradict each other: the whole has no witness, so the cut
 		// needs no cover; it keeps those reads as they are.
 		for i := range ts {
@@ -255,11 +288,31 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				}
 			}
 		}
-		return prefix, nil, true
+		if excess {
+			// A read shows a value more often than the whole appends it: the synthetic
+			// writer appends each value at most as often as the whole does, less the
+			// kept writers' appends, so the cut keeps the excess (and so its anomaly).
+			allowed := map[int32]int32{}
+			k := h.Ops[ops[0].op].Key
+			for _, ko := range ops {
+				if op := &h.Ops[ko.op]; op.Kind == history.Append && !removed[ko.op] && h.Txns[ko.txn].Status != history.Fail {
+					allowed[op.Value]--
+				}
+			}
+			var kept []int32
+			for _, v := range prefix {
+				if allowed[v]+s.appendCount[[2]int32{k, v}] > 0 {
+					allowed[v]--
+					kept = append(kept, v)
+				}
+			}
+			prefix = kept
+		}
+		return prefix, nil, excess, true
 	}
 	p, longest, ok := bounds()
 	if !ok {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	if p < 0 { // no read left: every writer's appends can go
 		for i := range ts {
@@ -269,7 +322,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				}
 			}
 		}
-		return nil, nil, true
+		return nil, nil, false, true
 	}
 	// A writer pinned by a value inside the kept reads' shortest length stays: the
 	// prefix stops right before its block (a block boundary too).
@@ -324,7 +377,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		f.vals = append(f.vals, list[q-1])
 		f.end = q
 	}
-	return list[:p], fills, true
+	return list[:p], fills, false, true
 }
 
 // assemble writes the cut as a history: the synthetic first transaction (when a key has
@@ -521,4 +574,40 @@ func (s *shrinker) tracePositions(k int32) map[int32]int {
 	}
 	s.positions[k] = pos
 	return pos
+}
+
+// attributable reports whether read op ends with its transaction's own earlier appends
+// to the key, in order: the part before them is then a prefix of the key's list in
+// every witness. Per read, a read that does not is ignored; under the one-base models
+// it is an internal anomaly (no witness at all).
+func attributable(h *history.History, t, op int32) bool {
+	r := &h.Ops[op]
+	var own []int32
+	for i := h.Txns[t].OpStart; i < op; i++ {
+		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {
+			own = append(own, o.Value)
+		}
+	}
+	vals := h.ReadList(r)
+	return len(vals) >= len(own) && slices.Equal(vals[len(vals)-len(own):], own)
+}
+
+// pins reports whether known read op of an :ok transaction fixes where its
+// transaction's block of appends to the key starts in every witness: right after the
+// part before its own appends. One base: always (serially it reads the list before its
+// block; under snapshot isolation no concurrent writer commits between its snapshot and
+// its commit). Per read: only a read that shows at least one own append, last (a read
+// before them may see an older list than the one its block follows).
+func (s *shrinker) pins(t, op int32) bool {
+	if s.reading != perRead {
+		return true
+	}
+	h := s.h
+	r := &h.Ops[op]
+	for i := h.Txns[t].OpStart; i < op; i++ {
+		if o := &h.Ops[i]; o.Kind == history.Append && o.Key == r.Key {
+			return attributable(h, t, op)
+		}
+	}
+	return false
 }

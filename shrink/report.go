@@ -36,9 +36,9 @@ type Report struct {
 }
 
 // Counterexamples shrinks h for every model res found not valid, within the time
-// before deadline (zero: none). A counterexample found for one model serves another when
-// the checker finds it not valid under that one too. Models without one get an entry in
-// failures.
+// before deadline (zero: none). A counterexample found for one model serves another of
+// the same reading of reads (whose proof covers the cut) when the checker finds it not
+// valid under that one too. Models without one get an entry in failures.
 func Counterexamples(h *history.History, res *check.Result, deadline time.Time) (reports []*Report, failures []string) {
 	for _, mr := range res.Models {
 		if mr.Valid != check.Invalid {
@@ -47,7 +47,8 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		m := mr.Model
 		reused := false
 		for _, r := range reports {
-			if stillInvalid(r.cut.History, m, deadline) {
+			// Only a cut made under the same reading of reads is proved sound for m.
+			if Sound(m) && cutModels[m] == cutModels[r.cut.Model] && stillInvalid(r.cut.History, m, deadline) {
 				r.Models = append(r.Models, m)
 				reused = true
 				break
@@ -139,7 +140,10 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
 			var parts []string
 			for _, p := range prefixes {
-				if len(p.Values) > 0 {
+				switch {
+				case p.Excess:
+					parts = append(parts, fmt.Sprintf("to key %s %d values: what its kept reads start with, each value no more often than the whole history appends it to that key less the kept transactions' appends (a kept read shows some value more often than that: duplicate-elements)", p.Key, len(p.Values)))
+				case len(p.Values) > 0:
 					parts = append(parts, fmt.Sprintf("to key %s the %d values every kept read of it starts with", p.Key, len(p.Values)))
 				}
 			}
