@@ -79,6 +79,13 @@ func scale(txns int) workload.Spec {
 	return s
 }
 
+// uniqueScale is scale with every value unique.
+func uniqueScale(txns int) workload.Spec {
+	s := scale(txns)
+	s.DupKeys = 0
+	return s
+}
+
 // Expected verdicts of the models the scenarios are checked under.
 var (
 	// validUnderAll: a serializable simulation is strict-serializable, hence all three.
@@ -95,7 +102,9 @@ var (
 	validWeak = map[string]bool{"read-committed": true, "strong-read-committed": true, "repeatable-read": true,
 		"monotonic-atomic-view": true, "monotonic-view": true, "monotonic-snapshot-read": true, "cursor-stability": true,
 		"consistent-view": true, "forward-consistent-view": true, "update-serializable": true}
-	validRCUnderSI = map[string]bool{"read-committed": true, "snapshot-isolation": true, "cursor-stability": true,
+	uncommittedModels = []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
+	validUncommitted  = map[string]bool{"read-uncommitted": true, "strong-session-read-uncommitted": true, "strong-read-uncommitted": true}
+	validRCUnderSI    = map[string]bool{"read-committed": true, "snapshot-isolation": true, "cursor-stability": true,
 		"consistent-view": true}
 	// A lost update: read committed holds; cursor stability and up (Elle's lost-update)
 	// and serializable do not.
@@ -196,6 +205,9 @@ func Scenarios() []Scenario {
 			Models: []string{"snapshot-isolation"}, Heavy: true, ExpectValid: validUnderSI},
 		// The weak models (issue 11): each should cost no more than serializable.
 		Scenario{Name: "weak-scale-100k", Spec: scale(100_000), Sim: serializable, Models: weakModels, ExpectValid: validWeak},
+		// Read uncommitted: with unique values every key is fixed (one cycle search).
+		Scenario{Name: "uncommitted-unique-100k", Spec: uniqueScale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
+		Scenario{Name: "uncommitted-scale-100k", Spec: scale(100_000), Sim: serializable, Models: uncommittedModels, ExpectValid: validUncommitted},
 		Scenario{Name: "weak-snapshot-100k", Spec: scale(100_000),
 			Sim:    workload.SimOptions{Behaviour: workload.SimSnapshot},
 			Models: []string{"read-committed", "snapshot-isolation", "cursor-stability", "consistent-view"}, ExpectValid: validRCUnderSI},
@@ -227,6 +239,11 @@ func hardScenarios() []Scenario {
 		out = append(out, Scenario{Name: "info2-" + count(txns), Spec: info2(txns),
 			Sim:         workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02},
 			ExpectValid: validUnderAll, Hard: true, Heavy: txns >= 1_000_000})
+	}
+	// Read uncommitted among duplicates: keys with choices are searched.
+	for _, txns := range []int{1000, 10_000} {
+		out = append(out, Scenario{Name: "uncommitted-dupkeys-" + count(txns), Spec: dupKeys(txns, 1), Sim: serializable,
+			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true})
 	}
 	for _, kind := range workload.AllInjections {
 		expect := invalidAll

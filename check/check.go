@@ -60,6 +60,10 @@ type checker struct {
 	// perReadIn is the per-read inference once built; perReadTried: its replay ran.
 	perReadIn    *encode.Inference
 	perReadTried bool
+	// order is the models asked for, in the caller's order; uncommittedNames the
+	// read-uncommitted ones among them, decided last on their own (finish).
+	order            []string
+	uncommittedNames []string
 	// deferNaming: a violation the narrowing proves for strict serializability on a
 	// small history is not named yet (unnamed keeps its proof): a weaker model decided
 	// next may name it for free (decidePruned).
@@ -69,6 +73,12 @@ type checker struct {
 
 func (c *checker) run(names []string) Result {
 	h := c.h
+	c.order = names
+	// Read uncommitted's models are decided last (in finish), on their own, unless a
+	// model decided valid implies them.
+	if c.uncommittedNames, names = uncommittedFirst(names); len(names) == 0 {
+		return c.finish()
+	}
 	// Lost updates are facts about values (every attribution has them): found once,
 	// they count for the models that forbid them.
 	c.res.Anomalies = append(c.res.Anomalies, lostUpdates(h)...)
@@ -460,6 +470,7 @@ func (c *checker) replayResult(names []string) Result {
 
 // finish sets the overall verdict from the models'.
 func (c *checker) finish() Result {
+	c.mergeUncommitted()
 	// The sizes of the history, whichever stage decided (a window replay after
 	// narrowing decides without building the problem that fillStats describes).
 	s := &c.res.Stats
@@ -570,11 +581,14 @@ func (c *checker) txnRef(t int32) TxnRef { return NewTxnRef(c.h, t) }
 func (c *checker) forbiddenFoundAll() []string {
 	var types []string
 	for _, a := range c.res.Anomalies {
-		if a.Model != "" {
+		if a.Model != "" || a.uncommitted {
 			continue
 		}
 		all := true
 		for m := range models {
+			if models[m].uncommitted {
+				continue // decided on their own, before the others
+			}
 			all = all && (models[m].perRead || forbids(m, a.Type)) // the one-base models
 		}
 		if all {
@@ -588,7 +602,7 @@ func (c *checker) forbiddenFoundAll() []string {
 // the problem diagnoses its keys again.
 func (c *checker) hasFinding(f encode.Finding) bool {
 	for i := range c.res.Anomalies {
-		if a := &c.res.Anomalies[i]; a.Model == "" && a.Type == f.Type && a.Explanation == f.Text {
+		if a := &c.res.Anomalies[i]; a.Model == "" && !a.uncommitted && a.Type == f.Type && a.Explanation == f.Text {
 			if a.oneBase && c.perRead {
 				a.oneBase = false // found on both inferences: it holds for every model
 			}

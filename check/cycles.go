@@ -164,8 +164,8 @@ func (c *checker) addAnomaly(a Anomaly) {
 	a.oneBase = !c.perRead
 	for i := range c.res.Anomalies {
 		b := &c.res.Anomalies[i]
-		if b.Type != a.Type || !sameTxns(b.Txns, a.Txns) {
-			continue
+		if b.Type != a.Type || !sameTxns(b.Txns, a.Txns) || b.uncommitted != a.uncommitted {
+			continue // read uncommitted's anomalies count for other models only
 		}
 		if b.oneBase != a.oneBase {
 			if b.oneBase && b.Model == a.Model {
@@ -189,7 +189,7 @@ func (c *checker) addAnomaly(a Anomaly) {
 // problem decides (one per kind is enough: the shortest found first).
 func (c *checker) cycleFound(typ string) bool {
 	for i := range c.res.Anomalies {
-		if a := &c.res.Anomalies[i]; a.Type == typ && len(a.Steps) > 0 && a.oneBase == !c.perRead && (a.Model == "" || a.Model == c.anomalyModel) {
+		if a := &c.res.Anomalies[i]; a.Type == typ && len(a.Steps) > 0 && !a.uncommitted && a.oneBase == !c.perRead && (a.Model == "" || a.Model == c.anomalyModel) {
 			return true
 		}
 	}

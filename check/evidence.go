@@ -13,7 +13,7 @@ import (
 // it holds in every attribution or was proved under a model whose graph lies within
 // m's.
 func CountsFor(a *Anomaly, m string) bool {
-	return forbids(m, a.Type) && (a.Model == "" || graphWithin(a.Model, m))
+	return forbids(m, a.Type) && a.uncommitted == models[m].uncommitted && (a.Model == "" || graphWithin(a.Model, m))
 }
 
 // proof is a contradiction the narrowing by thresholds found under model: a cycle

@@ -21,9 +21,12 @@ var implies = map[string][]string{
 	"strong-snapshot-isolation":         {"strong-session-snapshot-isolation", "strong-read-committed"},
 	"strong-session-snapshot-isolation": {"snapshot-isolation", "strong-session-read-committed"},
 	"snapshot-isolation":                {"forward-consistent-view", "monotonic-atomic-view", "monotonic-snapshot-read"},
-	"strong-read-committed":             {"strong-session-read-committed"},
-	"strong-session-read-committed":     {"read-committed"},
-	"read-committed":                    nil,
+	"strong-read-committed":             {"strong-session-read-committed", "strong-read-uncommitted"},
+	"strong-session-read-committed":     {"read-committed", "strong-session-read-uncommitted"},
+	"read-committed":                    {"read-uncommitted"},
+	"strong-read-uncommitted":           {"strong-session-read-uncommitted"},
+	"strong-session-read-uncommitted":   {"read-uncommitted"},
+	"read-uncommitted":                  nil,
 }
 
 // Implies returns the models m directly implies, in Elle's lattice.

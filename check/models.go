@@ -18,6 +18,9 @@ type model struct {
 	// single (with perRead): the graph keeps its anti-dependencies and only cycles with
 	// exactly one of them (G-single) or none are forbidden: consistent view and up.
 	single bool
+	// uncommitted: read uncommitted, decided on its own definition (package
+	// uncommitted): Elle's ww edges from each key's longest read only.
+	uncommitted bool
 	// forbid lists the anomaly types the model forbids: the table that decides verdicts.
 	forbid []string
 }
@@ -28,7 +31,7 @@ var (
 	// findings: anomalies of reads alone, which every model here forbids (Elle: G1a and
 	// G1b through G1, incompatible-order => G1a, future-read => G1c, duplicate-elements
 	// from PL-1; garbage-read and incomplete-append are doppel's, a G1a and a G0).
-	findings   = []string{"G1a", "G1b", "incompatible-order", "garbage-read", "future-read", "incomplete-append", "duplicate-elements"}
+	findings   = []string{"G1a", "G1b", "incompatible-order", "garbage-read", "future-read", "incomplete-append", "duplicate-elements", "cyclic-versions"}
 	dataCycles = []string{"G0", "G1c"}                                         // ww and wr edges only (G1c: Elle's G1c with G0)
 	rwCycles   = []string{"G0", "G1c", "G-single", "G-nonadjacent", "G2-item"} // every cycle (serializable)
 	siCycles   = []string{"G0", "G1c", "G-single", "G-nonadjacent"}            // no two adjacent rw edges
@@ -53,8 +56,13 @@ var (
 // closed under the model lattice and the anomaly implications), with the deviation for
 // internal that DESIGN.md explains.
 var models = map[string]model{
-	"read-committed":                {perRead: true, forbid: list(findings, dataCycles)},
-	"strong-session-read-committed": {perRead: true, process: true, forbid: list(findings, dataCycles, suffixed(dataCycles, "-process"))},
+	// Read uncommitted: G0, duplicate-elements, cyclic-versions (never reported for
+	// list-append) and doppel's garbage-read (DESIGN.md, "Read uncommitted").
+	"read-uncommitted":                {uncommitted: true, forbid: readUncommitted},
+	"strong-session-read-uncommitted": {uncommitted: true, process: true, forbid: list(readUncommitted, []string{"G0-process"})},
+	"strong-read-uncommitted":         {uncommitted: true, process: true, realtime: true, forbid: list(readUncommitted, []string{"G0-process", "G0-realtime"})},
+	"read-committed":                  {perRead: true, forbid: list(findings, dataCycles)},
+	"strong-session-read-committed":   {perRead: true, process: true, forbid: list(findings, dataCycles, suffixed(dataCycles, "-process"))},
 	"strong-read-committed": {perRead: true, process: true, realtime: true,
 		forbid: list(findings, dataCycles, suffixed(dataCycles, "-process"), suffixed(dataCycles, "-realtime"))},
 	// Elle's models between read committed and the serializable ones: the ones Elle's
@@ -85,6 +93,9 @@ var models = map[string]model{
 
 // aliases maps the other names Elle accepts (Adya's, lower-cased) to doppel's.
 var aliases = map[string]string{
+	"pl-1":                  "read-uncommitted",
+	"strong-session-pl-1":   "strong-session-read-uncommitted",
+	"strong-pl-1":           "strong-read-uncommitted",
 	"pl-2":                  "read-committed",
 	"strong-session-pl-2":   "strong-session-read-committed",
 	"strong-pl-2":           "strong-read-committed",
@@ -102,17 +113,10 @@ var aliases = map[string]string{
 	"pl-3u":                 "update-serializable",
 }
 
-// notDecided names Elle's models doppel does not decide yet, and why (DESIGN.md).
-var notDecided = map[string]string{
-	"read-uncommitted":                readUncommitted,
-	"pl-1":                            readUncommitted,
-	"strong-session-read-uncommitted": readUncommitted,
-	"strong-session-pl-1":             readUncommitted,
-	"strong-read-uncommitted":         readUncommitted,
-	"strong-pl-1":                     readUncommitted,
-}
+// notDecided names Elle's models doppel does not decide, and why (DESIGN.md): none now.
+var notDecided = map[string]string{}
 
-const readUncommitted = "read uncommitted's reads may show aborted and intermediate appends and contradict each other, so they do not place the blocks they show; the segmentation places only committed blocks and cuts at every read's end (DESIGN.md, \"Read uncommitted\")"
+var readUncommitted = []string{"G0", "duplicate-elements", "garbage-read", "cyclic-versions"}
 
 func list(parts ...[]string) []string {
 	var out []string
@@ -202,6 +206,12 @@ func validateModels(ms []string) ([]string, error) {
 // anti-dependencies, which the split graph does not have).
 func graphWithin(a, b string) bool {
 	ma, mb := models[a], models[b]
+	if ma.uncommitted || mb.uncommitted {
+		// Read uncommitted's graph (Elle's ww from the longest reads) is within every
+		// model's with its orders (DESIGN.md, "Read uncommitted": read committed's
+		// attributions give it), and no other model's graph is within it.
+		return ma.uncommitted && (!ma.process || mb.process) && (!ma.realtime || mb.realtime)
+	}
 	switch {
 	case mb.perRead && !ma.perRead:
 		return false

@@ -178,7 +178,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	n := len(c.res.Anomalies)
 	named := func() bool {
 		for _, a := range c.res.Anomalies {
-			if !a.windowUnsat && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
+			if !a.windowUnsat && !a.uncommitted && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"doppel/check"
@@ -21,7 +22,14 @@ func TestRepairDecidesStuckReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Valid != check.Valid || res.Stats.Repairs == 0 || res.Stats.Replayed != len(check.ModelNames()) || res.Stats.ReplayRejected != 0 {
+	// Read uncommitted's models are not replayed: the replayed ones imply them.
+	replayable := 0
+	for _, m := range check.ModelNames() {
+		if !strings.HasSuffix(m, "read-uncommitted") {
+			replayable++
+		}
+	}
+	if res.Valid != check.Valid || res.Stats.Repairs == 0 || res.Stats.Replayed != replayable || res.Stats.ReplayRejected != 0 {
 		t.Fatalf("verdict %v, %d repairs, %d models replayed, %d replays rejected; want valid, repaired, every model replayed, none rejected",
 			res.Valid, res.Stats.Repairs, res.Stats.Replayed, res.Stats.ReplayRejected)
 	}

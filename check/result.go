@@ -152,11 +152,17 @@ type Anomaly struct {
 	// share a base; a read before an own append places the block), so it holds only for
 	// the models that are not per read.
 	oneBase bool
+	// uncommitted: found by read uncommitted's own decision, it counts for those
+	// models only (and nothing else counts for them).
+	uncommitted bool
 }
 
 // countsFor reports whether anomaly a, of a type model m forbids, is evidence for m:
 // found on an attribution space and graph that m's lie within.
 func (a *Anomaly) countsFor(m string) bool {
+	if a.uncommitted != models[m].uncommitted {
+		return false
+	}
 	if a.oneBase && models[m].perRead {
 		return false
 	}

@@ -29,7 +29,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"valid", small, exitValid, "VALID"},
 		{"nothing committed", append([]string{"--txn-timeout", "1ns"}, small...), exitUnknown, "no transaction committed"},
 		{"no reads", append([]string{"--reads", "0"}, small...), exitUnknown, "no committed read saw a value"},
-		{"unknown model", append([]string{"--model", "read-uncommitted"}, small...), exitUsage, ""},
+		{"unknown model", append([]string{"--model", "read-uncommitless"}, small...), exitUsage, ""},
+		{"read uncommitted", append([]string{"--model", ":PL-1"}, small...), exitValid, "read-uncommitted"},
 		{"model alias", append([]string{"--model", ":PL-2"}, small...), exitValid, "read-committed"},
 		{"bad format", append([]string{"--format", "xml"}, small...), exitUsage, ""},
 	} {

@@ -39,6 +39,7 @@ var GraphModels = []string{
 	SnapshotIsolation, StrongSessionSnapshotIsolation, StrongSnapshotIsolation,
 	MonotonicAtomicView, MonotonicView, MonotonicSnapshotRead, CursorStability,
 	ConsistentView, ForwardConsistentView, UpdateSerializable,
+	ReadUncommitted, StrongSessionReadUncommitted, StrongReadUncommitted,
 }
 
 // graphModel is what a model's graph holds.
@@ -99,6 +100,12 @@ type block struct {
 // CheckGraph reports whether h satisfies model by the graph definition, or an error
 // for an unknown model or a malformed or too large history.
 func CheckGraph(h *history.History, model string) (bool, error) {
+	if u, ok := uncommittedModels[model]; ok {
+		if err := validate(h); err != nil {
+			return false, err
+		}
+		return checkUncommitted(h, u), nil
+	}
 	spec, ok := graphModels[model]
 	if !ok {
 		return false, fmt.Errorf("brute: unknown model %q (graph models: %s)", model, strings.Join(GraphModels, ", "))

@@ -1,0 +1,160 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"doppel/encode"
+	"doppel/uncommitted"
+)
+
+// decideUncommitted decides the read-uncommitted models among names on their own
+// definition (DESIGN.md, "Read uncommitted"; package uncommitted): their anomalies are
+// tagged and count for them only, and theirs only count for them.
+func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
+	results := map[string]*ModelResult{}
+	c.progress("deciding read uncommitted")
+	t0 := time.Now()
+	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
+	findingsAdded := false
+	for _, m := range names {
+		spec := models[m]
+		r := uncommitted.Decide(c.h, spec.process, spec.realtime, c.budget.stop)
+		mr := &ModelResult{Model: m}
+		switch r.Verdict {
+		case uncommitted.Valid:
+			mr.Valid = Valid
+		case uncommitted.Invalid:
+			mr.Valid = Invalid
+		default:
+			mr.Valid, mr.Message = Unknown, c.budget.message(m)
+		}
+		if !findingsAdded && len(r.Findings) > 0 {
+			findingsAdded = true
+			for _, f := range r.Findings {
+				c.addUncommittedFinding(f)
+			}
+		}
+		if r.Cycle != nil {
+			c.addUncommittedCycle(m, r)
+		}
+		results[m] = mr
+	}
+	return results
+}
+
+func (c *checker) addUncommittedFinding(f uncommitted.Finding) {
+	h := c.h
+	text := fmt.Sprintf("%s read %s %d times from key %s, which was appended %d times (by any transaction, :fail ones included)",
+		c.ruName(f.Txn), h.Values[f.Value], f.Shown, h.Keys[f.Key], f.Appended)
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: f.Type, Key: h.Keys[f.Key], Txns: []TxnRef{c.txnRef(f.Txn)},
+		Explanation: text, uncommitted: true})
+}
+
+// addUncommittedCycle records the cycle of r: among fixed edges it holds in every
+// attribution (no model); met by an exhausted search it is an example, and the
+// anomaly is proved for model m (and the models whose graph contains m's).
+func (c *checker) addUncommittedCycle(m string, r uncommitted.Result) {
+	h := c.h
+	typ := uncommitted.CycleType(r.Cycle)
+	a := Anomaly{Type: typ, uncommitted: true}
+	if !r.Fixed {
+		a.Model = m
+	}
+	var why []string
+	for _, s := range r.Cycle {
+		st := Step{From: int(s.From), To: int(s.To), FromIndex: h.Txns[s.From].Index, ToIndex: h.Txns[s.To].Index,
+			Kind: s.Kind.String(), AMop: -1, BMop: -1}
+		from, to := c.ruName(s.From), c.ruName(s.To)
+		switch s.Kind {
+		case uncommitted.WW:
+			st.Key = h.Keys[s.Key]
+			if s.Value >= 0 {
+				st.Why = fmt.Sprintf("%s appended %s after %s appended %s to %s, in the longest read of %s", to, h.Values[s.Value], from, h.Values[s.PrevValue], h.Keys[s.Key], h.Keys[s.Key])
+			} else {
+				st.Why = fmt.Sprintf("%s appended to %s after %s's %s, the last value of the longest read, which does not show it", to, h.Keys[s.Key], from, h.Values[s.PrevValue])
+			}
+		case uncommitted.Process:
+			st.Why = fmt.Sprintf("%s ran before %s in the same process", from, to)
+		default:
+			st.Why = fmt.Sprintf("%s completed before %s was invoked", from, to)
+		}
+		a.Steps = append(a.Steps, st)
+		a.Txns = append(a.Txns, c.txnRef(s.From))
+		why = append(why, st.Why)
+	}
+	if r.Fixed {
+		a.Explanation = "a cycle in every attribution of the duplicated values: " + strings.Join(why, "; ")
+	} else {
+		a.Explanation = fmt.Sprintf("every attribution of the duplicated values to appends has a cycle under %s; the first one met: %s", m, strings.Join(why, "; "))
+	}
+	for i := range c.res.Anomalies {
+		// The strong forms meet the same cycle among fixed edges: report it once.
+		if b := &c.res.Anomalies[i]; b.uncommitted && b.Model == a.Model && b.Type == a.Type && b.Explanation == a.Explanation {
+			return
+		}
+	}
+	c.res.Anomalies = append(c.res.Anomalies, a)
+}
+
+// uncommittedFirst splits the read-uncommitted models off names.
+func uncommittedFirst(names []string) (ru, rest []string) {
+	for _, m := range names {
+		if models[m].uncommitted {
+			ru = append(ru, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return ru, rest
+}
+
+// ruName names transaction t in an explanation: its micro-ops and line.
+func (c *checker) ruName(t int32) string {
+	tx := &c.h.Txns[t]
+	return fmt.Sprintf("%s (line %d, %s)", encode.OpsString(c.h, t), tx.Line, tx.Status)
+}
+
+// mergeUncommitted decides the read-uncommitted models asked for, adds their results
+// to c.res.Models and puts every model in the order asked. A model already found valid
+// whose graph contains theirs (every one, with their orders: read committed's
+// attributions give read uncommitted's, DESIGN.md) decides them without a search.
+func (c *checker) mergeUncommitted() {
+	if len(c.uncommittedNames) == 0 {
+		return
+	}
+	var left []string
+	results := map[string]*ModelResult{}
+	for _, m := range c.uncommittedNames {
+		implied := false
+		for _, mr := range c.res.Models {
+			implied = implied || (mr.Valid == Valid && graphWithin(m, mr.Model) && forbidsWithin(m, mr.Model))
+		}
+		if implied {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		} else {
+			left = append(left, m)
+		}
+	}
+	if len(left) > 0 {
+		for m, mr := range c.decideUncommitted(left) {
+			results[m] = mr
+		}
+	}
+	for _, m := range c.uncommittedNames {
+		mr := results[m]
+		mr.AnomalyTypes = c.forbiddenFound(m)
+		if mr.Valid == Unknown && len(mr.AnomalyTypes) > 0 {
+			mr.Valid, mr.Message = Invalid, ""
+		}
+		c.res.Models = append(c.res.Models, *mr)
+	}
+	pos := map[string]int{}
+	for i, m := range c.order {
+		pos[m] = i
+	}
+	sort.SliceStable(c.res.Models, func(i, j int) bool { return pos[c.res.Models[i].Model] < pos[c.res.Models[j].Model] })
+	c.uncommittedNames = nil
+}

@@ -1,0 +1,137 @@
+package uncommitted
+
+import (
+	"sort"
+
+	"doppel/history"
+)
+
+// openKey is a key whose longest read has several candidates or whose positions have
+// several choices. Choices that give the same edges are one class with a count: the
+// appends of one value by one :ok transaction, and all uncommitted appends of a value.
+type openKey struct {
+	key       int32
+	ls        [][]int32
+	classes   [][][]int32 // per L, per position: class ids, the uncommitted class first
+	classTxn  []int32     // -1: uncommitted
+	classLeft []int       // appends of the class not yet placed
+	writers   []int32     // :ok transactions appending to the key
+	left      map[int32]int
+}
+
+func newOpenKey(h *history.History, k int32, ls [][]int32, okByValue map[kv][]int32, uncommitted map[kv]int, okAppends map[kvt]int, writers []int32, keyTotal map[kv]int) *openKey {
+	o := &openKey{key: k, ls: ls, writers: writers, left: map[int32]int{}}
+	for _, w := range writers {
+		o.left[w] = keyTotal[kv{k, w}]
+	}
+	byValue := map[int32][]int32{}
+	for _, l := range ls {
+		pos := make([][]int32, len(l))
+		for p, v := range l {
+			cs, ok := byValue[v]
+			if !ok {
+				if c := uncommitted[kv{k, v}]; c > 0 {
+					cs = append(cs, int32(len(o.classTxn)))
+					o.classTxn, o.classLeft = append(o.classTxn, -1), append(o.classLeft, c)
+				}
+				// Writers by interval midpoint: the likeliest attribution first.
+				ws := append([]int32(nil), okByValue[kv{k, v}]...)
+				sort.Slice(ws, func(i, j int) bool { return h.Midpoint(ws[i]) < h.Midpoint(ws[j]) })
+				for _, w := range ws {
+					cs = append(cs, int32(len(o.classTxn)))
+					o.classTxn, o.classLeft = append(o.classTxn, w), append(o.classLeft, okAppends[kvt{k, v, w}])
+				}
+				byValue[v] = cs
+			}
+			pos[p] = cs
+		}
+		o.classes = append(o.classes, pos)
+	}
+	return o
+}
+
+// search reports whether open[i:] have attributions that keep the graph acyclic.
+func (d *decider) search(open []*openKey, i int) bool {
+	if i == len(open) {
+		return true
+	}
+	o := open[i]
+	for li := range o.ls {
+		if d.place(open, i, li, 0, -1) {
+			return true
+		}
+		if d.stopped {
+			return false
+		}
+	}
+	return false
+}
+
+// place chooses the class of position p of L number li of open[i]; prev is the
+// transaction at p-1 (-1: uncommitted, or p = 0).
+func (d *decider) place(open []*openKey, i, li, p int, prev int32) bool {
+	if d.steps++; d.steps&4095 == 0 && d.stop != nil && d.stop() {
+		d.stopped = true
+	}
+	if d.stopped {
+		return false
+	}
+	o := open[i]
+	l := o.ls[li]
+	if p == len(l) {
+		return d.finishKey(open, i, li, prev)
+	}
+	for _, c := range o.classes[li][p] {
+		if o.classLeft[c] == 0 {
+			continue
+		}
+		cur := o.classTxn[c]
+		if prev >= 0 && cur >= 0 && prev != cur {
+			if !d.tryEdge(prev, edge{to: cur, kind: WW, key: o.key, prev: l[p-1], val: l[p]}) {
+				continue
+			}
+		}
+		o.classLeft[c]--
+		if cur >= 0 {
+			o.left[cur]--
+		}
+		found := d.place(open, i, li, p+1, cur)
+		o.classLeft[c]++
+		if cur >= 0 {
+			o.left[cur]++
+		}
+		if prev >= 0 && cur >= 0 && prev != cur {
+			d.pop(prev)
+		}
+		if found || d.stopped {
+			return found
+		}
+	}
+	return false
+}
+
+// finishKey adds the edges from L's last writer to the :ok transactions with appends
+// to the key that no position took, then goes on with the next key.
+func (d *decider) finishKey(open []*openKey, i, li int, last int32) bool {
+	o := open[i]
+	l := o.ls[li]
+	added := 0
+	ok := true
+	if last >= 0 {
+		for _, w := range o.writers {
+			if w == last || o.left[w] == 0 {
+				continue
+			}
+			if !d.tryEdge(last, edge{to: w, kind: WW, key: o.key, prev: l[len(l)-1], val: -1}) {
+				ok = false
+				break
+			}
+			added++
+		}
+	}
+	found := ok && d.search(open, i+1)
+	for ; added > 0; added-- {
+		d.pop(last)
+	}
+	return found
+}
