@@ -141,8 +141,10 @@ func DefaultModels(dialectName, isolation string) (models []string, note string)
 		return []string{"read-committed"}, dialectName + "'s REPEATABLE READ (InnoDB) reads a snapshot but writes the latest version: read committed"
 	case ReadCommitted:
 		return []string{"read-committed"}, "read committed"
+	case ReadUncommitted:
+		return []string{"read-uncommitted"}, "read uncommitted"
 	}
-	return []string{"read-committed"}, "read-committed, the weakest model doppel checks; " +
+	return []string{"read-uncommitted"}, "read-uncommitted, the weakest model doppel checks; " +
 		isolation + " is weaker, so anomalies are expected"
 }
 

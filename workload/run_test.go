@@ -365,7 +365,7 @@ func TestRunConfigErrors(t *testing.T) {
 		"spec":             {Spec: bad},
 		"url":              {Spec: spec, DB: "oracle://x"},
 		"format":           {Spec: spec, Format: "xml"},
-		"model":            {Spec: spec, Models: []string{"read-uncommitted"}},
+		"model":            {Spec: spec, Models: []string{"read-atomic"}},
 		"negative timeout": {Spec: spec, TxnTimeout: -time.Second},
 	} {
 		// Found before anything runs: the output directory is not even created.
@@ -784,5 +784,23 @@ func TestRunTinyBudgetRefusesNoSession(t *testing.T) {
 	res := runForTest(t, RunConfig{Spec: spec, SkipCheck: true, Log: log})
 	if n := res.SessionsNeverConnected(); n != 0 || strings.Contains(log.String(), "never connected") {
 		t.Errorf("%d sessions reported as never connected; log:\n%s", n, log.String())
+	}
+}
+
+// Each isolation level is checked against what it promises on that database.
+func TestDefaultModels(t *testing.T) {
+	for _, c := range []struct{ dialect, level, want string }{
+		{"postgresql", "", "strict-serializable"},
+		{"postgresql", Serializable, "strict-serializable"},
+		{"postgresql", RepeatableRead, "snapshot-isolation"},
+		{"mysql", RepeatableRead, "read-committed"},
+		{"postgresql", ReadCommitted, "read-committed"},
+		{"mysql", ReadUncommitted, "read-uncommitted"},
+		{"sqlite", Snapshot, "snapshot-isolation"},
+	} {
+		got, note := DefaultModels(c.dialect, c.level)
+		if len(got) != 1 || got[0] != c.want || note == "" {
+			t.Errorf("%s %q: %v (%q), want %s", c.dialect, c.level, got, note, c.want)
+		}
 	}
 }
