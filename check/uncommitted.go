@@ -21,8 +21,14 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 	findingsAdded := false
 	for _, m := range names {
 		spec := models[m]
-		r := uncommitted.Decide(c.h, spec.process, spec.realtime, c.budget.stop)
 		mr := &ModelResult{Model: m}
+		if c.budget.out() {
+			// A limit already reached holds here too: no new phase starts.
+			mr.Valid, mr.Message = Unknown, c.budget.message(m)
+			results[m] = mr
+			continue
+		}
+		r := uncommitted.Decide(c.h, spec.process, spec.realtime, c.budget.stop)
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid

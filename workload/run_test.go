@@ -559,6 +559,13 @@ func TestMariaDBSerializable(t *testing.T) {
 	for _, mode := range []string{AppendConcat, AppendRMW} {
 		t.Run(mode, func(t *testing.T) {
 			res := runForTest(t, RunConfig{DB: url, Append: mode, Spec: mdevSpec(200)})
+			// Read-modify-write on 3 keys deadlocks most transactions; on a loaded
+			// machine so few commit that none reads a value (verdict unknown: nothing
+			// to check). Run again then, up to twice.
+			for attempt := 1; attempt < 3 && res.Checked && res.Check.Valid == check.Unknown; attempt++ {
+				t.Logf("attempt %d: %s; running again", attempt, res.Check.Message)
+				res = runForTest(t, RunConfig{DB: url, Append: mode, Spec: mdevSpec(200)})
+			}
 			if lost := lostOwnWrites(res.Events); len(lost) > 0 {
 				t.Errorf("transactions %v do not see their own appends", lost)
 			}
