@@ -195,19 +195,11 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 		order, ok := r.run()
 		return order, ok, 0
 	}
-	r.filledBy = newFilledBy(len(r.traceAt))
-	r.avoid = map[uint64]bool{}
-	for t := int32(0); t < r.n; t++ {
-		r.try(t)
-	}
-	run := &serialRun{r: r}
-	sn := &replaySnaps{every: snapEvery(r.n)}
-	r.checkpoint = checkpointer(run, sn)
-	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
+	done, n, ok := r.runRepaired(stop)
 	if !ok {
 		return nil, false, n
 	}
-	return done.(*serialRun).order, true, n
+	return done.order, true, n
 }
 
 // verifyPerRead re-executes order against real lists: every :ok transaction once and no

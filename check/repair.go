@@ -225,6 +225,17 @@ func snapEvery(n int32) int { return max(256, int(n)/8) }
 func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]int32, bool, int) {
 	r := newReplay(h, in, commit, orderEdges)
 	r.byCompletion, r.win, r.stop = byCompletion, win, stop
+	done, n, ok := r.runRepaired(stop)
+	if !ok {
+		return nil, false, n
+	}
+	return done.order, true, n
+}
+
+// runRepaired runs the fresh replay r (any mode: serial, read by read, snapshot) to
+// the end, repairing it when stuck (at most maxRepairs times). It returns the run that
+// completed (r or a repaired copy) and how many repairs it took.
+func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	r.filledBy = newFilledBy(len(r.traceAt))
 	r.avoid = map[uint64]bool{}
 	for t := int32(0); t < r.n; t++ {
@@ -235,9 +246,9 @@ func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.
 	r.checkpoint = checkpointer(run, sn)
 	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
 	if !ok {
-		return nil, false, n
+		return nil, n, false
 	}
-	return done.(*serialRun).order, true, n
+	return done.(*serialRun), n, true
 }
 
 // siScheduleRepaired is siSchedule (within win, nil: anywhere), resumed with the

@@ -121,17 +121,9 @@ func scheduleSnapshot(h *history.History, in *encode.Inference, commit []encode.
 		}
 		return r.snapshotEvents(), true, 0
 	}
-	r.filledBy = newFilledBy(len(r.traceAt))
-	r.avoid = map[uint64]bool{}
-	for t := int32(0); t < r.n; t++ {
-		r.try(t)
-	}
-	run := &serialRun{r: r}
-	sn := &replaySnaps{every: snapEvery(r.n)}
-	r.checkpoint = checkpointer(run, sn)
-	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
+	done, n, ok := r.runRepaired(stop)
 	if !ok {
 		return nil, false, n
 	}
-	return done.(*serialRun).r.snapshotEvents(), true, n
+	return done.r.snapshotEvents(), true, n
 }
