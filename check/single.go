@@ -98,14 +98,7 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 		if !ok {
 			return Unknown, c.budget.message(m)
 		}
-		s.SetConflictLimit(n)
-		before := s.Stats()
-		status := s.Solve()
-		after := s.Stats()
-		c.res.Stats.Conflicts += after.Conflicts - before.Conflicts
-		c.res.Stats.Decisions += after.Decisions - before.Decisions
-		c.res.Stats.Propagations += after.Propagations - before.Propagations
-		c.res.Stats.Learned += after.Learned - before.Learned
+		status := c.solveCounted(s, n)
 		switch status {
 		case sat.Unknown:
 			return Unknown, c.budget.message(m)
@@ -174,25 +167,11 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 // edge may go through that order, so it is chosen (acyclicity of ww keeps it a total
 // order).
 func (c *checker) singleView(m string) *view {
-	p := c.p
 	v := c.serialView(m)
 	v.edges = v.edges[:len(v.edges):len(v.edges)] // appending copies: c.edges stays
-	c.siGuards = c.siGuards[:0]
-	for k := range p.Plans {
-		us := p.Plans[k].Unobserved
-		if len(us) > 1 && c.budget.out() {
-			return nil
-		}
-		for i := 0; i < len(us); i++ {
-			for j := i + 1; j < len(us); j++ {
-				o := p.NumVars + v.extraVars
-				v.extraVars++
-				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
-				both := append(append([]encode.Lit{}, p.UnobservedGuard(int32(k), us[i])...), p.UnobservedGuard(int32(k), us[j])...)
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, ti, tj, append(both, encode.Pos(o)))
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, tj, ti, append(both, encode.Neg(o)))
-			}
-		}
+	txn := func(t int32) int32 { return t }
+	if !c.orientUnobserved(v, txn, txn) {
+		return nil
 	}
 	return v
 }

@@ -321,15 +321,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		if !ok {
 			return sat.Unknown
 		}
-		s.SetConflictLimit(n)
-		before := s.Stats()
-		status := s.Solve()
-		after := s.Stats()
-		c.res.Stats.Conflicts += after.Conflicts - before.Conflicts
-		c.res.Stats.Decisions += after.Decisions - before.Decisions
-		c.res.Stats.Propagations += after.Propagations - before.Propagations
-		c.res.Stats.Learned += after.Learned - before.Learned
-		return status
+		return c.solveCounted(s, n)
 	}
 	var parts []string
 	var cases []Case
@@ -656,4 +648,18 @@ func (c *checker) timeOrder(v *view) []sat.Var {
 	slices.SortStableFunc(order, func(a, b sat.Var) int { return cmp.Compare(key[a], key[b]) })
 	c.staticOrder = order
 	return order
+}
+
+// solveCounted runs s for at most limit conflicts and adds what the run cost to the
+// result's counters (one solver may be resumed many times: only the difference counts).
+func (c *checker) solveCounted(s *sat.Solver, limit int64) sat.Status {
+	s.SetConflictLimit(limit)
+	before := s.Stats()
+	status := s.Solve()
+	after := s.Stats()
+	c.res.Stats.Conflicts += after.Conflicts - before.Conflicts
+	c.res.Stats.Decisions += after.Decisions - before.Decisions
+	c.res.Stats.Propagations += after.Propagations - before.Propagations
+	c.res.Stats.Learned += after.Learned - before.Learned
+	return status
 }

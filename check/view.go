@@ -152,11 +152,23 @@ func (c *checker) siView(m string, orient bool) *view {
 	}
 	// First-committer-wins orders every two writers of a key, so writers left
 	// unobserved are ordered too: a chosen orientation per pair.
+	if !c.orientUnobserved(v, commit, start) {
+		return nil
+	}
+	return v
+}
+
+// orientUnobserved adds to v, per key, an orientation variable for each pair of
+// writers that may both be unobserved (the key's hub leaves their order open) and a
+// ww edge each way, from(earlier) → to(later), guarded by both being unobserved and by
+// the orientation. c.siGuards is reset. It reports false when the budget ran out.
+func (c *checker) orientUnobserved(v *view, from, to func(int32) int32) bool {
+	p := c.p
 	c.siGuards = c.siGuards[:0]
 	for k := range p.Plans {
 		us := p.Plans[k].Unobserved
 		if len(us) > 1 && c.budget.out() {
-			return nil
+			return false
 		}
 		for i := 0; i < len(us); i++ {
 			for j := i + 1; j < len(us); j++ {
@@ -164,12 +176,12 @@ func (c *checker) siView(m string, orient bool) *view {
 				v.extraVars++
 				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
 				both := append(append([]encode.Lit{}, p.UnobservedGuard(int32(k), us[i])...), p.UnobservedGuard(int32(k), us[j])...)
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, commit(ti), start(tj), append(both, encode.Pos(o)))
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, commit(tj), start(ti), append(both, encode.Neg(o)))
+				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(ti), to(tj), append(both, encode.Pos(o)))
+				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(tj), to(ti), append(both, encode.Neg(o)))
 			}
 		}
 	}
-	return v
+	return true
 }
 
 // addGuarded adds an edge whose guard is not in the problem's guard table: it goes to
