@@ -1,10 +1,8 @@
 package check
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 
 	"doppel/encode"
 	"doppel/history"
@@ -226,17 +224,7 @@ func verifyPerReadLists(h *history.History, in *encode.Inference, order []int32)
 	if err != nil {
 		return nil, err
 	}
-	var errs [2]error
-	var wg sync.WaitGroup
-	for part := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[part] = replayPerReadReads(h, in, order, int32(part), 2)
-		}()
-	}
-	wg.Wait()
-	return at, cmp.Or(errs[0], errs[1])
+	return at, inHalves(func(part, parts int32) error { return replayPerReadReads(h, in, order, part, parts) })
 }
 
 // replayPerReadReads re-executes order on the keys k with k % parts == part, each

@@ -240,22 +240,27 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 	if err != nil {
 		return err
 	}
-	// Keys are independent: two goroutines re-execute half of them each (the work is
-	// memory-bound: a key's position and trace are a cache miss per operation).
+	if err := inHalves(func(part, parts int32) error { return replayReads(h, in, order, part, parts) }); err != nil {
+		return err
+	}
+	return verifyOrders(h, at, process, realtime)
+}
+
+// inHalves runs replay on the keys k with k % 2 == 0 and those with k % 2 == 1 in two
+// goroutines and returns the first error. Keys are independent, and re-executing them
+// is memory-bound (a key's position and trace are a cache miss per operation).
+func inHalves(replay func(part, parts int32) error) error {
 	var errs [2]error
 	var wg sync.WaitGroup
 	for part := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[part] = replayReads(h, in, order, int32(part), 2)
+			errs[part] = replay(int32(part), 2)
 		}()
 	}
 	wg.Wait()
-	if err := cmp.Or(errs[0], errs[1]); err != nil {
-		return err
-	}
-	return verifyOrders(h, at, process, realtime)
+	return cmp.Or(errs[0], errs[1])
 }
 
 // orderPositions gives each transaction its position in order + 1 (0: not in it), and
