@@ -8,6 +8,7 @@
 package uncommitted
 
 import (
+	"slices"
 	"sort"
 
 	"doppel/history"
@@ -164,7 +165,7 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 				continue
 			}
 			r := h.ReadList(op)
-			if o := own[op.Key]; len(r) < len(o) || !equal(r[len(r)-len(o):], o) {
+			if o := own[op.Key]; len(r) < len(o) || !slices.Equal(r[len(r)-len(o):], o) {
 				// The read misses the transaction's own write (internal): like the
 				// other per-read models, doppel cannot attribute it and ignores it
 				// (DESIGN.md: Elle would still use it).
@@ -179,7 +180,7 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 			case len(r) == len(ls[0]):
 				seen := false
 				for _, l := range ls {
-					seen = seen || equal(l, r)
+					seen = seen || slices.Equal(l, r)
 				}
 				if !seen {
 					longest[op.Key] = append(ls, r)
@@ -256,18 +257,6 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 		res.Verdict, res.Cycle = Invalid, d.cycle
 	}
 	return res
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // push adds an edge, pop removes the last one pushed from a node; edges are popped in
