@@ -203,12 +203,14 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 }
 
 // fitAt returns the first position p >= from (1-based) where trace L shows writer wi's
-// values, or len(L)+1 (past the trace: unobserved).
+// values (those of them that fall within it: a block may end past the trace), or
+// len(L)+1 (past the trace: unobserved).
 func fitAt(in *encode.Inference, wi int32, L []int32, from int32) int32 {
 	w := &in.Writers[wi]
 	vals := in.WriterVals[w.Start:w.End]
-	for p := from; int(p)+len(vals)-1 <= len(L); p++ {
-		if slices.Equal(L[p-1:int(p)-1+len(vals)], vals) {
+	for p := from; int(p) <= len(L); p++ {
+		n := min(len(vals), len(L)-int(p)+1)
+		if slices.Equal(L[p-1:int(p)-1+n], vals[:n]) {
 			return p
 		}
 	}
