@@ -56,6 +56,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 	var sup []supply
 	nv := len(h.Values)
 	need, have, ptr, end := make([]int32, nv), make([]int32, nv), make([]int32, nv), make([]int32, nv)
+	cnt, vStart := make([]int32, nv), make([]int32, nv)
+	var at, vals []int32
 	for k := range in.Keys {
 		if k%64 == 0 && stop != nil && stop() {
 			return -1, 0, 0, nil
@@ -66,6 +68,40 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			continue
 		}
 		tn := int32(len(L))
+		// at[vStart[v]:vStart[v+1]]: the positions (1-based, increasing) showing v, so
+		// that a writer's fit is a binary search, not a scan of the trace.
+		for _, v := range L {
+			cnt[v]++
+		}
+		vals = vals[:0]
+		var sum int32
+		for _, v := range L {
+			if cnt[v] > 0 {
+				vStart[v], sum, cnt[v] = sum, sum+cnt[v], 0
+				vals = append(vals, v)
+			}
+		}
+		at = slices.Grow(at[:0], len(L))[:len(L)]
+		for i, v := range L {
+			at[vStart[v]+cnt[v]] = int32(i + 1)
+			cnt[v]++
+		}
+		fit := func(wi, from int32) int32 {
+			w := &in.Writers[wi]
+			wv := in.WriterVals[w.Start:w.End]
+			if cnt[wv[0]] == 0 {
+				return tn + 1 // its first value is nowhere in the trace
+			}
+			ps := at[vStart[wv[0]] : vStart[wv[0]]+cnt[wv[0]]]
+			i, _ := slices.BinarySearch(ps, from)
+			for _, p := range ps[i:] {
+				n := min(len(wv), len(L)-int(p)+1)
+				if slices.Equal(L[p-1:int(p)-1+n], wv[:n]) {
+					return p
+				}
+			}
+			return tn + 1
+		}
 		touched = touched[:0]
 		touch := func(t int32) {
 			if readQ[t] == 0 && base[t] == 0 && writerOf[t] < 0 && lo[t] == 0 {
@@ -124,7 +160,7 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 					if p >= 0 {
 						from = max(from, procMax[p])
 					}
-					lo[t] = fitAt(in, wi, L, from)
+					lo[t] = fit(wi, from)
 				}
 				continue
 			}
@@ -179,6 +215,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		for _, v := range L {
 			need[v], have[v], ptr[v], end[v] = 0, 0, 0, 0
 		}
+		for _, v := range vals {
+			cnt[v] = 0
+		}
 		for _, s := range sup {
 			ptr[s.v], end[s.v] = 0, 0
 		}
@@ -200,21 +239,6 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		}
 	}
 	return -1, 0, 0, nil
-}
-
-// fitAt returns the first position p >= from (1-based) where trace L shows writer wi's
-// values (those of them that fall within it: a block may end past the trace), or
-// len(L)+1 (past the trace: unobserved).
-func fitAt(in *encode.Inference, wi int32, L []int32, from int32) int32 {
-	w := &in.Writers[wi]
-	vals := in.WriterVals[w.Start:w.End]
-	for p := from; int(p) <= len(L); p++ {
-		n := min(len(vals), len(L)-int(p)+1)
-		if slices.Equal(L[p-1:int(p)-1+n], vals[:n]) {
-			return p
-		}
-	}
-	return int32(len(L)) + 1
 }
 
 // proveByOrderCount runs the order count for each per-read model of names with
