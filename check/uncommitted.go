@@ -19,6 +19,7 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	findingsAdded := false
+	var x *uncommitted.Index
 	for _, m := range names {
 		spec := models[m]
 		mr := &ModelResult{Model: m}
@@ -28,7 +29,10 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 			results[m] = mr
 			continue
 		}
-		r := uncommitted.Decide(c.h, spec.process, spec.realtime, c.budget.stop)
+		if x == nil {
+			x = uncommitted.NewIndex(c.h)
+		}
+		r := x.Decide(spec.process, spec.realtime, c.budget.stop, nil)
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid
