@@ -12,7 +12,9 @@ import (
 
 // decideUncommitted decides the read-uncommitted models among names on their own
 // definition (DESIGN.md, "Read uncommitted"; package uncommitted): their anomalies are
-// tagged and count for them only, and theirs only count for them.
+// tagged and count for them only, and theirs only count for them. Where the fixed
+// edges leave keys open, verified replays are tried before the search
+// (replayUncommitted); when they fail, the exact search decides.
 func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 	results := map[string]*ModelResult{}
 	c.progress("deciding read uncommitted")
@@ -20,6 +22,7 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	findingsAdded := false
 	var x *uncommitted.Index
+	replayed := false
 	for _, m := range names {
 		spec := models[m]
 		mr := &ModelResult{Model: m}
@@ -32,7 +35,14 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		if x == nil {
 			x = uncommitted.NewIndex(c.h)
 		}
-		r := x.Decide(spec.process, spec.realtime, c.budget.stop, nil)
+		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
+			if !replayed {
+				replayed = true
+				c.replayUncommitted(names)
+				c.progress("searching the attributions of read uncommitted")
+			}
+			return c.proven[m]
+		})
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid
@@ -53,6 +63,51 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		results[m] = mr
 	}
 	return results
+}
+
+// replayUncommitted tries to prove the read-uncommitted models names by verified
+// replays, into c.proven. A model whose graph contains read uncommitted's with its
+// orders implies it (DESIGN.md, "Read uncommitted"), so the replays that prove those
+// prove these: first the read-by-read one (read committed's, provePerRead, checked by
+// verifyPerRead), then, when read uncommitted was asked alone, the serial one
+// (proveByReplay, checked by verifySerial; it gets through the duplicates where the
+// read-by-read one is stuck). A replay already run for other models asked is not run
+// again (it would fail again), nor one whose inference found anomalies (of the models
+// it proves, which read uncommitted may allow: the search decides then). Every replay
+// polls the limits.
+func (c *checker) replayUncommitted(names []string) {
+	if c.opts.Solver.NoWitness {
+		return
+	}
+	left := func() []string {
+		var l []string
+		for _, m := range names {
+			if !c.proven[m] {
+				l = append(l, m)
+			}
+		}
+		return l
+	}
+	if !c.perReadTried && !c.budget.out() {
+		c.perReadTried = true
+		if in := c.perReadInference(); len(in.Findings) == 0 && !c.budget.out() {
+			c.provePerRead(in, names)
+		}
+	}
+	alone := true
+	for _, m := range c.order {
+		alone = alone && models[m].uncommitted
+	}
+	if l := left(); len(l) > 0 && alone && !c.budget.out() {
+		c.progress("inferring dependencies")
+		t0 := time.Now()
+		in := encode.Infer(c.h)
+		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+		if len(in.Findings) == 0 && !c.budget.out() {
+			c.progress("replaying serially")
+			c.proveByReplay(in, l)
+		}
+	}
 }
 
 func (c *checker) addUncommittedFinding(f uncommitted.Finding) {
