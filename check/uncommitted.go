@@ -136,6 +136,7 @@ func (c *checker) strictNarrowedWitness(in *encode.Inference) bool {
 		}
 		sub.budget.maxConflicts = left
 	}
+	c.progress("narrowing for strict-serializable (a witness for read uncommitted)")
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
 	v, _ := sub.decideNarrowed(in, strict)
 	lift()

@@ -77,7 +77,8 @@ func (d *decider) search(open []*openKey, i int) bool {
 // place chooses the class of position p of L number li of open[i]; prev is the
 // transaction at p-1 (-1: uncommitted, or p = 0).
 func (d *decider) place(open []*openKey, i, li, p int, prev int32) bool {
-	if d.steps++; d.steps&4095 == 0 && d.stop != nil && d.stop() {
+	// A step may search much of the graph (closes): the limits are polled often.
+	if d.steps++; d.steps&63 == 0 && d.stop != nil && d.stop() {
 		d.stopped = true
 	}
 	if d.stopped {

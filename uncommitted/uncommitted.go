@@ -391,6 +391,11 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 		res.ByCaller = true
 		return res
 	}
+	if stop != nil && stop() {
+		// beforeSearch may have spent the limits: no search starts.
+		res.Verdict = Unknown
+		return res
+	}
 	d.from = make([]int32, len(d.adj))
 	d.fromEdge = make([]edge, len(d.adj))
 	d.stamp = make([]uint32, len(d.adj))
