@@ -148,29 +148,19 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 	var res Result
 	longest := map[int32][][]int32{}
 	var reads []readRef
-	own := map[int32][]int32{}
 	for t := 0; t < n; t++ {
 		if h.Txns[t].Status != history.OK {
 			continue
 		}
-		for k := range own {
-			delete(own, k)
-		}
 		for i := range h.TxnOps(t) {
 			op := &h.TxnOps(t)[i]
-			if op.Kind == history.Append {
-				own[op.Key] = append(own[op.Key], op.Value)
-			}
 			if op.Kind != history.Read || !op.Known {
 				continue
 			}
+			// Every :ok read counts, one that misses its transaction's own appends
+			// (internal) too: it still shows a state of the key (a version read, as
+			// Elle's version order takes it in).
 			r := h.ReadList(op)
-			if o := own[op.Key]; len(r) < len(o) || !slices.Equal(r[len(r)-len(o):], o) {
-				// The read misses the transaction's own write (internal): like the
-				// other per-read models, doppel cannot attribute it and ignores it
-				// (DESIGN.md: Elle would still use it).
-				continue
-			}
 			reads = append(reads, readRef{int32(t), op.Key, r})
 			ls := longest[op.Key]
 			switch {
