@@ -130,6 +130,24 @@ func TestLimitSpentBeforeEncoding(t *testing.T) {
 	}
 }
 
+// TestSpentLimitStartsNoValueChecks: a G1a is found by the value checks, which a
+// spent limit does not start (they take seconds at a million keys): unknown, not a
+// verdict bought with time the user did not give. With time, it is not valid.
+func TestSpentLimitStartsNoValueChecks(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "cases", "g1a.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := Check(h, Options{Models: []string{"serializable"}, Timeout: time.Nanosecond})
+	if res.Valid != Unknown || len(res.Anomalies) != 0 {
+		t.Errorf("g1a.edn with a spent limit: %v %v, want unknown and no anomaly", res.Valid, res.AnomalyTypes)
+	}
+	res, _ = Check(h, Options{Models: []string{"serializable"}})
+	if res.Valid != Invalid || !contains(res.AnomalyTypes, "G1a") {
+		t.Errorf("g1a.edn: %v %v, want not valid (G1a)", res.Valid, res.AnomalyTypes)
+	}
+}
+
 // solverUnsat is a history whose serializability violation only the solver proves, in
 // 5 conflicts (brute.Random seed 839).
 const solverUnsat = `T0 p0 ok [a 1 1] inv=0 cmp=1

@@ -165,46 +165,19 @@ func NewIndex(h *history.History) *Index {
 		nvals = max(nvals, v+1)
 	}
 	x := &Index{h: h}
-	// The reads that count: of :ok transactions, known, ending with the
-	// transaction's own earlier appends to the key (ownStamp/ownCnt: per key, the
-	// current transaction's appends so far).
+	// The reads that count: every known read of an :ok transaction, one that misses
+	// its transaction's own appends (internal) too: it still shows a state of the key
+	// (a version read, as Elle's version order takes it in).
 	var reads []readRef
-	ownStamp := make([]int32, nkeys)
-	ownCnt := make([]int32, nkeys)
-	var o []int32
 	for t := 0; t < n; t++ {
 		if h.Txns[t].Status != history.OK {
 			continue
 		}
 		ops := h.TxnOps(t)
 		for i := range ops {
-			op := &ops[i]
-			if op.Kind == history.Append {
-				if ownStamp[op.Key] != int32(t)+1 {
-					ownStamp[op.Key], ownCnt[op.Key] = int32(t)+1, 0
-				}
-				ownCnt[op.Key]++
-				continue
+			if op := &ops[i]; op.Kind == history.Read && op.Known {
+				reads = append(reads, readRef{int32(t), op.Key, h.ReadList(op)})
 			}
-			if op.Kind != history.Read || !op.Known {
-				continue
-			}
-			r := h.ReadList(op)
-			if ownStamp[op.Key] == int32(t)+1 && ownCnt[op.Key] > 0 {
-				o = o[:0]
-				for j := range ops[:i] {
-					if ops[j].Kind == history.Append && ops[j].Key == op.Key {
-						o = append(o, ops[j].Value)
-					}
-				}
-				if len(r) < len(o) || !slices.Equal(r[len(r)-len(o):], o) {
-					// The read misses the transaction's own write (internal): like the
-					// other per-read models, doppel cannot attribute it and ignores it
-					// (DESIGN.md: Elle would still use it).
-					continue
-				}
-			}
-			reads = append(reads, readRef{int32(t), op.Key, r})
 		}
 	}
 	x.Findings = countFindings(h, reads, nkeys, nvals)
