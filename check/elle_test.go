@@ -27,10 +27,10 @@ func TestElleHistories(t *testing.T) {
 	gSingle := []string{"consistent-view", "forward-consistent-view", "update-serializable"}
 	between := list(rcVerdict, []string{"cursor-stability"}, gSingle)
 	uncommittedAll := []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
-	// Elle's :not is read-uncommitted on duplicate-elements and unobserved-write (a G0)
-	// only (and on internal, where doppel deviates: below); on every other test it is
-	// a stronger model, so read uncommitted holds, and so do its strong forms (no ww
-	// edge with a process or real-time edge makes a cycle in these tests).
+	// Elle's :not is read-uncommitted on duplicate-elements, unobserved-write and
+	// internal (a G0) only; on every other test it is a stronger model, so read
+	// uncommitted holds, and so do its strong forms (no ww edge with a process or
+	// real-time edge makes a cycle in these tests).
 	uncommittedNot := map[string]bool{"duplicate-elements.edn": true, "unobserved-write.edn": true, "internal.edn": true}
 	for _, tc := range []struct {
 		file           string
@@ -68,11 +68,9 @@ func TestElleHistories(t *testing.T) {
 		// internal only: Elle's models below serializable and snapshot isolation allow it.
 		{"fauna-internal.edn", between, []string{"serializable"}, nil},
 		// Elle's :not is read-uncommitted: it draws a G0 from T2's read, which does not
-		// end with T2's own append; doppel's per-read models set such a read aside
-		// (DESIGN.md, "Consistency models"), so read committed holds here, and read
-		// uncommitted too (it sets such reads aside as well, to stay below read
-		// committed: DESIGN.md, "Read uncommitted").
-		{"internal.edn", nil, []string{"serializable", "snapshot-isolation"}, []string{"repeatable-read", "snapshot-isolation"}},
+		// end with T2's own append but still shows a state of x (a version read,
+		// DESIGN.md "Consistency models"): T1's 2 before T2's 3 before T1's 4.
+		{"internal.edn", nil, list([]string{"read-committed", "serializable", "snapshot-isolation"}, between, uncommittedAll), []string{"read-uncommitted"}},
 		{"si-without-g-single.edn", list([]string{"snapshot-isolation"}, between), []string{"repeatable-read"}, []string{"repeatable-read"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

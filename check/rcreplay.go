@@ -44,8 +44,8 @@ func newPerReadReplay(h *history.History, in *encode.Inference, commit []encode.
 	r.readWrites = make([]bool, len(h.Ops))
 	for i := range in.Reads {
 		rd := &in.Reads[i]
-		if r.commit[rd.Txn] != encode.Committed {
-			continue
+		if r.commit[rd.Txn] != encode.Committed || rd.Version {
+			continue // a version read waits for nothing: the verification checks it
 		}
 		s := r.slot(rd.Key, rd.Len-rd.Own)
 		if s < 0 {
@@ -202,10 +202,11 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 
 // verifyPerRead re-executes order against real lists: every :ok transaction once and no
 // :fail one; each transaction's appends extend its keys' lists at its commit; each
-// known read that ends with the transaction's own earlier appends (the others are
-// ignored, as the per-read models do) shows, before those, a prefix of the list as
-// committed so far that ends where some block ended — the whole list when the read
-// shows own appends. With process (and realtime), the order also keeps process (and
+// known read that ends with the transaction's own earlier appends shows, before those,
+// a prefix of the list as committed so far that ends where some block ended — the whole
+// list when the read shows own appends; each known read that does not (a version read)
+// shows a prefix of the final list that ends where some block ended or inside its own
+// transaction's block. With process (and realtime), the order also keeps process (and
 // real-time) order.
 func verifyPerRead(h *history.History, order []int32, process, realtime bool) error {
 	at, err := verifyPerReadLists(h, encode.InferPerRead(h), order)
@@ -236,9 +237,14 @@ func replayPerReadReads(h *history.History, in *encode.Inference, order []int32,
 	pos := make([]int32, len(in.Keys))
 	ends := make([][]bool, len(in.Keys)) // ends[k][p]: a block ends at p (p <= trace length)
 	var ownK, ownV, o []int32            // t's appends so far (key, value); o: those to one key
+	// Version reads, checked once every list is complete: the read op, and its
+	// transaction's block on the key (start, end), known at the transaction's commit.
+	type versionRead struct{ txn, op, start, end int32 }
+	var versions []versionRead
 	for _, t := range order {
 		ops := h.TxnOps(int(t))
 		ownK, ownV = ownK[:0], ownV[:0]
+		first := len(versions)
 		for i := range ops {
 			op := &ops[i]
 			if op.Key%parts != part {
@@ -260,7 +266,9 @@ func replayPerReadReads(h *history.History, in *encode.Inference, order []int32,
 			r := h.ReadList(op)
 			q := len(r) - len(o)
 			if q < 0 || !slices.Equal(r[q:], o) {
-				continue // misses its own write: ignored per read
+				// Misses its own write: a version read, checked at the end.
+				versions = append(versions, versionRead{txn: t, op: h.Txns[t].OpStart + int32(i), start: -1, end: -1})
+				continue
 			}
 			L, p := in.Keys[op.Key].Trace, int(pos[op.Key])
 			switch {
@@ -274,6 +282,16 @@ func replayPerReadReads(h *history.History, in *encode.Inference, order []int32,
 		}
 		// Commit: the appends in program order (each key's block is contiguous), then
 		// each block's end.
+		for i := first; i < len(versions); i++ {
+			v := &versions[i]
+			k := h.Ops[v.op].Key
+			v.start, v.end = pos[k], pos[k]
+			for _, x := range ownK {
+				if x == k {
+					v.end++
+				}
+			}
+		}
 		for j, k := range ownK {
 			L := in.Keys[k].Trace
 			if p := pos[k]; p < int32(len(L)) && L[p] != ownV[j] {
@@ -288,6 +306,16 @@ func replayPerReadReads(h *history.History, in *encode.Inference, order []int32,
 				}
 				ends[k][pos[k]] = true
 			}
+		}
+	}
+	for _, v := range versions {
+		op := &h.Ops[v.op]
+		r, L, q := h.ReadList(op), in.Keys[op.Key].Trace, int32(op.End-op.Start)
+		switch {
+		case q > pos[op.Key] || q > int32(len(L)) || !slices.Equal(r, L[:q]):
+			return fmt.Errorf("a read of transaction %d that misses its own appends is not a prefix of the final list", v.txn)
+		case q > 0 && (ends[op.Key] == nil || !ends[op.Key][q]) && !(v.start < q && q < v.end):
+			return fmt.Errorf("a read of transaction %d that misses its own appends ends inside another transaction's block", v.txn)
 		}
 	}
 	return nil

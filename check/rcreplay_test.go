@@ -61,3 +61,29 @@ func randomOrder(h *history.History, rng *rand.Rand) []int32 {
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	return order
 }
+
+// TestPerReadVerifierChecksVersionReads: a read that misses its transaction's own
+// append still shows a state of the key: the verifier accepts it where a block ends
+// or inside its own block, and rejects it inside another transaction's block or when it
+// is not a prefix of the final list.
+func TestPerReadVerifierChecksVersionReads(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		order []int32
+		ok    bool
+	}{
+		{"ok [a x 1]\nok [a x 2] [r x [1 2 3]]\nok [a x 3]", []int32{0, 1, 2}, true},
+		{"ok [a x 1] [a x 2]\nok [a x 3] [r x [1]]", []int32{0, 1}, false}, // inside T0's block
+		{"ok [a x 1] [a x 2] [r x [1]]", []int32{0}, true},                 // inside its own block
+		{"ok [a x 1]\nok [a x 2] [r x [2 1]]", []int32{0, 1}, false},       // not a prefix of [1 2]
+		{"ok [a x 1]\nok [a x 2] [r x [2 1]]", []int32{1, 0}, true},
+	} {
+		h, err := brute.Parse(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := verifyPerRead(h, c.order, false, false); (err == nil) != c.ok {
+			t.Errorf("%q in order %v: verifier says %v, want accepted=%v", c.text, c.order, err, c.ok)
+		}
+	}
+}

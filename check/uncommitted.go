@@ -12,13 +12,17 @@ import (
 
 // decideUncommitted decides the read-uncommitted models among names on their own
 // definition (DESIGN.md, "Read uncommitted"; package uncommitted): their anomalies are
-// tagged and count for them only, and theirs only count for them.
+// tagged and count for them only, and theirs only count for them. Where the fixed
+// edges leave keys open, verified replays are tried before the search
+// (replayUncommitted); when they fail, the exact search decides.
 func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 	results := map[string]*ModelResult{}
 	c.progress("deciding read uncommitted")
 	t0 := time.Now()
 	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	findingsAdded := false
+	var x *uncommitted.Index
+	replayed := false
 	for _, m := range names {
 		spec := models[m]
 		mr := &ModelResult{Model: m}
@@ -28,7 +32,17 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 			results[m] = mr
 			continue
 		}
-		r := uncommitted.Decide(c.h, spec.process, spec.realtime, c.budget.stop)
+		if x == nil {
+			x = uncommitted.NewIndex(c.h)
+		}
+		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
+			if !replayed {
+				replayed = true
+				c.replayUncommitted(names)
+				c.progress("searching the attributions of read uncommitted")
+			}
+			return c.proven[m]
+		})
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid
@@ -49,6 +63,95 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		results[m] = mr
 	}
 	return results
+}
+
+// replayUncommitted tries to prove the read-uncommitted models names by verified
+// replays, into c.proven. A model whose graph contains read uncommitted's with its
+// orders implies it (DESIGN.md, "Read uncommitted"), so the replays that prove those
+// prove these: first the read-by-read one (read committed's, provePerRead, checked by
+// verifyPerRead), then, when read uncommitted was asked alone, the serial one
+// (proveByReplay, checked by verifySerial; it gets through the duplicates where the
+// read-by-read one is stuck). A replay already run for other models asked is not run
+// again (it would fail again), nor one whose inference found anomalies (of the models
+// it proves, which read uncommitted may allow: the search decides then). Every replay
+// polls the limits.
+func (c *checker) replayUncommitted(names []string) {
+	if c.opts.Solver.NoWitness {
+		return
+	}
+	left := func() []string {
+		var l []string
+		for _, m := range names {
+			if !c.proven[m] {
+				l = append(l, m)
+			}
+		}
+		return l
+	}
+	if !c.perReadTried && !c.budget.out() {
+		c.perReadTried = true
+		if in := c.perReadInference(); len(in.Findings) == 0 && !c.budget.out() {
+			c.provePerRead(in, names)
+		}
+	}
+	alone := true
+	for _, m := range c.order {
+		alone = alone && models[m].uncommitted
+	}
+	if l := left(); len(l) > 0 && alone && !c.budget.out() {
+		c.progress("inferring dependencies")
+		t0 := time.Now()
+		in := encode.Infer(c.h)
+		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+		if len(in.Findings) == 0 && !c.budget.out() {
+			c.progress("replaying serially")
+			c.proveByReplay(in, l)
+		}
+		if len(left()) > 0 && len(in.Findings) == 0 && !c.budget.out() && c.strictNarrowedWitness(in) {
+			for _, m := range names {
+				c.proven[m] = true
+			}
+		}
+	}
+}
+
+// strictNarrowedWitness reports whether strict serializability, decided on its narrowed
+// problem by a checker of its own (what it finds is no evidence about read
+// uncommitted, and must neither show nor hide any) under a bounded number of
+// conflicts, is valid: it implies every read-uncommitted model. The narrowing and its
+// window replays prove serializable histories with few values on few keys, where the
+// replays are stuck and the search over attributions is exponential.
+func (c *checker) strictNarrowedWitness(in *encode.Inference) bool {
+	const strict = "strict-serializable"
+	in.CheckValues()
+	if len(in.Findings) > 0 {
+		return false
+	}
+	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
+	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
+	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
+	if left := c.budget.conflictsLeft(); left >= 0 {
+		if left == 0 {
+			return false
+		}
+		sub.budget.maxConflicts = left
+	}
+	c.progress("narrowing for strict-serializable (a witness for read uncommitted)")
+	lift := sub.budget.capConflicts(strictWitnessConflicts)
+	v, _ := sub.decideNarrowed(in, strict)
+	lift()
+	ok := v == Valid && len(sub.res.Anomalies) == 0 && !sub.keyUnsat
+	st := &c.res.Stats
+	st.Conflicts += sub.res.Stats.Conflicts
+	st.Decisions += sub.res.Stats.Decisions
+	st.Propagations += sub.res.Stats.Propagations
+	st.TheoryProps += sub.res.Stats.TheoryProps
+	st.Learned += sub.res.Stats.Learned
+	st.PruneSeconds += sub.res.Stats.PruneSeconds
+	if ok {
+		st.Witnessed++
+	}
+	return ok
 }
 
 func (c *checker) addUncommittedFinding(f uncommitted.Finding) {

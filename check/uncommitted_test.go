@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"doppel/internal/brute"
@@ -66,4 +67,45 @@ func TestReadUncommitted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadUncommittedReplay: on random histories with duplicates, the verified replays
+// (and the strict-serializable witness) tried before the search (replayUncommitted)
+// prove some histories, and every verdict,
+// with them or by the search alone (NoWitness), is the oracle's.
+func TestReadUncommittedReplay(t *testing.T) {
+	n := 4000
+	if testing.Short() {
+		n = 400
+	}
+	byReplay, byWitness := 0, 0
+	for seed := 0; seed < n; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		h := brute.Random(rng, brute.Config{MaxTxns: 7, Values: 2})
+		for _, m := range []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"} {
+			want := brute.Check(h, m)
+			res, err := Check(h, Options{Models: []string{m}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			search, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
+			if (res.Valid == Valid) != want || (search.Valid == Valid) != want {
+				t.Fatalf("seed %d, %s: %v (replays), %v (search alone), the oracle says valid=%v\n%s",
+					seed, m, res.Valid, search.Valid, want, brute.Format(h))
+			}
+			if res.Stats.Witnessed > res.Stats.Replayed {
+				byWitness++ // strict serializability's narrowed problem (strictNarrowedWitness)
+			}
+			if res.Stats.Replayed > 0 {
+				byReplay++
+				if search.Stats.Replayed > 0 {
+					t.Fatalf("seed %d: a replay ran with NoWitness", seed)
+				}
+			}
+		}
+	}
+	if byReplay < n/20 {
+		t.Errorf("only %d verdicts of %d by a replay: the path is hardly exercised", byReplay, 3*n)
+	}
+	t.Logf("%d of %d verdicts by a verified replay, %d by strict serializability's narrowed problem", byReplay, 3*n, byWitness)
 }

@@ -527,9 +527,12 @@ func (p *Problem) diagnoseUnique(k int32, W, off []int32) {
 	}
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
-		if r.Own != 0 || r.Len == 0 {
-			if r.Own == 0 && r.Len < n && in.Writers[W[0]].Txn != r.Txn {
+		if r.Own != 0 || r.Len == 0 || r.Version {
+			if r.Own == 0 && !r.Version && r.Len < n && in.Writers[W[0]].Txn != r.Txn {
 				p.edge(r.Txn, in.Writers[W[0]].Txn, RW, k, ri, 0)
+			}
+			if r.Version && r.Len > 0 {
+				p.intermediateRead(k, r, W, off)
 			}
 			continue
 		}
@@ -541,14 +544,8 @@ func (p *Problem) diagnoseUnique(k int32, W, off []int32) {
 				break
 			}
 		}
-		last := W[r.Len-1]
-		lt := in.Writers[last].Txn
-		if off[r.Len-1] < seqLen(last)-1 && lt != r.Txn {
-			in.Findings = append(in.Findings, Finding{Type: "G1b", Key: k, Txns: []int32{r.Txn, lt}, Ops: []int32{r.Op},
-				Text: fmt.Sprintf("%s read %s = %s, which ends with %s's append of %s, but %s appended %s to it: the read saw an intermediate state of %s",
-					in.txnName(r.Txn), in.keyName(k), ListAround(in.H, L[:r.Len], int(r.Len-1)), in.txnName(lt), in.valName(L[r.Len-1]),
-					in.txnName(lt), in.listString(in.Vals(last)), in.txnName(lt))})
-		}
+		p.intermediateRead(k, r, W, off)
+		lt := in.Writers[W[r.Len-1]].Txn
 		if lt != r.Txn {
 			p.edge(lt, r.Txn, WR, k, ri, r.Len-1)
 		}
@@ -585,6 +582,22 @@ func dedup(ts []int32) []int32 {
 func (in *Inference) Diagnose(k int32) {
 	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), sc: newScratch(in, false)}
 	p.diagnose(k)
+}
+
+// intermediateRead records a G1b when read r (of at least one value) of key k, whose
+// trace values have the unique writers W at offsets off, ends inside another
+// transaction's appends.
+func (p *Problem) intermediateRead(k int32, r *Read, W, off []int32) {
+	in := p.In
+	L := in.Keys[k].Trace
+	last := W[r.Len-1]
+	lt := in.Writers[last].Txn
+	if off[r.Len-1] < in.Writers[last].End-in.Writers[last].Start-1 && lt != r.Txn {
+		in.Findings = append(in.Findings, Finding{Type: "G1b", Key: k, Txns: []int32{r.Txn, lt}, Ops: []int32{r.Op},
+			Text: fmt.Sprintf("%s read %s = %s, which ends with %s's append of %s, but %s appended %s to it: the read saw an intermediate state of %s",
+				in.txnName(r.Txn), in.keyName(k), ListAround(in.H, L[:r.Len], int(r.Len-1)), in.txnName(lt), in.valName(L[r.Len-1]),
+				in.txnName(lt), in.listString(in.Vals(last)), in.txnName(lt))})
+	}
 }
 
 // pinCollision finds two committed transactions whose reads of key k pin their blocks

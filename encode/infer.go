@@ -18,6 +18,12 @@ type Read struct {
 	Len    int32 // length of the list read
 	Own    int32 // appends of the same transaction to the key before this read
 	Writes bool  // the transaction appends to the key (before or after this read)
+	// Version (per-read inference only): the read misses its transaction's own earlier
+	// appends (internal). It still shows a state of the key, which Elle's version order
+	// takes in: its list is a prefix of the key's list and ends where a block ends or
+	// inside the reader's own block; it gives no edge (it is not an external read) and
+	// places no block. Own is 0 and Writes false for it.
+	Version bool
 }
 
 // Writer is one transaction's appends to one key.
@@ -176,9 +182,13 @@ func infer(h *history.History, perRead bool) *Inference {
 			}
 			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
 			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
-				// Per read, only this read is out (each read is its own observation);
-				// otherwise the transaction's view of the key is.
+				// Per read, only this read is out of the transaction's view (each read is
+				// its own observation), and it still shows a state of the key: a version
+				// read. Otherwise the transaction's view of the key is out.
 				touched[j].bad = !in.PerRead
+				if in.PerRead {
+					in.Reads = append(in.Reads, Read{Txn: r.Txn, Op: r.Op, Key: r.Key, Len: r.Len, Version: true})
+				}
 				continue
 			}
 			in.Reads = append(in.Reads, r)

@@ -186,7 +186,7 @@ func (p *Problem) openKey(k int32) {
 	clear(rOff)
 	nr := 0
 	for _, ri := range key.Reads {
-		if r := &in.Reads[ri]; r.Own == 0 && r.Len < n {
+		if r := &in.Reads[ri]; r.Own == 0 && !r.Version && r.Len < n {
 			rOff[r.Len+2]++
 			nr++
 		}
@@ -197,7 +197,7 @@ func (p *Problem) openKey(k int32) {
 	rIdx := grow(&sc.rIdx, nr)
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
-		if r.Own != 0 {
+		if r.Own != 0 || r.Version {
 			continue
 		}
 		if r.Len == n {
@@ -221,7 +221,7 @@ func (p *Problem) openKey(k int32) {
 	// Reads of the whole trace see the last block.
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
-		if r.Own != 0 || r.Len != n || n == 0 {
+		if r.Own != 0 || r.Version || r.Len != n || n == 0 {
 			continue
 		}
 		for _, i := range endsAt(n) {

@@ -457,7 +457,7 @@ func (p *Problem) fixedKey(k int32) {
 	}
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
-		if r.Own != 0 {
+		if r.Own != 0 || r.Version {
 			continue
 		}
 		if r.Len > 0 {
@@ -579,6 +579,7 @@ type scratch struct {
 	f, g                           []int8
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32
+	versionCuts                                                          []int32 // segment: (position, transaction) of version reads
 	wCand                                                                []int32
 	unobsLit                                                             []Lit
 	inSeg                                                                []bool

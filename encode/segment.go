@@ -136,9 +136,17 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		minStart = sc.newInt32s(len(key.Writers))
 		clear(minStart)
 	}
-	// Cuts and pins from the reads.
+	// Cuts and pins from the reads. A version read's cut binds every block but its own
+	// transaction's (versionCuts: position, transaction), so it is not in Cut.
+	versionCuts := sc.versionCuts[:0]
 	for _, ri := range key.Reads {
 		r := &in.Reads[ri]
+		if r.Version {
+			if useCuts {
+				versionCuts = append(versionCuts, r.Len, r.Txn)
+			}
+			continue
+		}
 		if r.Own == 0 && useCuts {
 			p.Cut[r.Len] = true
 		}
@@ -163,6 +171,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			return p
 		}
 	}
+	sc.versionCuts = versionCuts
 	for wi, lo := range minStart {
 		switch q := p.Pin[wi]; {
 		case q >= 0 && q < lo:
@@ -245,6 +254,11 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			}
 			if sc.win != nil && !sc.win.Allowed(w, i) {
 				return
+			}
+			for x := 0; x < len(versionCuts); x += 2 {
+				if q := versionCuts[x]; i < q && q < e && versionCuts[x+1] != wr.Txn {
+					return // another's version read would end inside this block
+				}
 			}
 			cands = append(cands, Cand{Pos: i, Writer: w})
 		}

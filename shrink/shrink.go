@@ -157,14 +157,39 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	s.deadline = opts.Deadline
 	if !s.start(seeds) {
 		why := "no cut tried was verified not valid"
-		if s.timedOut {
+		switch {
+		case s.timedOut:
 			why = "the time ran out before a cut was verified not valid"
+		case s.reading != oneBase && hasVersionReads(h):
+			// The last cut tried was the whole history without them.
+			why = VersionReadsNeeded
 		}
 		return nil, fmt.Errorf("no counterexample for %s: %s (%d candidates checked)", m, why, s.checks)
 	}
 	s.minimize()
 	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
 		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds()}, nil
+}
+
+// VersionReadsNeeded is why a per-read model's violation has no counterexample when it
+// needs a read that misses its transaction's own appends: such reads still show states
+// of their keys, but every cut leaves them out (the cut rules do not cover them).
+const VersionReadsNeeded = "the violation needs a read that misses its transaction's own appends, which every cut leaves out"
+
+// hasVersionReads reports whether a known read of an :ok transaction misses the
+// transaction's own earlier appends to its key.
+func hasVersionReads(h *history.History) bool {
+	for t := range h.Txns {
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			if op := &h.Ops[i]; op.Kind == history.Read && op.Known && !attributable(h, int32(t), i) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newShrinker(h *history.History, m string) *shrinker {

@@ -1,6 +1,7 @@
 package uncommitted
 
 import (
+	"slices"
 	"sort"
 
 	"doppel/history"
@@ -14,36 +15,42 @@ type openKey struct {
 	ls        [][]int32
 	classes   [][][]int32 // per L, per position: class ids, the uncommitted class first
 	classTxn  []int32     // -1: uncommitted
-	classLeft []int       // appends of the class not yet placed
+	classW    []int32     // the class's index in writers, -1: uncommitted
+	classLeft []int32     // appends of the class not yet placed
 	writers   []int32     // :ok transactions appending to the key
-	left      map[int32]int
+	left      []int32     // per writer: its appends to the key not yet placed
 }
 
-func newOpenKey(h *history.History, k int32, ls [][]int32, okByValue map[kv][]int32, uncommitted map[kv]int, okAppends map[kvt]int, writers []int32, keyTotal map[kv]int) *openKey {
-	o := &openKey{key: k, ls: ls, writers: writers, left: map[int32]int{}}
-	for _, w := range writers {
-		o.left[w] = keyTotal[kv{k, w}]
-	}
-	byValue := map[int32][]int32{}
-	for _, l := range ls {
+// newOpenKey builds key k's classes from group (a value's appends: the uncommitted
+// count, the :ok transactions as oks[okStart:okEnd] with counts) and the key's :ok
+// writers with their totals (widx: a writer's index in writers).
+func newOpenKey(h *history.History, k int32, ls [][]int32, group func(int32) valueGroup, oks []txnCount, writers, totals []int32, widx func(int32) int32) *openKey {
+	o := &openKey{key: k, ls: slices.Clone(ls), writers: slices.Clone(writers), left: slices.Clone(totals)}
+	var byValue [][]int32 // classes of ls[0..]'s values, by the value's first position seen
+	seenAt := map[int32]int32{}
+	for _, l := range o.ls {
 		pos := make([][]int32, len(l))
 		for p, v := range l {
-			cs, ok := byValue[v]
+			i, ok := seenAt[v]
 			if !ok {
-				if c := uncommitted[kv{k, v}]; c > 0 {
+				var cs []int32
+				g := group(v)
+				if g.unc > 0 {
 					cs = append(cs, int32(len(o.classTxn)))
-					o.classTxn, o.classLeft = append(o.classTxn, -1), append(o.classLeft, c)
+					o.classTxn, o.classW, o.classLeft = append(o.classTxn, -1), append(o.classW, -1), append(o.classLeft, g.unc)
 				}
 				// Writers by interval midpoint: the likeliest attribution first.
-				ws := append([]int32(nil), okByValue[kv{k, v}]...)
-				sort.Slice(ws, func(i, j int) bool { return h.Midpoint(ws[i]) < h.Midpoint(ws[j]) })
+				ws := slices.Clone(oks[g.okStart:g.okEnd])
+				sort.SliceStable(ws, func(i, j int) bool { return h.Midpoint(ws[i].txn) < h.Midpoint(ws[j].txn) })
 				for _, w := range ws {
 					cs = append(cs, int32(len(o.classTxn)))
-					o.classTxn, o.classLeft = append(o.classTxn, w), append(o.classLeft, okAppends[kvt{k, v, w}])
+					o.classTxn, o.classW, o.classLeft = append(o.classTxn, w.txn), append(o.classW, widx(w.txn)), append(o.classLeft, w.n)
 				}
-				byValue[v] = cs
+				i = int32(len(byValue))
+				seenAt[v] = i
+				byValue = append(byValue, cs)
 			}
-			pos[p] = cs
+			pos[p] = byValue[i]
 		}
 		o.classes = append(o.classes, pos)
 	}
@@ -70,7 +77,8 @@ func (d *decider) search(open []*openKey, i int) bool {
 // place chooses the class of position p of L number li of open[i]; prev is the
 // transaction at p-1 (-1: uncommitted, or p = 0).
 func (d *decider) place(open []*openKey, i, li, p int, prev int32) bool {
-	if d.steps++; d.steps&4095 == 0 && d.stop != nil && d.stop() {
+	// A step may search much of the graph (closes): the limits are polled often.
+	if d.steps++; d.steps&63 == 0 && d.stop != nil && d.stop() {
 		d.stopped = true
 	}
 	if d.stopped {
@@ -91,14 +99,15 @@ func (d *decider) place(open []*openKey, i, li, p int, prev int32) bool {
 				continue
 			}
 		}
+		w := o.classW[c]
 		o.classLeft[c]--
-		if cur >= 0 {
-			o.left[cur]--
+		if w >= 0 {
+			o.left[w]--
 		}
 		found := d.place(open, i, li, p+1, cur)
 		o.classLeft[c]++
-		if cur >= 0 {
-			o.left[cur]++
+		if w >= 0 {
+			o.left[w]++
 		}
 		if prev >= 0 && cur >= 0 && prev != cur {
 			d.pop(prev)
@@ -118,8 +127,8 @@ func (d *decider) finishKey(open []*openKey, i, li int, last int32) bool {
 	added := 0
 	ok := true
 	if last >= 0 {
-		for _, w := range o.writers {
-			if w == last || o.left[w] == 0 {
+		for wi, w := range o.writers {
+			if w == last || o.left[wi] == 0 {
 				continue
 			}
 			if !d.tryEdge(last, edge{to: w, kind: WW, key: o.key, prev: l[len(l)-1], val: -1}) {

@@ -69,7 +69,9 @@ type Result struct {
 	// cyclic).
 	Cycle []Step
 	Fixed bool
-	Steps int // search steps taken, for statistics
+	// ByCaller: valid as Decide's beforeSearch proved it (the search did not run).
+	ByCaller bool
+	Steps    int // search steps taken, for statistics
 }
 
 // CycleType names a cycle as Elle does: G0, or G0-process / G0-realtime when it needs
@@ -112,141 +114,266 @@ type decider struct {
 	cycle    []Step
 }
 
-type kv struct{ key, val int32 }
 type kvt struct {
 	key, val, txn int32
 }
 
-// Decide decides h under read uncommitted, with process order when process and
-// real-time order too when realtime. stop is polled during the search.
-func Decide(h *history.History, process, realtime bool, stop func() bool) Result {
+// Index is what the three read-uncommitted models share, whatever orders they add: the
+// findings, the ww edges of the fixed keys and the keys left open. Built once per
+// history from flat arrays by key, value and transaction (maps by (key, value, txn)
+// cost more than everything else together on 100,000 transactions).
+type Index struct {
+	h        *history.History
+	Findings []Finding
+	fixFrom  []int32 // the fixed keys' ww edges: fixFrom[i] → fixEdge[i], by key
+	fixEdge  []edge
+	open     []*openKey
+}
+
+// Open reports how many keys have a choice of attribution (searched, unless the
+// history is decided without it).
+func (x *Index) Open() int { return len(x.open) }
+
+// appendRec is one append, in its key's bucket.
+type appendRec struct {
+	txn, val int32
+	ok       bool
+}
+
+// valueGroup is one value's appends to a key: the uncommitted ones (:info, :fail)
+// counted, the :ok ones as oks[okStart:okEnd] (distinct transactions with counts).
+type valueGroup struct {
+	unc            int32
+	okStart, okEnd int32
+}
+
+type txnCount struct{ txn, n int32 }
+
+// NewIndex reads h: the reads each key's longest read is taken from, the
+// duplicate-elements count, and per key whether its attribution is fixed.
+func NewIndex(h *history.History) *Index {
 	n := len(h.Txns)
-	uncommitted := map[kv]int{} // by :info and :fail transactions
-	okAppends := map[kvt]int{}
-	okByValue := map[kv][]int32{} // distinct :ok appenders of a key and value
-	keyWriters := map[int32][]int32{}
-	keyTotal := map[kv]int{} // (key, txn) → the :ok txn's appends to the key
-	for t := 0; t < n; t++ {
-		ok := h.Txns[t].Status == history.OK
-		for _, op := range h.TxnOps(t) {
-			if op.Kind != history.Append {
-				continue
-			}
-			k := kv{op.Key, op.Value}
-			if !ok {
-				uncommitted[k]++
-				continue
-			}
-			if okAppends[kvt{op.Key, op.Value, int32(t)}]++; okAppends[kvt{op.Key, op.Value, int32(t)}] == 1 {
-				okByValue[k] = append(okByValue[k], int32(t))
-			}
-			if keyTotal[kv{op.Key, int32(t)}]++; keyTotal[kv{op.Key, int32(t)}] == 1 {
-				keyWriters[op.Key] = append(keyWriters[op.Key], int32(t))
-			}
+	nkeys, nvals := int32(len(h.Keys)), int32(len(h.Values))
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		nkeys = max(nkeys, op.Key+1)
+		if op.Kind == history.Append {
+			nvals = max(nvals, op.Value+1)
 		}
 	}
-	var res Result
-	longest := map[int32][][]int32{}
+	for _, v := range h.ReadValues {
+		nvals = max(nvals, v+1)
+	}
+	x := &Index{h: h}
+	// The reads that count: every known read of an :ok transaction, one that misses
+	// its transaction's own appends (internal) too: it still shows a state of the key
+	// (a version read, as Elle's version order takes it in).
 	var reads []readRef
-	own := map[int32][]int32{}
 	for t := 0; t < n; t++ {
 		if h.Txns[t].Status != history.OK {
 			continue
 		}
-		for k := range own {
-			delete(own, k)
+		ops := h.TxnOps(t)
+		for i := range ops {
+			if op := &ops[i]; op.Kind == history.Read && op.Known {
+				reads = append(reads, readRef{int32(t), op.Key, h.ReadList(op)})
+			}
 		}
-		for i := range h.TxnOps(t) {
-			op := &h.TxnOps(t)[i]
+	}
+	x.Findings = countFindings(h, reads, nkeys, nvals)
+	if len(x.Findings) > 0 {
+		return x
+	}
+	// The longest reads of each key: the reads bucketed by key.
+	readStart := make([]int32, nkeys+1)
+	for _, r := range reads {
+		readStart[r.key+1]++
+	}
+	for k := int32(0); k < nkeys; k++ {
+		readStart[k+1] += readStart[k]
+	}
+	readsByKey := make([]int32, len(reads))
+	fill := append([]int32(nil), readStart[:nkeys]...)
+	for i, r := range reads {
+		readsByKey[fill[r.key]] = int32(i)
+		fill[r.key]++
+	}
+	// Appends bucketed by key, in history order.
+	appStart := make([]int32, nkeys+1)
+	for i := range h.Ops {
+		if h.Ops[i].Kind == history.Append {
+			appStart[h.Ops[i].Key+1]++
+		}
+	}
+	for k := int32(0); k < nkeys; k++ {
+		appStart[k+1] += appStart[k]
+	}
+	apps := make([]appendRec, appStart[nkeys])
+	fill = append(fill[:0], appStart[:nkeys]...)
+	for t := 0; t < n; t++ {
+		ok := h.Txns[t].Status == history.OK
+		for _, op := range h.TxnOps(t) {
 			if op.Kind == history.Append {
-				own[op.Key] = append(own[op.Key], op.Value)
+				apps[fill[op.Key]] = appendRec{int32(t), op.Value, ok}
+				fill[op.Key]++
 			}
-			if op.Kind != history.Read || !op.Known {
-				continue
-			}
-			r := h.ReadList(op)
-			if o := own[op.Key]; len(r) < len(o) || !slices.Equal(r[len(r)-len(o):], o) {
-				// The read misses the transaction's own write (internal): like the
-				// other per-read models, doppel cannot attribute it and ignores it
-				// (DESIGN.md: Elle would still use it).
-				continue
-			}
-			reads = append(reads, readRef{int32(t), op.Key, r})
-			ls := longest[op.Key]
+		}
+	}
+	// Scratch, stamped with the key (k+1) so that nothing is cleared between keys.
+	valStamp := make([]int32, nvals)
+	valGroup := make([]int32, nvals)
+	txnStamp := make([]int32, n)
+	txnWriter := make([]int32, n) // index into writers
+	var groups []valueGroup
+	var oks []txnCount
+	var writers []int32
+	var totals, used []int32
+	var ls [][]int32
+	for k := int32(0); k < nkeys; k++ {
+		// Longest reads (distinct, non-empty).
+		ls = ls[:0]
+		for _, ri := range readsByKey[readStart[k]:readStart[k+1]] {
+			r := reads[ri].list
 			switch {
 			case len(r) == 0:
 			case len(ls) == 0 || len(r) > len(ls[0]):
-				longest[op.Key] = [][]int32{r}
+				ls = append(ls[:0], r)
 			case len(r) == len(ls[0]):
 				seen := false
 				for _, l := range ls {
 					seen = seen || slices.Equal(l, r)
 				}
 				if !seen {
-					longest[op.Key] = append(ls, r)
+					ls = append(ls, r)
 				}
 			}
 		}
-	}
-	res.Findings = countFindings(h, reads)
-	if len(res.Findings) > 0 {
-		res.Verdict = Invalid
-		return res
-	}
-
-	d := &decider{h: h, n: n, stop: stop}
-	d.orderEdges(process, realtime)
-	// Fixed keys give their edges now; the others are searched.
-	var open []*openKey
-	keys := make([]int32, 0, len(longest))
-	for k := range longest {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, k := range keys {
-		ls := longest[k]
+		if len(ls) == 0 {
+			continue
+		}
+		stamp := k + 1
+		ka := apps[appStart[k]:appStart[k+1]]
+		// The :ok writers of the key in history order, with their appends to it.
+		writers, totals = writers[:0], totals[:0]
+		for _, a := range ka {
+			if !a.ok {
+				continue
+			}
+			if txnStamp[a.txn] != stamp {
+				txnStamp[a.txn], txnWriter[a.txn] = stamp, int32(len(writers))
+				writers, totals = append(writers, a.txn), append(totals, 0)
+			}
+			totals[txnWriter[a.txn]]++
+		}
+		// By value, then transaction: each value's group.
+		slices.SortFunc(ka, func(a, b appendRec) int {
+			if a.val != b.val {
+				return int(a.val - b.val)
+			}
+			return int(a.txn - b.txn)
+		})
+		groups, oks = groups[:0], oks[:0]
+		for i, a := range ka {
+			if i == 0 || ka[i-1].val != a.val {
+				valStamp[a.val], valGroup[a.val] = stamp, int32(len(groups))
+				groups = append(groups, valueGroup{okStart: int32(len(oks)), okEnd: int32(len(oks))})
+			}
+			g := &groups[len(groups)-1]
+			switch {
+			case !a.ok:
+				g.unc++
+			case g.okEnd > g.okStart && oks[g.okEnd-1].txn == a.txn:
+				oks[g.okEnd-1].n++
+			default:
+				oks = append(oks, txnCount{a.txn, 1})
+				g.okEnd++
+			}
+		}
+		group := func(v int32) valueGroup {
+			if valStamp[v] != stamp {
+				return valueGroup{} // never appended (a garbage read, found above)
+			}
+			return groups[valGroup[v]]
+		}
 		fixed := len(ls) == 1
 		for _, v := range ls[0] {
-			w := okByValue[kv{k, v}]
-			fixed = fixed && (len(w) == 0 || (len(w) == 1 && uncommitted[kv{k, v}] == 0))
+			g := group(v)
+			nok := g.okEnd - g.okStart
+			fixed = fixed && (nok == 0 || (nok == 1 && g.unc == 0))
 		}
 		if !fixed {
-			open = append(open, newOpenKey(h, k, ls, okByValue, uncommitted, okAppends, keyWriters[k], keyTotal))
+			x.open = append(x.open, newOpenKey(h, k, ls, group, oks, writers, totals, func(t int32) int32 { return txnWriter[t] }))
 			continue
 		}
 		l := ls[0]
+		used = append(used[:0], make([]int32, len(writers))...)
 		prev := int32(-1)
-		used := map[int32]int{}
 		for p, v := range l {
 			cur := int32(-1)
-			if w := okByValue[kv{k, v}]; len(w) == 1 {
-				cur = w[0]
-				used[cur]++
+			if g := group(v); g.okEnd > g.okStart {
+				cur = oks[g.okStart].txn
+				used[txnWriter[cur]]++
 			}
 			if prev >= 0 && cur >= 0 && prev != cur {
-				d.push(prev, edge{to: cur, kind: WW, key: k, prev: l[p-1], val: v})
+				x.fixFrom = append(x.fixFrom, prev)
+				x.fixEdge = append(x.fixEdge, edge{to: cur, kind: WW, key: k, prev: l[p-1], val: v})
 			}
 			prev = cur
 		}
 		if prev >= 0 {
-			for _, w := range keyWriters[k] {
-				if w != prev && used[w] < keyTotal[kv{k, w}] {
-					d.push(prev, edge{to: w, kind: WW, key: k, prev: l[len(l)-1], val: -1})
+			for i, w := range writers {
+				if w != prev && used[i] < totals[i] {
+					x.fixFrom = append(x.fixFrom, prev)
+					x.fixEdge = append(x.fixEdge, edge{to: w, kind: WW, key: k, prev: l[len(l)-1], val: -1})
 				}
 			}
 		}
+	}
+	return x
+}
+
+// Decide decides h under read uncommitted, with process order when process and
+// real-time order too when realtime. stop is polled during the search.
+func Decide(h *history.History, process, realtime bool, stop func() bool) Result {
+	return NewIndex(h).Decide(process, realtime, stop, nil)
+}
+
+// Decide decides the model with process order when process and real-time order too
+// when realtime. When keys are open and the fixed edges leave no cycle, beforeSearch
+// (if not nil) is asked first: true means the caller proved the model valid another
+// way (a verified replay), and the search is skipped. stop is polled during the search.
+func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch func() bool) Result {
+	var res Result
+	if len(x.Findings) > 0 {
+		res.Verdict, res.Findings = Invalid, x.Findings
+		return res
+	}
+	d := &decider{h: x.h, n: len(x.h.Txns), stop: stop}
+	d.orderEdges(process, realtime)
+	for i, from := range x.fixFrom {
+		d.push(from, x.fixEdge[i])
 	}
 	if c := d.findCycle(); c != nil {
 		res.Verdict, res.Cycle, res.Fixed = Invalid, c, true
 		return res
 	}
+	if len(x.open) == 0 {
+		return res // Valid
+	}
+	if beforeSearch != nil && beforeSearch() {
+		res.ByCaller = true
+		return res
+	}
+	if stop != nil && stop() {
+		// beforeSearch may have spent the limits: no search starts.
+		res.Verdict = Unknown
+		return res
+	}
 	d.from = make([]int32, len(d.adj))
 	d.fromEdge = make([]edge, len(d.adj))
 	d.stamp = make([]uint32, len(d.adj))
-	if len(open) > 0 {
-		d.initOrder()
-	}
-	ok := d.search(open, 0)
+	d.initOrder()
+	ok := d.search(x.open, 0)
 	res.Steps = d.steps
 	switch {
 	case ok:
@@ -437,19 +564,7 @@ type readRef struct {
 // countFindings: reads showing a value more often than the key was appended it by
 // anyone (duplicate-elements; garbage-read when never). Key by key with counts in flat
 // arrays by value id: map look-ups per read value cost more than the rest together.
-func countFindings(h *history.History, reads []readRef) []Finding {
-	nkeys, nvals := int32(len(h.Keys)), int32(len(h.Values))
-	for _, op := range h.Ops {
-		nkeys = max(nkeys, op.Key+1)
-		if op.Kind == history.Append {
-			nvals = max(nvals, op.Value+1)
-		}
-	}
-	for _, r := range reads {
-		for _, v := range r.list {
-			nvals = max(nvals, v+1)
-		}
-	}
+func countFindings(h *history.History, reads []readRef, nkeys, nvals int32) []Finding {
 	// Appended values and reads, bucketed by key.
 	appStart := make([]int32, nkeys+1)
 	for _, op := range h.Ops {

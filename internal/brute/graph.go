@@ -89,6 +89,11 @@ type obs struct {
 	p    []int32 // the part before the own appends
 	own  int     // len(O)
 	orig int     // index among all observations (for one-base grouping)
+	// version (per read only): the read misses its transaction's own earlier appends.
+	// It still shows a state of the key (Elle's version order takes it in): p, the
+	// whole read, is a prefix of the key's list and ends at a block boundary or inside
+	// the reader's own block; it gives no edge (it is not an external read).
+	version bool
 }
 
 // block is one committed transaction's appends to a key.
@@ -194,8 +199,10 @@ func (g *graphSearch) collect() bool {
 			plen := len(r) - len(o)
 			if plen < 0 || !equal(r[plen:], o) {
 				// internal: the read misses the transaction's own write. Models that
-				// allow internal anomalies (per read) ignore it: it cannot be attributed.
+				// allow internal anomalies (per read) keep it as a state of the key.
 				if g.spec.perRead {
+					g.reads[op.Key] = append(g.reads[op.Key], obs{txn: t, p: r, orig: count, version: true})
+					count++
 					continue
 				}
 				return false
@@ -278,7 +285,7 @@ func (g *graphSearch) keyOrders(x int, blocks []block) []keyOrder {
 					ok = false
 					break
 				}
-				if len(r.p) > start && len(r.p) < end {
+				if len(r.p) > start && len(r.p) < end && !(r.version && blocks[i].txn == r.txn) {
 					ok = false
 					break
 				}
@@ -316,6 +323,9 @@ func (g *graphSearch) finishOrder(reads []obs, blocks []block, seq, starts []int
 		ko.ww = append(ko.ww, gedge{int32(blocks[seq[j-1]].txn), int32(blocks[seq[j]].txn)})
 	}
 	for _, r := range reads {
+		if r.version {
+			continue
+		}
 		p := len(r.p)
 		// The block ending at p, and the one starting there.
 		for j := range seq {

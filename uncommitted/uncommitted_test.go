@@ -1,0 +1,146 @@
+package uncommitted
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"doppel/internal/brute"
+)
+
+// The three models as Decide's (process, realtime) and the oracle's names.
+var modelsUnderTest = []struct {
+	name              string
+	process, realtime bool
+}{
+	{"read-uncommitted", false, false},
+	{"strong-session-read-uncommitted", true, false},
+	{"strong-read-uncommitted", true, true},
+}
+
+// TestDecideHand: hand histories whose verdicts follow from the definition (DESIGN.md,
+// "Read uncommitted"), through fixed keys, open keys (duplicate values) and findings.
+func TestDecideHand(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		valid      [3]bool // read-uncommitted, strong-session, strong
+		fixed      bool    // when invalid: the cycle is among fixed edges
+		finding    string  // when invalid by a count
+		open       int     // keys with a choice
+	}{
+		{name: "g0", text: "ok [a x 1] [a y 2]\nok [a x 2] [a y 1]\nok [r x [1 2]] [r y [1 2]]", fixed: true},
+		{name: "g0-through-fail", text: "ok [a x 1] [a y 2]\nfail [a x 2] [a y 1]\nok [r x [1 2]] [r y [1 2]]", valid: [3]bool{true, true, true}},
+		// Duplicated 1 on x (T1 or T3): T1's gives T1 → T2 (x) → T1 (y); T3's is acyclic.
+		{name: "avoidable", text: "ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1]\nok [r x [1 2]] [r y [6 5]]", valid: [3]bool{true, true, true}, open: 1},
+		// Both writers of 1 close a cycle: G0 in every attribution, found by the search.
+		{name: "g0-through-duplicates", text: "ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1] [a z 7]\nok [a z 8] [a x 2]\nok [r x [1 2]] [r y [6 5]] [r z [8 7]]", open: 1},
+		// A failed append of the duplicated value takes the position with no edge.
+		{name: "duplicate-by-fail", text: "ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nfail [a x 1]\nok [r x [1 2]] [r y [6 5]]", valid: [3]bool{true, true, true}, open: 1},
+		{name: "duplicate-elements", text: "ok [a x 1]\nok [r x [1 1]]", finding: "duplicate-elements"},
+		{name: "garbage", text: "ok [a x 1]\nok [r x [1 2]]", finding: "garbage-read"},
+		// Two longest reads: the second choice is acyclic.
+		{name: "two-longest", text: "ok [a x 1] [a y 2]\nok [a x 2] [a y 1]\nok [r x [1 2]] [r y [1 2]]\nok [r x [2 1]]", valid: [3]bool{true, true, true}, open: 1},
+		{name: "process", text: "p0 ok [a x 2]\np0 ok [a x 1]\np1 ok [r x [1 2]]", valid: [3]bool{true, false, false}, fixed: true},
+		{name: "realtime", text: "p0 ok [a x 1] inv=0 cmp=1\np1 ok [a x 2] inv=2 cmp=3\np2 ok [r x [2 1]] inv=4 cmp=5", valid: [3]bool{true, true, false}, fixed: true},
+		// A read that misses its own append still counts (a version read): 2 shown twice.
+		{name: "internal", text: "ok [a x 1] [r x [2 2]]\nok [a x 2]", finding: "duplicate-elements"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := brute.Parse(tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := NewIndex(h)
+			if x.Open() != tc.open {
+				t.Errorf("%d open keys, want %d", x.Open(), tc.open)
+			}
+			for i, m := range modelsUnderTest {
+				r := x.Decide(m.process, m.realtime, nil, nil)
+				if (r.Verdict == Valid) != tc.valid[i] || r.Verdict == Unknown {
+					t.Fatalf("%s: verdict %v, want valid=%v", m.name, r.Verdict, tc.valid[i])
+				}
+				if b := brute.Check(h, m.name); b != tc.valid[i] {
+					t.Fatalf("%s: the oracle says %v: the hand verdict is wrong", m.name, b)
+				}
+				if tc.valid[i] {
+					continue
+				}
+				switch {
+				case tc.finding != "":
+					if len(r.Findings) == 0 || r.Findings[0].Type != tc.finding {
+						t.Errorf("%s: findings %+v, want %s", m.name, r.Findings, tc.finding)
+					}
+				case r.Cycle == nil || r.Fixed != tc.fixed:
+					t.Errorf("%s: cycle %+v fixed=%v, want a cycle, fixed=%v", m.name, r.Cycle, r.Fixed, tc.fixed)
+				default:
+					checkCycle(t, r.Cycle)
+				}
+			}
+		})
+	}
+}
+
+// checkCycle: consecutive steps meet and the last returns to the first.
+func checkCycle(t *testing.T, c []Step) {
+	t.Helper()
+	for i, s := range c {
+		if s.To != c[(i+1)%len(c)].From {
+			t.Fatalf("not a cycle: %+v", c)
+		}
+	}
+}
+
+// TestBeforeSearch: the caller's proof is asked only when keys are open and the fixed
+// edges leave no cycle, and its true skips the search.
+func TestBeforeSearch(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		asked bool
+	}{
+		{"ok [a x 1] [a y 2]\nok [a x 2] [a y 1]\nok [r x [1 2]] [r y [1 2]]", false},                                                    // fixed cycle
+		{"ok [a x 1]\nok [a x 2]\nok [r x [1 2]]", false},                                                                                // all fixed, valid
+		{"ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1]\nok [r x [1 2]] [r y [6 5]]", true},                                         // open
+		{"ok [a x 1]\nok [r x [1 1]]", false},                                                                                            // finding
+		{"ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1] [a z 7]\nok [a z 8] [a x 2]\nok [r x [1 2]] [r y [6 5]] [r z [8 7]]", true}, // open, invalid
+	} {
+		h, err := brute.Parse(tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := false
+		r := NewIndex(h).Decide(false, false, nil, func() bool { asked = true; return true })
+		if asked != tc.asked {
+			t.Errorf("%q: asked=%v, want %v", tc.text, asked, tc.asked)
+		}
+		if asked && (r.Verdict != Valid || !r.ByCaller) {
+			t.Errorf("%q: the caller's proof was not taken: %+v", tc.text, r)
+		}
+	}
+}
+
+// TestDecideRandom compares Decide with the oracle on small random histories with few
+// values (duplicates on every key), the index reused across the three models as the
+// checker does.
+func TestDecideRandom(t *testing.T) {
+	seeds := 3000
+	if testing.Short() {
+		seeds = 300
+	}
+	open := 0
+	for seed := 0; seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		h := brute.Random(rng, brute.Config{MaxTxns: 7, Values: 2})
+		x := NewIndex(h)
+		if x.Open() > 0 {
+			open++
+		}
+		for _, m := range modelsUnderTest {
+			r := x.Decide(m.process, m.realtime, nil, nil)
+			if want := brute.Check(h, m.name); (r.Verdict == Valid) != want || r.Verdict == Unknown {
+				t.Fatalf("seed %d, %s: verdict %v, the oracle says valid=%v\n%s", seed, m.name, r.Verdict, want, brute.Format(h))
+			}
+		}
+	}
+	if open < seeds/10 {
+		t.Errorf("only %d of %d histories had open keys: the search is hardly exercised", open, seeds)
+	}
+}
