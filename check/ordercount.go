@@ -111,8 +111,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		}
 		for _, ri := range key.Reads {
 			r := &in.Reads[ri]
-			if h.Txns[r.Txn].Status != history.OK {
-				continue
+			if h.Txns[r.Txn].Status != history.OK || r.Version {
+				continue // a version read gives no edge and places no block
 			}
 			touch(r.Txn)
 			q := r.Len - r.Own
