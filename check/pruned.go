@@ -355,16 +355,22 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	ok := sub.decide(in, []string{si}, pr.Win, si, results) && results[si] != nil && results[si].Valid == Valid &&
 		len(sub.res.Anomalies) == 0
 	lift()
+	c.addWitnessStats(sub, ok)
+	return ok
+}
+
+// addWitnessStats adds the search counters of sub, a checker of its own that looked for
+// a witness, to c's, and counts the witness when it found one.
+func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st := &c.res.Stats
 	st.Conflicts += sub.res.Stats.Conflicts
 	st.Decisions += sub.res.Stats.Decisions
 	st.Propagations += sub.res.Stats.Propagations
 	st.TheoryProps += sub.res.Stats.TheoryProps
 	st.Learned += sub.res.Stats.Learned
-	if ok {
+	if found {
 		st.Witnessed++
 	}
-	return ok
 }
 
 // maxWitnessBlocks bounds the candidate blocks of a problem built only as a witness.

@@ -158,16 +158,8 @@ func (c *checker) strictNarrowedWitness(in *encode.Inference) bool {
 	v, _ := sub.decideNarrowed(in, strict)
 	lift()
 	ok := v == Valid && len(sub.res.Anomalies) == 0 && !sub.keyUnsat
-	st := &c.res.Stats
-	st.Conflicts += sub.res.Stats.Conflicts
-	st.Decisions += sub.res.Stats.Decisions
-	st.Propagations += sub.res.Stats.Propagations
-	st.TheoryProps += sub.res.Stats.TheoryProps
-	st.Learned += sub.res.Stats.Learned
-	st.PruneSeconds += sub.res.Stats.PruneSeconds
-	if ok {
-		st.Witnessed++
-	}
+	c.addWitnessStats(sub, ok)
+	c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
 	return ok
 }
 

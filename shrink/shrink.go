@@ -250,15 +250,7 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		}
 		tiers = append(tiers, cand{txns: txns, keys: first.keys})
 	}
-	all := make([]int32, len(h.Txns))
-	for i := range all {
-		all[i] = int32(i)
-	}
-	keys := make([]int32, len(h.Keys))
-	for i := range keys {
-		keys[i] = int32(i)
-	}
-	tiers = append(tiers, cand{txns: all, keys: keys})
+	tiers = append(tiers, whole(h))
 	for _, c := range tiers {
 		if s.try(c) {
 			return true
@@ -268,6 +260,18 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		}
 	}
 	return false
+}
+
+// whole is the cut that keeps every transaction and every key.
+func whole(h *history.History) cand {
+	c := cand{txns: make([]int32, len(h.Txns)), keys: make([]int32, len(h.Keys))}
+	for i := range c.txns {
+		c.txns[i] = int32(i)
+	}
+	for i := range c.keys {
+		c.keys[i] = int32(i)
+	}
+	return c
 }
 
 // keysOf lists the keys the transactions touch.

@@ -495,15 +495,7 @@ func validWithoutVersionReads(t *testing.T, h *history.History, failure string) 
 		if !strings.HasPrefix(failure, "no counterexample for "+m+":") {
 			continue
 		}
-		all := make([]int32, len(h.Txns))
-		for i := range all {
-			all[i] = int32(i)
-		}
-		keys := make([]int32, len(h.Keys))
-		for i := range keys {
-			keys[i] = int32(i)
-		}
-		b, ok := newShrinker(h, m).build(cand{txns: all, keys: keys})
+		b, ok := newShrinker(h, m).build(whole(h))
 		if !ok {
 			t.Fatalf("the whole history is not a sound cut of itself for %s", m)
 		}
