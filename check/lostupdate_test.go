@@ -51,7 +51,7 @@ func TestLostUpdatesAreSound(t *testing.T) {
 					t.Fatalf("seed %d: T%d did not read key %s before appending\n%s", seed, ref.ID, a.Key, brute.Format(h))
 				}
 				list := h.ReadList(&h.Ops[read])
-				if first != nil && !equalInts(first, list) {
+				if first != nil && !slices.Equal(first, list) {
 					t.Fatalf("seed %d: the reads of the lost update differ\n%s", seed, brute.Format(h))
 				}
 				first = list
@@ -70,18 +70,6 @@ func TestLostUpdatesAreSound(t *testing.T) {
 	if found == 0 {
 		t.Errorf("no lost update in the corpus: the test checks nothing")
 	}
-}
-
-func equalInts(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestElleLostUpdate: Elle's lost-update test history gets Elle's two anomalies,

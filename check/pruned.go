@@ -341,14 +341,9 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	}
 	// Decided by a checker of its own: what it finds within these windows is no
 	// evidence about snapshot isolation, and must neither show nor hide any.
-	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
-	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
-	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
-	if left := c.budget.conflictsLeft(); left >= 0 {
-		if left == 0 {
-			return false
-		}
-		sub.budget.maxConflicts = left
+	sub, ready := c.witnessChecker()
+	if !ready {
+		return false
 	}
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
 	results := map[string]*ModelResult{}
@@ -357,6 +352,22 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference) bool {
 	lift()
 	c.addWitnessStats(sub, ok)
 	return ok
+}
+
+// witnessChecker returns a checker of its own for a witness search, sharing c's clock,
+// deadline and memory watch and limited to the conflicts c has left; false when none
+// are left.
+func (c *checker) witnessChecker() (*checker, bool) {
+	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
+	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
+	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
+	if left := c.budget.conflictsLeft(); left >= 0 {
+		if left == 0 {
+			return nil, false
+		}
+		sub.budget.maxConflicts = left
+	}
+	return sub, true
 }
 
 // addWitnessStats adds the search counters of sub, a checker of its own that looked for

@@ -144,14 +144,9 @@ func (c *checker) strictNarrowedWitness(in *encode.Inference) bool {
 	if len(in.Findings) > 0 {
 		return false
 	}
-	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
-	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
-	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
-	if left := c.budget.conflictsLeft(); left >= 0 {
-		if left == 0 {
-			return false
-		}
-		sub.budget.maxConflicts = left
+	sub, ready := c.witnessChecker()
+	if !ready {
+		return false
 	}
 	c.progress("narrowing for strict-serializable (a witness for read uncommitted)")
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
