@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"doppel/encode"
@@ -36,12 +37,44 @@ import (
 // bound; :fail ones never). A shortfall holds in every attribution: the model is not
 // valid. Nothing is claimed otherwise (the count is only a necessary condition).
 
+// orderShort is an order count's proof that one key's trace cannot be filled: on key
+// Key, the positions in Window (1-based, both ends included) that show Value number
+// Positions. Over: the appends of Value that must lie inside the window (Txns, whose
+// bounds lie inside it) outnumber them. Otherwise the appends that can reach a
+// position of the window are fewer than them: Txns are the other writers of Value,
+// whose bounds lie outside the window (Lo past it, or Hi before it).
+type orderShort struct {
+	Key, Value int32
+	Window     [2]int32
+	Positions  int32
+	Over       bool
+	Txns       []int32
+	// Per transaction of Txns: its block's first possible position, its last (past the
+	// trace: none), and the transaction whose own read pins the block that bounds it
+	// from above (-1 none).
+	Lo, Hi, HiBy []int32
+}
+
+// orderItem is one append of a value, for the matching: it may lie at the positions
+// lo..hi (normalized to positions that show its value); must: it lies in the trace in
+// every acyclic attribution.
+type orderItem struct {
+	lo, hi, txn int32
+	must        bool
+}
+
 // orderCount looks for a key whose trace the per-read inference in cannot fill under
-// process (and, with realtime, real-time) order; it returns the key, the value, the
-// position and the writers of that value whose bound is past it, or key -1.
-func orderCount(h *history.History, in *encode.Inference, realtime bool, stop func() bool) (key, value, pos int32, late []int32) {
+// process (and, with realtime, real-time) order; it returns the proof, or nil.
+func orderCount(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *orderShort {
 	n := len(h.Txns)
-	lo := make([]int32, n)       // per writer txn of the current key: lower bound on its block start
+	lo := make([]int32, n)    // per writer txn of the current key: lower bound on its block start
+	hi := make([]int32, n)    // per writer txn: upper bound (past the trace: none)
+	hiBy := make([]int32, n)  // per txn: the pinned transaction its upper bound comes from
+	pin := make([]int32, n)   // per writer txn: its block's start when its own read shows it (0 none)
+	mustIn := make([]bool, n) // per writer txn: its block is in the trace (see findMustIn)
+	gone := make([]int32, n)  // findMustIn's scratch
+	var goneStamp int32
+	pub := make([]int32, n)      // per txn: the bound its predecessors' blocks must end before
 	readQ := make([]int32, n)    // per txn: the longest prefix of the key it read (own appends left out)
 	base := make([]int32, n)     // per writer txn: the bound its own reads give
 	writerOf := make([]int32, n) // per txn: its :ok writer id on the key, -1 none
@@ -49,18 +82,19 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		writerOf[i] = -1
 	}
 	procMax := make([]int32, len(h.Processes))
+	procMin := make([]int32, len(h.Processes))
+	procMinBy := make([]int32, len(h.Processes))
 	var touched []int32
 	var events []int64 // event position<<32 | txn<<1 | 1 for a completion
 	var procs []int32
-	type supply struct{ lo, v int32 }
-	var sup []supply
 	nv := len(h.Values)
-	need, have, ptr, end := make([]int32, nv), make([]int32, nv), make([]int32, nv), make([]int32, nv)
 	cnt, vStart := make([]int32, nv), make([]int32, nv)
 	var at, vals []int32
+	var items []orderItem
+	var itemVal []int32
 	for k := range in.Keys {
 		if k%64 == 0 && stop != nil && stop() {
-			return -1, 0, 0, nil
+			return nil
 		}
 		key := &in.Keys[k]
 		L := key.Trace
@@ -68,8 +102,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			continue
 		}
 		tn := int32(len(L))
-		// at[vStart[v]:vStart[v+1]]: the positions (1-based, increasing) showing v, so
-		// that a writer's fit is a binary search, not a scan of the trace.
+		// at[vStart[v]:vStart[v]+cnt[v]]: the positions (1-based, increasing) showing v,
+		// so that a writer's fit is a binary search, not a scan of the trace.
 		for _, v := range L {
 			cnt[v]++
 		}
@@ -86,21 +120,41 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			at[vStart[v]+cnt[v]] = int32(i + 1)
 			cnt[v]++
 		}
+		posOf := func(v int32) []int32 {
+			if int(v) >= nv || cnt[v] == 0 || L[at[vStart[v]]-1] != v {
+				return nil
+			}
+			return at[vStart[v] : vStart[v]+cnt[v]]
+		}
+		fits := func(wv []int32, p int32) bool {
+			m := min(len(wv), len(L)-int(p)+1)
+			return slices.Equal(L[p-1:int(p)-1+m], wv[:m])
+		}
+		// fit is the first position from on where the trace shows w's block (past the
+		// trace: none), fitBack the last one up to upTo (0: none).
 		fit := func(wi, from int32) int32 {
 			w := &in.Writers[wi]
 			wv := in.WriterVals[w.Start:w.End]
-			if cnt[wv[0]] == 0 {
-				return tn + 1 // its first value is nowhere in the trace
-			}
-			ps := at[vStart[wv[0]] : vStart[wv[0]]+cnt[wv[0]]]
+			ps := posOf(wv[0])
 			i, _ := slices.BinarySearch(ps, from)
 			for _, p := range ps[i:] {
-				n := min(len(wv), len(L)-int(p)+1)
-				if slices.Equal(L[p-1:int(p)-1+n], wv[:n]) {
+				if fits(wv, p) {
 					return p
 				}
 			}
 			return tn + 1
+		}
+		fitBack := func(wi, upTo int32) int32 {
+			w := &in.Writers[wi]
+			wv := in.WriterVals[w.Start:w.End]
+			ps := posOf(wv[0])
+			i, _ := slices.BinarySearch(ps, upTo+1)
+			for j := i - 1; j >= 0; j-- {
+				if fits(wv, ps[j]) {
+					return ps[j]
+				}
+			}
+			return 0
 		}
 		touched = touched[:0]
 		touch := func(t int32) {
@@ -120,8 +174,11 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			if r.Writes {
 				base[r.Txn] = max(base[r.Txn], q+1)
 			}
+			if r.Own > 0 && (pin[r.Txn] == 0 || q+1 < pin[r.Txn]) {
+				pin[r.Txn] = q + 1
+			}
 		}
-		sup = sup[:0]
+		items, itemVal = items[:0], itemVal[:0]
 		for _, wi := range key.Writers {
 			w := &in.Writers[wi]
 			switch w.Status {
@@ -131,7 +188,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			case history.Info:
 				// It may have committed, anywhere: counted with no bound.
 				for _, v := range in.WriterVals[w.Start:w.End] {
-					sup = append(sup, supply{1, v})
+					items = append(items, orderItem{lo: 1, hi: tn + 1, txn: w.Txn})
+					itemVal = append(itemVal, v)
 				}
 			}
 		}
@@ -173,72 +231,351 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			if p >= 0 {
 				if procMax[p] == 0 {
 					procs = append(procs, p)
+					procMin[p], procMinBy[p] = tn+1, -1
 				}
 				procMax[p] = max(procMax[p], c)
 			}
 		}
+		// A writer whose block is past the trace takes its successors' with it (theirs
+		// come after it). When the trace cannot be filled without them (counted with the
+		// lower bounds alone), the writer's block is in the trace: mustIn.
+		findMustIn(h, in, L, touched, writerOf, lo, gone, &goneStamp, mustIn, realtime, items, itemVal, posOf)
+		// The same sweep backwards: a writer whose block is pinned (its own read shows
+		// it) must be in the trace, and so must the block of every writer before it in
+		// process (real-time) order, ending before it starts: hi(w) is the last
+		// position meeting that, past the trace when nothing pins a successor.
+		rtMin, rtMinBy := tn+1, int32(-1)
+		for i := len(events) - 1; i >= 0; i-- {
+			e := events[i]
+			t := int32(e>>1) & (1<<31 - 1)
+			p := h.Txns[t].Process
+			if e&1 == 0 {
+				if pub[t] <= tn {
+					if realtime && pub[t] < rtMin {
+						rtMin, rtMinBy = pub[t], hiBy[t]
+					}
+					if p >= 0 && pub[t] < procMin[p] {
+						procMin[p], procMinBy[p] = pub[t], hiBy[t]
+					}
+				}
+				continue
+			}
+			end, by := tn+1, int32(-1)
+			if realtime && rtMin < end {
+				end, by = rtMin, rtMinBy
+			}
+			if p >= 0 && procMin[p] < end {
+				end, by = procMin[p], procMinBy[p]
+			}
+			hi[t], pub[t], hiBy[t] = tn+1, end, by
+			wi := writerOf[t]
+			if wi < 0 {
+				continue
+			}
+			w := &in.Writers[wi]
+			bound := tn + 1
+			if end <= tn {
+				bound = end - (w.End - w.Start)
+			}
+			if pin[t] > 0 && pin[t] <= bound {
+				bound, by = pin[t], t
+			}
+			if mustIn[t] && bound > tn {
+				bound, by = tn, mustByCount
+			}
+			if bound <= tn {
+				hi[t] = fitBack(wi, bound) // 0: it fits nowhere it must be
+				pub[t], hiBy[t] = hi[t], by
+			}
+		}
+		// The appends of each value, with where each may lie.
 		for _, t := range touched {
-			if wi := writerOf[t]; wi >= 0 {
-				w := &in.Writers[wi]
-				for _, v := range in.WriterVals[w.Start:w.End] {
-					sup = append(sup, supply{lo[t], v})
+			wi := writerOf[t]
+			if wi < 0 {
+				continue
+			}
+			w := &in.Writers[wi]
+			for o, v := range in.WriterVals[w.Start:w.End] {
+				it := orderItem{lo: min(lo[t], tn+1) + int32(o), hi: tn + 1, txn: t}
+				if hi[t] <= tn {
+					it.hi = hi[t] + int32(o)
+					it.must = it.hi <= tn
+				}
+				items = append(items, it)
+				itemVal = append(itemVal, v)
+			}
+		}
+		var short *orderShort
+		for _, v := range vals {
+			var its []orderItem
+			for i := range items {
+				if itemVal[i] == v {
+					its = append(its, items[i])
 				}
 			}
-		}
-		slices.SortFunc(sup, func(a, b supply) int {
-			if a.v != b.v {
-				return int(a.v - b.v)
-			}
-			return int(a.lo - b.lo)
-		})
-		// Per value, the j-th position needs j appends of it that can start by then:
-		// ptr[v] walks v's supplies (sorted by bound) along the trace.
-		for i := range sup {
-			if i == 0 || sup[i].v != sup[i-1].v {
-				ptr[sup[i].v], end[sup[i].v] = int32(i), int32(i)
-			}
-			end[sup[i].v]++
-		}
-		key0, val0, pos0 := int32(-1), int32(0), int32(0)
-		for i, v := range L {
-			p := int32(i + 1)
-			need[v]++
-			for ptr[v] < end[v] && sup[ptr[v]].lo <= p {
-				ptr[v]++
-				have[v]++
-			}
-			if have[v] < need[v] {
-				key0, val0, pos0 = int32(k), v, p
+			if short = matchValue(posOf(v), its); short != nil {
+				short.Key, short.Value = int32(k), v
+				for _, t := range short.Txns {
+					short.Lo = append(short.Lo, min(lo[t], tn+1))
+					short.Hi = append(short.Hi, hi[t])
+					short.HiBy = append(short.HiBy, hiBy[t])
+				}
 				break
 			}
 		}
-		for _, v := range L {
-			need[v], have[v], ptr[v], end[v] = 0, 0, 0, 0
+		// Values read or appended that the trace never shows: their must appends.
+		if short == nil {
+			for i := range items {
+				if items[i].must && posOf(itemVal[i]) == nil {
+					t := items[i].txn
+					short = &orderShort{Key: int32(k), Value: itemVal[i], Window: [2]int32{items[i].lo, items[i].hi},
+						Over: true, Txns: []int32{t}, Lo: []int32{min(lo[t], tn+1)}, Hi: []int32{hi[t]}, HiBy: []int32{hiBy[t]}}
+					break
+				}
+			}
+		}
+		for _, t := range touched {
+			lo[t], hi[t], hiBy[t], pin[t], pub[t], readQ[t], base[t], writerOf[t] = 0, 0, 0, 0, 0, 0, 0, -1
+			mustIn[t] = false
+		}
+		for _, p := range procs {
+			procMax[p], procMin[p], procMinBy[p] = 0, 0, 0
 		}
 		for _, v := range vals {
 			cnt[v] = 0
 		}
-		for _, s := range sup {
-			ptr[s.v], end[s.v] = 0, 0
+		if short != nil {
+			return short
 		}
-		if key0 >= 0 {
-			for _, t := range touched {
-				if wi := writerOf[t]; wi >= 0 && lo[t] > pos0 && slices.Contains(in.WriterVals[in.Writers[wi].Start:in.Writers[wi].End], val0) {
-					late = append(late, t)
+	}
+	return nil
+}
+
+// mustByCount, as an upper bound's source: the block is in the trace because the
+// trace cannot be filled without it and its successors' (findMustIn).
+const mustByCount = -2
+
+// findMustIn marks in mustIn the :ok writers of one key (trace L) whose block must be
+// in the trace: taking the block past it takes every successor's (process order, and
+// with realtime real-time order) past it too, and then some value's j-th position has
+// fewer than j appends of it whose lower bound lo reaches it (infos: items with
+// itemVal, no bound). Under process order alone, the writers of one process form a
+// chain whose blocks past the trace are a suffix: the longest suffix that can go is
+// found by bisection; under real-time order every writer is tried. gone is scratch
+// (per transaction: gone[t] == *stamp marks t past the trace; *stamp only grows).
+func findMustIn(h *history.History, in *encode.Inference, L []int32, touched, writerOf, lo, gone []int32, stamp *int32, mustIn []bool, realtime bool,
+	infos []orderItem, infoVal []int32, posOf func(int32) []int32) {
+	tn := int32(len(L))
+	type sup struct{ v, lo, txn int32 }
+	var sups []sup
+	var writers []int32
+	for _, t := range touched {
+		wi := writerOf[t]
+		if wi < 0 {
+			continue
+		}
+		writers = append(writers, t)
+		w := &in.Writers[wi]
+		for o, v := range in.WriterVals[w.Start:w.End] {
+			sups = append(sups, sup{v, min(lo[t], tn+1) + int32(o), t})
+		}
+	}
+	for i := range infos {
+		sups = append(sups, sup{infoVal[i], 1, -1})
+	}
+	slices.SortFunc(sups, func(a, b sup) int {
+		if a.v != b.v {
+			return int(a.v - b.v)
+		}
+		return int(a.lo - b.lo)
+	})
+	var vals []int32
+	var from []int
+	for i := range sups {
+		if i == 0 || sups[i].v != sups[i-1].v {
+			vals, from = append(vals, sups[i].v), append(from, i)
+		}
+	}
+	from = append(from, len(sups))
+	isGone := func(t int32) bool { return gone[t] == *stamp }
+	// fills reports whether every position still gets an append whose bound reaches it
+	// with the writers in gone past the trace.
+	fills := func() bool {
+		for i, v := range vals {
+			have, j := 0, from[i]
+			for need, p := range posOf(v) {
+				for j < from[i+1] && sups[j].lo <= p {
+					if sups[j].txn < 0 || !isGone(sups[j].txn) {
+						have++
+					}
+					j++
+				}
+				if have < need+1 {
+					return false
 				}
 			}
 		}
-		for _, t := range touched {
-			lo[t], readQ[t], base[t], writerOf[t] = 0, 0, 0, -1
+		return true
+	}
+	*stamp++ // nobody gone
+	if !fills() {
+		return // the plain count fails already: nothing to add
+	}
+	// Each process's writers in process order (as the problem's process edges): a
+	// writer's successors are those after it in its chain and, with realtime, those
+	// invoked after it completed.
+	encode.SortProcessOrder(h, writers)
+	chainOf := make(map[int32]int, len(writers)) // writer -> its index in writers
+	for i, t := range writers {
+		chainOf[t] = i
+	}
+	succ := func(t int32) {
+		*stamp++
+		gone[t] = *stamp
+		tx := &h.Txns[t]
+		if tx.Process >= 0 {
+			for _, u := range writers[chainOf[t]+1:] {
+				if h.Txns[u].Process != tx.Process {
+					break
+				}
+				gone[u] = *stamp
+			}
 		}
-		for _, p := range procs {
-			procMax[p] = 0
-		}
-		if key0 >= 0 {
-			return key0, val0, pos0, late
+		if realtime && tx.Complete >= 0 {
+			for _, u := range writers {
+				if ux := &h.Txns[u]; ux.Invoke >= 0 && ux.Invoke > tx.Complete {
+					gone[u] = *stamp
+				}
+			}
 		}
 	}
-	return -1, 0, 0, nil
+	if realtime {
+		for _, t := range writers {
+			succ(t)
+			mustIn[t] = !fills()
+		}
+		return
+	}
+	for i := 0; i < len(writers); {
+		end := i + 1
+		if p := h.Txns[writers[i]].Process; p >= 0 {
+			for end < len(writers) && h.Txns[writers[end]].Process == p {
+				end++
+			}
+		}
+		// The first writer of the chain whose suffix can go past the trace (the
+		// suffixes are nested): every one before it must stay.
+		chain := writers[i:end]
+		j := sort.Search(len(chain), func(c int) bool { succ(chain[c]); return fills() })
+		for _, t := range chain[:j] {
+			mustIn[t] = true
+		}
+		i = end
+	}
+}
+
+// matchValue decides whether the positions ps (increasing) of one value can each get
+// one of its appends its, every must append getting one: a matching of points to
+// intervals, found (when one exists) by giving each position, in order, the append
+// that can reach it whose interval ends first. When there is none it returns a window
+// of positions that proves it (Hall's condition fails there): more must appends whose
+// intervals lie inside than positions, or more positions than appends whose intervals
+// meet it. Intervals are first shrunk to the positions they contain.
+func matchValue(ps []int32, its []orderItem) *orderShort {
+	for i := range its {
+		a, _ := slices.BinarySearch(ps, its[i].lo)
+		b, _ := slices.BinarySearch(ps, its[i].hi+1)
+		if a < b {
+			its[i].lo, its[i].hi = ps[a], ps[b-1]
+		} else {
+			its[i].lo, its[i].hi = 1, 0 // reaches no position
+		}
+	}
+	slices.SortFunc(its, func(a, b orderItem) int { return int(a.lo - b.lo) })
+	var open txnHeap // open appends by the end of their interval
+	next, ok := 0, true
+	for _, p := range ps {
+		for next < len(its) && its[next].lo <= p {
+			if its[next].lo <= its[next].hi {
+				open.push(txnPrio{t: int32(next), prio: int64(its[next].hi)})
+			}
+			next++
+		}
+		for open.Len() > 0 && open[0].prio < int64(p) {
+			if its[open.pop().t].must {
+				ok = false
+			}
+		}
+		if !ok || open.Len() == 0 {
+			ok = false
+			break
+		}
+		open.pop()
+	}
+	for ok && open.Len() > 0 {
+		if its[open.pop().t].must {
+			ok = false
+		}
+	}
+	for i := range its {
+		if its[i].must && its[i].lo > its[i].hi {
+			ok = false
+		}
+	}
+	if ok {
+		return nil
+	}
+	return hallWindow(ps, its)
+}
+
+// hallWindow finds the window matchValue's failure shows (nil if none: the count then
+// claims nothing). Too many must appends: some window of positions holds fewer
+// positions than must appends confined to it (an append that reaches no position is
+// confined to any window). Too few appends: some run of positions outnumbers the
+// appends whose intervals meet it.
+func hallWindow(ps []int32, its []orderItem) *orderShort {
+	for i := range its {
+		if its[i].must && its[i].lo > its[i].hi {
+			return &orderShort{Over: true, Window: [2]int32{1, 0}, Txns: []int32{its[i].txn}}
+		}
+	}
+	for x := range ps {
+		for y := x; y < len(ps); y++ {
+			a, b := ps[x], ps[y]
+			var inside, meet []int32
+			for _, it := range its {
+				if it.lo > it.hi {
+					continue
+				}
+				if it.must && it.lo >= a && it.hi <= b {
+					inside = append(inside, it.txn)
+				}
+				if it.lo <= b && it.hi >= a {
+					meet = append(meet, it.txn)
+				}
+			}
+			np := int32(y - x + 1)
+			if int32(len(inside)) > np {
+				return &orderShort{Over: true, Window: [2]int32{a, b}, Positions: np, Txns: dedupTxns(inside)}
+			}
+			if int32(len(meet)) < np {
+				var out []int32
+				for _, it := range its {
+					if it.lo > it.hi || it.lo > b || it.hi < a {
+						out = append(out, it.txn)
+					}
+				}
+				return &orderShort{Window: [2]int32{a, b}, Positions: np, Txns: dedupTxns(out)}
+			}
+		}
+	}
+	return nil
+}
+
+// dedupTxns sorts ts and drops repeats (a transaction appending a value twice).
+func dedupTxns(ts []int32) []int32 {
+	slices.Sort(ts)
+	return slices.Compact(ts)
 }
 
 // proveByOrderCount runs the order count for each per-read model of names with
@@ -251,30 +588,68 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			continue
 		}
 		c.progress("counting positions under process order")
-		k, v, p, late := orderCount(c.h, in, spec.realtime, c.budget.stop)
-		if k < 0 {
+		short := orderCount(c.h, in, spec.realtime, c.budget.stop)
+		if short == nil {
 			continue
 		}
 		typ, order := "G1c-process", "process"
 		if spec.realtime {
 			typ, order = "G1c-realtime", "process or real-time"
 		}
-		a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[k]}
-		var names []string
-		for i, t := range late {
+		a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[short.Key]}
+		for i, t := range short.Txns {
 			if i < 8 {
 				a.Txns = append(a.Txns, c.txnRef(t))
-				names = append(names, encode.TxnName(c.h, t))
 			}
 		}
-		more := ""
-		if len(late) > 8 {
-			more = fmt.Sprintf(" and %d more", len(late)-8)
-		}
-		a.Explanation = fmt.Sprintf("key %s shows %s at position %d more often up to there than appends of it can be: "+
-			"each block of %s (%s%s) must start past it, after what the writer or a transaction before it in %s order read or appended, "+
-			"so every attribution has a cycle of ww, wr and %s edges",
-			c.h.Keys[k], c.h.Values[v], p, c.h.Values[v], strings.Join(names, ", "), more, order, order)
+		a.Explanation = explainOrderCount(c.h, short, len(in.Keys[short.Key].Trace), order)
 		c.addAnomaly(a)
 	}
+}
+
+// explainOrderCount says what an order count's proof is, with each listed
+// transaction's bounds.
+func explainOrderCount(h *history.History, s *orderShort, traceLen int, order string) string {
+	key, val := h.Keys[s.Key], h.Values[s.Value]
+	var parts []string
+	for i, t := range s.Txns {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(s.Txns)-8))
+			break
+		}
+		from := "past the trace"
+		if int(s.Lo[i]) <= traceLen {
+			from = fmt.Sprintf("from position %d", s.Lo[i])
+		}
+		switch {
+		case int(s.Hi[i]) > traceLen:
+			parts = append(parts, fmt.Sprintf("%s %s", encode.TxnName(h, t), from))
+		case s.Hi[i] == 0:
+			parts = append(parts, fmt.Sprintf("%s nowhere: the trace shows its values at no position it may start at", encode.TxnName(h, t)))
+		case s.HiBy[i] == mustByCount:
+			parts = append(parts, fmt.Sprintf("%s %s to %d: its block must be in the trace (without it and the blocks after it in %s order, "+
+				"some value of the key shows at more positions than appends of it can reach), before those after it that must be too", encode.TxnName(h, t), from, s.Hi[i], order))
+		case s.HiBy[i] == t:
+			parts = append(parts, fmt.Sprintf("%s at position %d, where its own read puts it", encode.TxnName(h, t), s.Hi[i]))
+		case s.HiBy[i] >= 0:
+			parts = append(parts, fmt.Sprintf("%s %s to %d, before the block of %s, which %s's own read puts in the trace",
+				encode.TxnName(h, t), from, s.Hi[i], encode.TxnName(h, s.HiBy[i]), encode.TxnName(h, s.HiBy[i])))
+		}
+	}
+	bounds := fmt.Sprintf("a block starts after what its writer or a transaction before it in %s order read or appended, "+
+		"and ends before the block of a transaction after it in %s order that must be in the trace", order, order)
+	if s.Over {
+		if s.Window[1] < s.Window[0] {
+			return fmt.Sprintf("on key %s, %s must append %s where the trace shows it, and cannot (%s; positions counted from 1): "+
+				"every attribution has a cycle of ww, wr and %s edges", key, parts[0], val, bounds, order)
+		}
+		return fmt.Sprintf("key %s shows %s at %d positions from %d to %d (counted from 1), and more appends of %s than that must lie there: %s (%s), "+
+			"so every attribution has a cycle of ww, wr and %s edges", key, val, s.Positions, s.Window[0], s.Window[1], val, strings.Join(parts, "; "), bounds, order)
+	}
+	others := ""
+	if len(parts) > 0 {
+		others = ": the other appends of it cannot reach them (" + strings.Join(parts, "; ") + ")"
+	}
+	return fmt.Sprintf("key %s shows %s at %d positions from %d to %d (counted from 1), more than appends of it can fill%s; %s, "+
+		"so every attribution has a cycle of ww, wr and %s edges", key, val, s.Positions, s.Window[0], s.Window[1], others, bounds, order)
 }

@@ -33,13 +33,13 @@ func TestOrderCountIsSound(t *testing.T) {
 				if len(in.Findings) > 0 {
 					continue
 				}
-				k, _, _, _ := orderCount(h, in, models[m].realtime, nil)
-				if k < 0 {
+				short := orderCount(h, in, models[m].realtime, nil)
+				if short == nil {
 					continue
 				}
 				refuted++
 				if brute.Check(h, m) {
-					t.Fatalf("config %d seed %d: the order count refutes %s on key %s, the brute force finds it valid\n%s", ci, seed, m, h.Keys[k], brute.Format(h))
+					t.Fatalf("config %d seed %d: the order count refutes %s on key %s (%+v), the brute force finds it valid\n%s", ci, seed, m, h.Keys[short.Key], short, brute.Format(h))
 				}
 			}
 		}
@@ -80,11 +80,73 @@ func TestOrderCountLostUpdate(t *testing.T) {
 			t.Fatalf("%s: %v (brute force valid=%v), want not valid", m, res.Valid, brute.Check(h, m))
 		}
 		in := encode.InferPerRead(h)
-		if k, _, _, _ := orderCount(h, in, models[m].realtime, nil); k < 0 {
+		if orderCount(h, in, models[m].realtime, nil) == nil {
 			t.Errorf("%s: the order count finds nothing", m)
 		}
 	}
 	if res, _ := Check(h, Options{Models: []string{"read-committed"}}); res.Valid != Valid {
 		t.Errorf("read-committed: %v, want valid (no process order: T0's block goes past the trace)", res.Valid)
+	}
+}
+
+// TestOrderCountUpperBounds: two lost updates of the same value after [1], each
+// loser's process going on to a block that must be in the trace, so that both losers'
+// blocks must start at position 2, the only one showing 2. The lower bounds alone
+// leave it open (two appends of 2 for one position); the upper bounds close it, once
+// from a read that shows its own append (pinned), once from a value only one writer
+// appends (the block must be in the trace).
+func TestOrderCountUpperBounds(t *testing.T) {
+	const pinned = `{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 3, :type :invoke, :process 2, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 4, :type :ok, :process 1, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 5, :type :ok, :process 2, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 6, :type :invoke, :process 1, :f :txn, :value [[:append 0 3] [:r 0 nil]]}
+{:index 7, :type :ok, :process 1, :f :txn, :value [[:append 0 3] [:r 0 [1 2 3]]]}
+{:index 8, :type :invoke, :process 2, :f :txn, :value [[:append 0 4] [:r 0 nil]]}
+{:index 9, :type :ok, :process 2, :f :txn, :value [[:append 0 4] [:r 0 [1 2 3 4]]]}
+`
+	const counted = `{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 3, :type :invoke, :process 2, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 4, :type :ok, :process 1, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 5, :type :ok, :process 2, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 6, :type :invoke, :process 1, :f :txn, :value [[:append 0 3]]}
+{:index 7, :type :ok, :process 1, :f :txn, :value [[:append 0 3]]}
+{:index 8, :type :invoke, :process 2, :f :txn, :value [[:append 0 4]]}
+{:index 9, :type :ok, :process 2, :f :txn, :value [[:append 0 4]]}
+{:index 10, :type :invoke, :process 0, :f :txn, :value [[:r 0 nil]]}
+{:index 11, :type :ok, :process 0, :f :txn, :value [[:r 0 [1 2 3 4]]]}
+`
+	for name, edn := range map[string]string{"pinned": pinned, "counted": counted} {
+		h, err := history.ParseEDN(strings.NewReader(edn), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := encode.InferPerRead(h)
+		for _, m := range []string{"strong-session-read-committed", "strong-read-committed"} {
+			if brute.Check(h, m) {
+				t.Fatalf("%s: the brute force finds %s valid: the test history is wrong", name, m)
+			}
+			short := orderCount(h, in, models[m].realtime, nil)
+			if short == nil || !short.Over || short.Window != [2]int32{2, 2} || len(short.Txns) != 2 {
+				t.Fatalf("%s, %s: order count %+v, want two appends of 2 confined to position 2", name, m, short)
+			}
+			res, err := Check(h, Options{Models: []string{m}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Valid != Invalid || len(res.Anomalies) == 0 || !strings.Contains(res.Anomalies[len(res.Anomalies)-1].Explanation, "must lie there") {
+				t.Fatalf("%s, %s: %v %+v, want not valid by the order count", name, m, res.Valid, res.Anomalies)
+			}
+		}
+		if !brute.Check(h, "read-committed") {
+			t.Fatalf("%s: the brute force finds read-committed not valid: the test history is wrong", name)
+		}
+		if res, _ := Check(h, Options{Models: []string{"read-committed"}}); res.Valid != Valid {
+			t.Errorf("%s: read-committed %v, want valid (without process order the losers' blocks go past the trace)", name, res.Valid)
+		}
 	}
 }
