@@ -99,9 +99,9 @@ func (c *checker) run(names []string) Result {
 	}
 	t0 := time.Now()
 	c.progress("inferring dependencies")
-	in := encode.Infer(h)
+	in := encode.InferStop(h, c.budget.stop)
 	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
-	if c.budget.out() {
+	if in == nil || c.budget.out() {
 		return c.cutShort(in, names)
 	}
 	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
@@ -122,7 +122,10 @@ func (c *checker) run(names []string) Result {
 			return c.cutShort(in, names)
 		}
 	}
-	in.CheckValues()
+	c.progress("checking each key's values")
+	if !in.CheckValuesStop(c.budget.stop) {
+		return c.cutShort(in, names)
+	}
 	results := map[string]*ModelResult{}
 	// The per-read models (read committed) are decided on their own inference, after
 	// the others, unless one of those or a replay implies them.
@@ -308,8 +311,12 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		return true
 	}
 	in := c.perReadInference()
+	if in == nil {
+		return false
+	}
 	t0 := time.Now()
-	in.CheckValues()
+	c.progress("checking each key's values read by read")
+	in.CheckValuesStop(c.budget.stop)
 	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	if c.budget.out() {
 		return false
@@ -363,12 +370,13 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	return c.decide(in, left, nil, "", results)
 }
 
-// perReadInference returns the per-read inference, built once.
+// perReadInference returns the per-read inference, built once; nil when the limits ran
+// out while it was built.
 func (c *checker) perReadInference() *encode.Inference {
 	if c.perReadIn == nil {
 		c.progress("inferring dependencies read by read")
 		t0 := time.Now()
-		c.perReadIn = encode.InferPerRead(c.h)
+		c.perReadIn = encode.InferPerReadStop(c.h, c.budget.stop)
 		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	}
 	return c.perReadIn
@@ -378,7 +386,7 @@ func (c *checker) perReadInference() *encode.Inference {
 // per-read models only.
 func (c *checker) provePerReadFirst(names []string) {
 	in := c.perReadInference()
-	if len(in.Findings) == 0 && !c.budget.out() {
+	if in != nil && len(in.Findings) == 0 && !c.budget.out() {
 		c.provePerRead(in, names)
 	}
 }
@@ -446,13 +454,16 @@ func (c *checker) addOrderEdges(names []string) {
 // models a verified replay proved stay valid, and the others are unknown. It starts no
 // check the inference has not run yet: the value checks (CheckValues) cost seconds at a
 // million keys, and a spent limit means no more work; their findings count only when
-// they ran before the limit.
+// they ran before the limit. in is nil when the inference itself was cut short: a part
+// of it proves nothing.
 func (c *checker) cutShort(in *encode.Inference, names []string) Result {
 	h := c.h
 	s := &c.res.Stats
 	s.Transactions, s.Operations, s.Keys = len(h.Txns), len(h.Ops), len(h.Keys)
-	for _, f := range in.Findings {
-		c.addFinding(f)
+	if in != nil {
+		for _, f := range in.Findings {
+			c.addFinding(f)
+		}
 	}
 	if c.opts.Solver.ExportPrefix != "" {
 		c.warnf("export: nothing written: the %s was reached while %s, before the encoding was complete", c.budget.spentWhy, c.budget.spentPhase)

@@ -151,6 +151,10 @@ func (p *parser) sendIfFull() error {
 	if q.failed.Load() {
 		return errBuilderFailed
 	}
+	// Once per batch (a few hundred operations): cheap beside reading them.
+	if p.stop != nil && p.stop() {
+		return &StoppedError{File: p.s.file, Line: int(p.s.line)}
+	}
 	q.full <- bt
 	bt = <-q.free
 	bt.ops, bt.mops, bt.reads, bt.text = bt.ops[:0], bt.mops[:0], bt.reads[:0], bt.text[:0]
