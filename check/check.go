@@ -81,7 +81,12 @@ func (c *checker) run(names []string) Result {
 	}
 	// Lost updates are facts about values (every attribution has them): found once,
 	// they count for the models that forbid them.
-	c.res.Anomalies = append(c.res.Anomalies, lostUpdates(h)...)
+	c.progress("looking for lost updates")
+	lost, ok := lostUpdatesStop(h, c.budget.stop)
+	if !ok {
+		return c.cutShort(nil, names)
+	}
+	c.res.Anomalies = append(c.res.Anomalies, lost...)
 	if allPerRead(names) && !c.opts.Solver.NoWitness && c.allReplayable(names) {
 		// The read-by-read replay proves what a serial or snapshot one would, and also
 		// histories only the per-read models allow (a lost update): first, on its own

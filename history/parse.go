@@ -127,7 +127,26 @@ func parse(s *scanner, json bool, size int64, stop func() bool) (*History, error
 	if s.rerr != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, s.rerr)
 	}
-	return b.Finish()
+	// The stop hook holds to the end of a parse that asked it (one too small to ask
+	// it takes no time).
+	stopped := func() bool { return p.asked && p.stop() }
+	if p.stop != nil && stopped() {
+		return nil, p.stopped()
+	}
+	h, ok, err := b.finish(stopped)
+	if !ok {
+		return nil, p.stopped()
+	}
+	return h, err
+}
+
+// stopped is the error of a parse its stop hook ended, at the last line it began.
+func (p *parser) stopped() *StoppedError {
+	line := int(p.s.line)
+	if p.s.col() == 1 && line > 1 { // at the end, after the last newline
+		line--
+	}
+	return &StoppedError{File: p.s.file, Line: line}
 }
 
 // noFastPath turns the fast path off (fast.go), for tests comparing the two paths.
@@ -138,8 +157,10 @@ type parser struct {
 	b    *Builder
 	rec  opRecord // scratch
 	pipe pipe     // to the Builder
-	// stop, when not nil, is asked at each full batch (pipe.go) whether to give up.
-	stop func() bool
+	// stop, when not nil, is asked at each full batch (pipe.go) whether to give up;
+	// asked: it was.
+	stop  func() bool
+	asked bool
 }
 
 func (p *parser) run() error {

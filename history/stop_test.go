@@ -34,17 +34,24 @@ func TestParseStops(t *testing.T) {
 			}
 			equalHistories(t, want, got)
 
-			asked = 0
-			h, err := ParseStop(bytes.NewReader(data), "h", func() bool { asked++; return asked == 3 })
-			var stopped *StoppedError
-			if h != nil || !errors.As(err, &stopped) {
-				t.Fatalf("json %v, general path %v: stopped parse gave %v, %v; want a *StoppedError", json, slow, h != nil, err)
-			}
-			if stopped.File != "h" || stopped.Line < 2 || stopped.Line >= lines {
-				t.Errorf("json %v, general path %v: stopped at %s:%d, want inside h's %d lines", json, slow, stopped.File, stopped.Line, lines)
-			}
-			if asked != 3 {
-				t.Errorf("json %v, general path %v: the hook was asked %d times, want 3 (the parse goes on after it fired)", json, slow, asked)
+			// Told to stop at any of its questions (in the reading, or in naming the
+			// keys and values after it), the parse stops there.
+			for k := 1; k <= asked; k++ {
+				n := 0
+				h, err := ParseStop(bytes.NewReader(data), "h", func() bool { n++; return n == k })
+				var stopped *StoppedError
+				if h != nil || !errors.As(err, &stopped) {
+					t.Fatalf("json %v, general path %v, question %d: stopped parse gave %v, %v; want a *StoppedError", json, slow, k, h != nil, err)
+				}
+				if stopped.File != "h" || stopped.Line < 2 || stopped.Line > lines {
+					t.Errorf("json %v, general path %v, question %d: stopped at %s:%d, want inside h's %d lines", json, slow, k, stopped.File, stopped.Line, lines)
+				}
+				if k == 1 && stopped.Line >= lines/2 {
+					t.Errorf("json %v, general path %v: stopped at the first question, at line %d of %d", json, slow, stopped.Line, lines)
+				}
+				if n != k {
+					t.Errorf("json %v, general path %v: the hook was asked %d times, want %d (the parse went on after it fired)", json, slow, n, k)
+				}
 			}
 		}
 	}
@@ -74,5 +81,18 @@ func TestSyntaxErrorBeforeStop(t *testing.T) {
 	var stopped *StoppedError
 	if err == nil || errors.As(err, &stopped) || !strings.HasPrefix(err.Error(), "h:1:") {
 		t.Fatalf("got %v, want the error of line 1", err)
+	}
+}
+
+// TestInternerFinishStops: naming more than a chunk of ids asks the stop hook between
+// chunks and gives up when it says so.
+func TestInternerFinishStops(t *testing.T) {
+	in := newInterner()
+	for n := int64(0); n < 3*numChunk; n++ {
+		in.intID(n * 7)
+	}
+	asked := 0
+	if _, ok := in.finish(func() bool { asked++; return asked == 2 }); ok || asked != 2 {
+		t.Fatalf("finish told to stop at its second question: ok %v, asked %d times", ok, asked)
 	}
 }
