@@ -79,27 +79,30 @@ func TestMemoryLimitBeforeCheck(t *testing.T) {
 	}
 }
 
-// stopHistory is n keys each appended to once and read whole, in n + n transactions;
-// with incompatible, key 0 is also read as [2], which no order of appends explains
-// (an incompatible-order the inference finds on its own).
-func stopHistory(t *testing.T, n int, incompatible bool) *history.History {
+// stopHistory is n keys each appended to once and read whole, perTxn keys a
+// transaction; with incompatible, key 0 is also read as [2], which no order of appends
+// explains (an incompatible-order the inference finds on its own).
+func stopHistory(t *testing.T, n, perTxn int, incompatible bool) *history.History {
 	t.Helper()
 	var b strings.Builder
 	idx := 0
 	txn := func(value string) {
 		for _, typ := range []string{":invoke", ":ok"} {
-			fmt.Fprintf(&b, "{:type %s, :f :txn, :value %s, :process 0, :index %d}\n", typ, value, idx)
+			fmt.Fprintf(&b, "{:type %s, :f :txn, :value [%s], :process 0, :index %d}\n", typ, value, idx)
 			idx++
 		}
 	}
-	for k := 0; k < n; k++ {
-		txn(fmt.Sprintf("[[:append %d 1]]", k))
-	}
-	for k := 0; k < n; k++ {
-		txn(fmt.Sprintf("[[:r %d [1]]]", k))
+	for _, op := range []string{"[:append %d 1]", "[:r %d [1]]"} {
+		for k := 0; k < n; k += perTxn {
+			var ops []string
+			for j := k; j < min(k+perTxn, n); j++ {
+				ops = append(ops, fmt.Sprintf(op, j))
+			}
+			txn(strings.Join(ops, " "))
+		}
 	}
 	if incompatible {
-		txn("[[:r 0 [2]]]")
+		txn("[:r 0 [2]]")
 	}
 	h, err := history.Parse(strings.NewReader(b.String()), "h")
 	if err != nil {
@@ -110,9 +113,10 @@ func stopHistory(t *testing.T, n int, incompatible bool) *history.History {
 
 // TestCutInferenceDecidesNothing: an inference cut short by a spent limit counts
 // nothing it found (a part of an inference is none): unknown naming the inference,
-// where a whole one finds the incompatible order.
+// where a whole one finds the incompatible order. (Fewer transactions than stopEvery
+// and more reads: only the inference's look at the reads asks the limits.)
 func TestCutInferenceDecidesNothing(t *testing.T) {
-	h := stopHistory(t, 5000, true)
+	h := stopHistory(t, 2*stopEvery, 10, true)
 	res, _ := Check(h, Options{Models: []string{"serializable"}})
 	if res.Valid != Invalid || !contains(res.AnomalyTypes, "incompatible-order") {
 		t.Fatalf("without limits: %v %v, want not valid (incompatible-order)", res.Valid, res.AnomalyTypes)
@@ -124,11 +128,28 @@ func TestCutInferenceDecidesNothing(t *testing.T) {
 	}
 }
 
+// TestLostUpdateSearchStops: the lost-update search asks the limits every stopEvery
+// transactions; cut short, it counts nothing.
+func TestLostUpdateSearchStops(t *testing.T) {
+	h := stopHistory(t, stopEvery+10, 1, false)
+	if _, ok := lostUpdatesStop(h, func() bool { return false }); !ok {
+		t.Fatal("never told to stop, the search stopped")
+	}
+	if lost, ok := lostUpdatesStop(h, func() bool { return true }); ok || lost != nil {
+		t.Fatalf("told to stop: ok %v, %d anomalies", ok, len(lost))
+	}
+	res, _ := Check(h, Options{Models: []string{"serializable"}, Timeout: time.Nanosecond})
+	checkCounters(t, res, "time limit (1ns)")
+	if !strings.Contains(res.Message, "while looking for lost updates") {
+		t.Errorf("message %q does not name the lost-update search", res.Message)
+	}
+}
+
 // TestReplaySetUpAndVerificationStop: the serial replay's set-up and its verification
 // give up when their stop hook says so (a verification given up is no rejection);
 // never told to, they replay and accept the order.
 func TestReplaySetUpAndVerificationStop(t *testing.T) {
-	h := stopHistory(t, 3000, false)
+	h := stopHistory(t, 3000, 1, false)
 	in := encode.Infer(h)
 	commit := commitsOf(h)
 	if r := newReplayStop(h, in, commit, nil, func() bool { return true }); r != nil {
