@@ -59,6 +59,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
+			if c.budget.out() { // cut short: no replay on a part of them
+				return false
+			}
 		}
 		// Ready transactions by the middle of their interval, then by their completion
 		// (databases mostly serialize at commit: SQLite's histories need it).
@@ -107,6 +110,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
+			if c.budget.out() { // cut short: no replay on a part of them
+				return false
+			}
 		}
 		// A serial replay whose transactions may read an older state first (a
 		// serializable history with a write skew), then start and commit events.

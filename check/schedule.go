@@ -172,9 +172,13 @@ func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit,
 // transactions whether to give up, and then returns nil: at a million transactions
 // the set-up takes a second or two.
 func newReplayStop(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, stop func() bool) *replay {
-	r := newReplayBase(h, in, commit, orderEdges)
 	// A replay of fewer transactions is never stopped in its set-up (its loop still is).
-	if stop != nil && r.n >= stopEvery && stop() || !r.placeReads(stop) {
+	big := stop != nil && len(h.Txns) >= stopEvery
+	if big && stop() {
+		return nil
+	}
+	r := newReplayBase(h, in, commit, orderEdges)
+	if big && stop() || !r.placeReads(stop) {
 		return nil
 	}
 	r.countValues()
