@@ -718,14 +718,14 @@ func (b *Builder) finish(stop func() bool) (*History, bool, error) {
 		p.live = false
 	}
 	b.err = fmt.Errorf("history: Builder used after Finish")
-	var ok [3]bool
-	if h.Keys, ok[0] = b.keys.finish(stop); !ok[0] {
+	var ok bool
+	if h.Keys, ok = b.keys.finish(stop); !ok {
 		return nil, false, nil
 	}
-	if h.Values, ok[1] = b.values.finish(stop); !ok[1] {
+	if h.Values, ok = b.values.finish(stop); !ok {
 		return nil, false, nil
 	}
-	if h.Processes, ok[2] = b.proc.finish(stop); !ok[2] {
+	if h.Processes, ok = b.proc.finish(stop); !ok {
 		return nil, false, nil
 	}
 	out := b.h

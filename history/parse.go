@@ -129,11 +129,11 @@ func parse(s *scanner, json bool, size int64, stop func() bool) (*History, error
 	}
 	// The stop hook holds to the end of a parse that asked it (one too small to ask
 	// it takes no time).
-	stopped := func() bool { return p.asked && p.stop() }
-	if p.stop != nil && stopped() {
+	ask := func() bool { return p.asked && p.stop() }
+	if p.stop != nil && ask() {
 		return nil, p.stopped()
 	}
-	h, ok, err := b.finish(stopped)
+	h, ok, err := b.finish(ask)
 	if !ok {
 		return nil, p.stopped()
 	}
