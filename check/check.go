@@ -81,7 +81,12 @@ func (c *checker) run(names []string) Result {
 	}
 	// Lost updates are facts about values (every attribution has them): found once,
 	// they count for the models that forbid them.
-	c.res.Anomalies = append(c.res.Anomalies, lostUpdates(h)...)
+	c.progress("looking for lost updates")
+	lost, ok := lostUpdatesStop(h, c.budget.stop)
+	if !ok {
+		return c.cutShort(nil, names)
+	}
+	c.res.Anomalies = append(c.res.Anomalies, lost...)
 	if allPerRead(names) && !c.opts.Solver.NoWitness && c.allReplayable(names) {
 		// The read-by-read replay proves what a serial or snapshot one would, and also
 		// histories only the per-read models allow (a lost update): first, on its own
@@ -99,9 +104,9 @@ func (c *checker) run(names []string) Result {
 	}
 	t0 := time.Now()
 	c.progress("inferring dependencies")
-	in := encode.Infer(h)
+	in := encode.InferStop(h, c.budget.stop)
 	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
-	if c.budget.out() {
+	if in == nil || c.budget.out() {
 		return c.cutShort(in, names)
 	}
 	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
@@ -122,7 +127,10 @@ func (c *checker) run(names []string) Result {
 			return c.cutShort(in, names)
 		}
 	}
-	in.CheckValues()
+	c.progress("checking each key's values")
+	if !in.CheckValuesStop(c.budget.stop) {
+		return c.cutShort(in, names)
+	}
 	results := map[string]*ModelResult{}
 	// The per-read models (read committed) are decided on their own inference, after
 	// the others, unless one of those or a replay implies them.
@@ -308,8 +316,12 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		return true
 	}
 	in := c.perReadInference()
+	if in == nil {
+		return false
+	}
 	t0 := time.Now()
-	in.CheckValues()
+	c.progress("checking each key's values read by read")
+	in.CheckValuesStop(c.budget.stop)
 	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	if c.budget.out() {
 		return false
@@ -363,12 +375,13 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	return c.decide(in, left, nil, "", results)
 }
 
-// perReadInference returns the per-read inference, built once.
+// perReadInference returns the per-read inference, built once; nil when the limits ran
+// out while it was built.
 func (c *checker) perReadInference() *encode.Inference {
 	if c.perReadIn == nil {
 		c.progress("inferring dependencies read by read")
 		t0 := time.Now()
-		c.perReadIn = encode.InferPerRead(c.h)
+		c.perReadIn = encode.InferPerReadStop(c.h, c.budget.stop)
 		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 	}
 	return c.perReadIn
@@ -378,7 +391,7 @@ func (c *checker) perReadInference() *encode.Inference {
 // per-read models only.
 func (c *checker) provePerReadFirst(names []string) {
 	in := c.perReadInference()
-	if len(in.Findings) == 0 && !c.budget.out() {
+	if in != nil && len(in.Findings) == 0 && !c.budget.out() {
 		c.provePerRead(in, names)
 	}
 }
@@ -446,13 +459,16 @@ func (c *checker) addOrderEdges(names []string) {
 // models a verified replay proved stay valid, and the others are unknown. It starts no
 // check the inference has not run yet: the value checks (CheckValues) cost seconds at a
 // million keys, and a spent limit means no more work; their findings count only when
-// they ran before the limit.
+// they ran before the limit. in is nil when the inference itself was cut short: a part
+// of it proves nothing.
 func (c *checker) cutShort(in *encode.Inference, names []string) Result {
 	h := c.h
 	s := &c.res.Stats
 	s.Transactions, s.Operations, s.Keys = len(h.Txns), len(h.Ops), len(h.Keys)
-	for _, f := range in.Findings {
-		c.addFinding(f)
+	if in != nil {
+		for _, f := range in.Findings {
+			c.addFinding(f)
+		}
 	}
 	if c.opts.Solver.ExportPrefix != "" {
 		c.warnf("export: nothing written: the %s was reached while %s, before the encoding was complete", c.budget.spentWhy, c.budget.spentPhase)

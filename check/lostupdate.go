@@ -14,6 +14,13 @@ import (
 // returned the same list, and which then appended to it. It compares values only, so
 // it holds in every attribution of duplicate values: one anomaly per key and list.
 func lostUpdates(h *history.History) []Anomaly {
+	out, _ := lostUpdatesStop(h, nil)
+	return out
+}
+
+// lostUpdatesStop is lostUpdates that asks stop (when not nil) every stopEvery
+// transactions whether to give up, and then reports false, having found nothing.
+func lostUpdatesStop(h *history.History, stop func() bool) ([]Anomaly, bool) {
 	type group struct {
 		key  int32
 		read []int32
@@ -23,6 +30,9 @@ func lostUpdates(h *history.History) []Anomaly {
 	byRead := map[string]*group{}
 	var buf []byte
 	for t := range h.Txns {
+		if stop != nil && t&(stopEvery-1) == 0 && t > 0 && stop() {
+			return nil, false
+		}
 		if h.Txns[t].Status != history.OK {
 			continue
 		}
@@ -65,7 +75,7 @@ func lostUpdates(h *history.History) []Anomaly {
 			strings.Join(names, ", "), h.Keys[g.key], encode.ShortList(h, g.read))
 		out = append(out, a)
 	}
-	return out
+	return out, true
 }
 
 // firstOnKey returns the index of the first op of kind on key in ops, or -1.

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"doppel/encode"
 	"doppel/history"
@@ -225,7 +226,7 @@ func verifyPerReadLists(h *history.History, in *encode.Inference, order []int32)
 	if err != nil {
 		return nil, err
 	}
-	return at, inHalves(func(part, parts int32) error { return replayPerReadReads(h, in, order, part, parts) })
+	return at, inHalves(func(part, parts int32, _ *atomic.Bool) error { return replayPerReadReads(h, in, order, part, parts) }, nil)
 }
 
 // replayPerReadReads re-executes order on the keys k with k % parts == part, each

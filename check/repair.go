@@ -223,7 +223,10 @@ func snapEvery(n int32) int { return max(256, int(n)/8) }
 // scheduleRepaired is scheduleWithin, resumed with the choices blame names avoided
 // until it completes (at most maxRepairs times).
 func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]int32, bool, int) {
-	r := newReplay(h, in, commit, orderEdges)
+	r := newReplayStop(h, in, commit, orderEdges, stop)
+	if r == nil {
+		return nil, false, 0
+	}
 	r.byCompletion, r.win, r.stop = byCompletion, win, stop
 	done, n, ok := r.runRepaired(stop)
 	if !ok {

@@ -2,8 +2,11 @@ package check
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
@@ -56,6 +59,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
+			if c.budget.out() { // cut short: no replay on a part of them
+				return false
+			}
 		}
 		// Ready transactions by the middle of their interval, then by their completion
 		// (databases mostly serialize at commit: SQLite's histories need it).
@@ -73,7 +79,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return false
 		}
 		c.progress("verifying a serial replay")
-		if err := verifySerial(h, in, order, process, realtime); err != nil {
+		if err := verifySerialStop(h, in, order, process, realtime, c.budget.stop); err == errStopped {
+			return false
+		} else if err != nil {
 			// The replay's bookkeeping disagrees with the plain re-execution: a bug, but
 			// the solver still decides soundly.
 			c.res.Stats.ReplayRejected++
@@ -102,6 +110,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		var edges []encode.Edge
 		if withGuide {
 			edges = guideEdges()
+			if c.budget.out() { // cut short: no replay on a part of them
+				return false
+			}
 		}
 		// A serial replay whose transactions may read an older state first (a
 		// serializable history with a write skew), then start and commit events.
@@ -193,9 +204,12 @@ func (r *replay) stopped() bool {
 // replayReads re-executes order on the keys k with k % parts == part: appends must
 // match the trace where they land inside it, and each :ok read must equal, value by
 // value, the list installed before it.
-func replayReads(h *history.History, in *encode.Inference, order []int32, part, parts int32) error {
+func replayReads(h *history.History, in *encode.Inference, order []int32, part, parts int32, quit *atomic.Bool) error {
 	pos := make([]int32, len(in.Keys))
-	for _, t := range order {
+	for i, t := range order {
+		if i&(stopEvery-1) == 0 && quit.Load() {
+			return errStopped
+		}
 		reads := h.Txns[t].Status == history.OK
 		ops := h.TxnOps(int(t))
 		for i := range ops {
@@ -236,28 +250,65 @@ func replayReads(h *history.History, in *encode.Inference, order []int32, part, 
 // each key's trace only as a reference list (reads are compared with it value by
 // value), so it does not trust the inference.
 func verifySerial(h *history.History, in *encode.Inference, order []int32, process, realtime bool) error {
+	return verifySerialStop(h, in, order, process, realtime, nil)
+}
+
+// errStopped is a verification given up because its stop hook said so: neither an
+// acceptance nor a rejection.
+var errStopped = errors.New("check: the verification was stopped")
+
+// verifySerialStop is verifySerial that asks stop (when not nil) every few
+// milliseconds whether to give up, and then returns errStopped: at a million
+// transactions it takes seconds.
+func verifySerialStop(h *history.History, in *encode.Inference, order []int32, process, realtime bool, stop func() bool) error {
 	at, err := orderPositions(h, order)
 	if err != nil {
 		return err
 	}
-	if err := inHalves(func(part, parts int32) error { return replayReads(h, in, order, part, parts) }); err != nil {
+	if err := inHalves(func(part, parts int32, quit *atomic.Bool) error { return replayReads(h, in, order, part, parts, quit) }, stop); err != nil {
 		return err
+	}
+	if stop != nil && len(order) >= stopEvery && stop() { // the orders' sort: half a second at 1M
+		return errStopped
 	}
 	return verifyOrders(h, at, process, realtime)
 }
 
 // inHalves runs replay on the keys k with k % 2 == 0 and those with k % 2 == 1 in two
 // goroutines and returns the first error. Keys are independent, and re-executing them
-// is memory-bound (a key's position and trace are a cache miss per operation).
-func inHalves(replay func(part, parts int32) error) error {
+// is memory-bound (a key's position and trace are a cache miss per operation). With
+// stop, the calling goroutine asks it every few milliseconds (it need not be safe
+// for concurrent use) and, once it says so, raises quit, which the replays poll, and
+// returns errStopped.
+func inHalves(replay func(part, parts int32, quit *atomic.Bool) error, stop func() bool) error {
 	var errs [2]error
+	var quit atomic.Bool
 	var wg sync.WaitGroup
 	for part := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[part] = replay(int32(part), 2)
+			errs[part] = replay(int32(part), 2, &quit)
 		}()
+	}
+	if stop != nil {
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-tick.C:
+				if stop() {
+					quit.Store(true)
+					<-done
+					return errStopped
+				}
+			}
+		}
 	}
 	wg.Wait()
 	return cmp.Or(errs[0], errs[1])

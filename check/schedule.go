@@ -36,7 +36,10 @@ func schedule(h *history.History, in *encode.Inference, commit []encode.Commit, 
 // (package prune narrowed them; nil: anywhere): far fewer wrong choices among duplicate
 // writers, and a wrong one is still caught by the verification.
 func scheduleWithin(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]int32, bool) {
-	r := newReplay(h, in, commit, orderEdges)
+	r := newReplayStop(h, in, commit, orderEdges, stop)
+	if r == nil {
+		return nil, false
+	}
 	r.byCompletion = byCompletion
 	r.win = win
 	r.stop = stop
@@ -162,8 +165,22 @@ type replay struct {
 }
 
 func newReplay(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge) *replay {
+	return newReplayStop(h, in, commit, orderEdges, nil)
+}
+
+// newReplayStop is newReplay that asks stop (when not nil) every few thousand
+// transactions whether to give up, and then returns nil: at a million transactions
+// the set-up takes a second or two.
+func newReplayStop(h *history.History, in *encode.Inference, commit []encode.Commit, orderEdges []encode.Edge, stop func() bool) *replay {
+	// A replay of fewer transactions is never stopped in its set-up (its loop still is).
+	big := stop != nil && len(h.Txns) >= stopEvery
+	if big && stop() {
+		return nil
+	}
 	r := newReplayBase(h, in, commit, orderEdges)
-	r.placeReads()
+	if big && stop() || !r.placeReads(stop) {
+		return nil
+	}
 	r.countValues()
 	return r
 }
@@ -224,10 +241,14 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 }
 
 // placeReads fills readSlot and pending with the reads of every committed :ok
-// transaction, each at its length minus the transaction's own earlier appends.
-func (r *replay) placeReads() {
+// transaction, each at its length minus the transaction's own earlier appends. It
+// reports false, unfinished, when stop (nil: none) says to give up.
+func (r *replay) placeReads(stop func() bool) bool {
 	h, n, commit := r.h, r.n, r.commit
 	for t := int32(0); t < n; t++ {
+		if stop != nil && t&(stopEvery-1) == 0 && t > 0 && stop() {
+			return false
+		}
 		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
 			continue
 		}
@@ -251,6 +272,7 @@ func (r *replay) placeReads() {
 			}
 		}
 	}
+	return true
 }
 
 // countValues fills valueClass, classDemand and classSupply for the keys optional

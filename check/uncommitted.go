@@ -107,7 +107,7 @@ func (c *checker) replayUncommitted(names []string) {
 	}
 	if !c.perReadTried && !c.budget.out() {
 		c.perReadTried = true
-		if in := c.perReadInference(); len(in.Findings) == 0 && !c.budget.out() {
+		if in := c.perReadInference(); in != nil && len(in.Findings) == 0 && !c.budget.out() {
 			c.provePerRead(in, names)
 		}
 	}
@@ -118,8 +118,11 @@ func (c *checker) replayUncommitted(names []string) {
 	if l := left(); len(l) > 0 && alone && !c.budget.out() {
 		c.progress("inferring dependencies")
 		t0 := time.Now()
-		in := encode.Infer(c.h)
+		in := encode.InferStop(c.h, c.budget.stop)
 		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+		if in == nil { // the limits ran out
+			return
+		}
 		if len(in.Findings) == 0 && !c.budget.out() {
 			c.progress("replaying serially")
 			c.proveByReplay(in, l)

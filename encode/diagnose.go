@@ -16,8 +16,9 @@ import (
 // (duplicate-elements, as Elle calls a value read more often than it was appended: each
 // append is installed at most once, and a transaction that read the key before appending
 // to it has its append after what it read). Such a key has no segmentation at all, so
-// it is marked Bad and left out of the encoding. Runs once, after traces.
-func (in *Inference) valueFindings() {
+// it is marked Bad and left out of the encoding. Runs once, after traces. It reports
+// false when stop (nil: none) said to give up.
+func (in *Inference) valueFindings(stop func() bool) bool {
 	h := in.H
 	// Scratch indexed by value id, reset after each key: occurrences so far and the
 	// non-failed appends available so far. writerAt: a transaction's index in the key's
@@ -31,6 +32,9 @@ func (in *Inference) valueFindings() {
 	var zero []int32
 	var pin, pinned []int32
 	for k := range in.Keys {
+		if stop != nil && k&(stopEvery-1) == 0 && k > 0 && stop() {
+			return false
+		}
 		key := &in.Keys[k]
 		if key.Bad || key.TraceBy < 0 {
 			continue
@@ -123,6 +127,7 @@ func (in *Inference) valueFindings() {
 		}
 		reset()
 	}
+	return true
 }
 
 func occurrences(L []int32, v int32) int32 {

@@ -78,7 +78,15 @@ type Inference struct {
 // Infer groups the history's micro-ops by key and checks what needs no search: internal
 // consistency of each transaction and prefix compatibility of each key's reads.
 func Infer(h *history.History) *Inference {
-	return infer(h, false)
+	return infer(h, false, nil)
+}
+
+// InferStop is Infer that asks stop (when not nil) every few thousand transactions or
+// reads whether to give up, and then returns nil: at a million transactions the
+// inference takes seconds. A part of an inference is none (a key's trace is its longest
+// read over the whole history), so nothing it found is kept.
+func InferStop(h *history.History, stop func() bool) *Inference {
+	return infer(h, false, stop)
 }
 
 // InferPerRead is Infer for the models whose reads are each their own observation
@@ -87,10 +95,25 @@ func Infer(h *history.History) *Inference {
 // committed states, and a read before the transaction's own append only keeps that
 // block out of what it read.
 func InferPerRead(h *history.History) *Inference {
-	return infer(h, true)
+	return infer(h, true, nil)
 }
 
-func infer(h *history.History, perRead bool) *Inference {
+// InferPerReadStop is InferPerRead with InferStop's stop.
+func InferPerReadStop(h *history.History, stop func() bool) *Inference {
+	return infer(h, true, stop)
+}
+
+// stopEvery is how many transactions, reads or keys the inference goes through
+// between two questions to its stop hook: at a million transactions, a few
+// milliseconds. A history smaller than that is never stopped: its inference takes
+// less time than a question or two.
+const stopEvery = 1 << 12
+
+func infer(h *history.History, perRead bool, stop func() bool) *Inference {
+	// stopped asks stop at every stopEvery-th i but the first.
+	stopped := func(i int) bool {
+		return stop != nil && i&(stopEvery-1) == 0 && i > 0 && stop()
+	}
 	in := &Inference{H: h, Keys: make([]Key, len(h.Keys)), PerRead: perRead}
 	appends := 0
 	for i := range h.Ops {
@@ -128,6 +151,9 @@ func infer(h *history.History, perRead bool) *Inference {
 	}
 
 	for t := range h.Txns {
+		if stopped(t) {
+			return nil
+		}
 		tx := &h.Txns[t]
 		in.TxnWriterStart[t] = int32(len(in.TxnWriterIDs))
 		touched = touched[:0]
@@ -228,7 +254,9 @@ func infer(h *history.History, perRead bool) *Inference {
 		in.Keys[k].Writers = ws[nw[k]:nw[k+1]:nw[k+1]]
 		in.Keys[k].Reads = rs[nr[k]:nr[k+1]:nr[k+1]]
 	}
-	in.traces()
+	if !in.traces(stopped) {
+		return nil
+	}
 	return in
 }
 
@@ -237,11 +265,19 @@ func infer(h *history.History, perRead bool) *Inference {
 // compares every read value by value), and on a million keys they cost seconds; the
 // encoding and narrowing call it first.
 func (in *Inference) CheckValues() {
+	in.CheckValuesStop(nil)
+}
+
+// CheckValuesStop is CheckValues that asks stop (when not nil) every few thousand keys
+// whether to give up, and then reports false: the keys checked so far keep their
+// findings (each holds on its own), the others are never checked (the caller's limits
+// ran out: nothing more is decided).
+func (in *Inference) CheckValuesStop(stop func() bool) bool {
 	if in.valuesChecked {
-		return
+		return true
 	}
 	in.valuesChecked = true
-	in.valueFindings()
+	return in.valueFindings(stop)
 }
 
 // internalOK checks a read against the transaction's earlier view of the key: every
@@ -282,8 +318,9 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 
 // traces finds the longest read of each key (its trace) and checks every other read
 // of the key is a prefix of it. It goes through the reads in their order rather than
-// key by key, since a key's reads are scattered over the history.
-func (in *Inference) traces() {
+// key by key, since a key's reads are scattered over the history. It reports false,
+// having found nothing, when stopped says to give up.
+func (in *Inference) traces(stopped func(i int) bool) bool {
 	h := in.H
 	nk := len(in.Keys)
 	longest := make([]int32, nk) // the first of the longest reads of each key, -1 if none
@@ -292,6 +329,9 @@ func (in *Inference) traces() {
 		longest[k] = -1
 	}
 	for i := range in.Reads {
+		if stopped(i) {
+			return false
+		}
 		r := &in.Reads[i]
 		if longest[r.Key] < 0 || r.Len > maxLen[r.Key] {
 			longest[r.Key], maxLen[r.Key] = int32(i), r.Len
@@ -308,6 +348,9 @@ func (in *Inference) traces() {
 		bad[k] = -1
 	}
 	for i := range in.Reads {
+		if stopped(i) {
+			return false
+		}
 		r := &in.Reads[i]
 		if bad[r.Key] >= 0 {
 			continue
@@ -341,6 +384,7 @@ func (in *Inference) traces() {
 		key.Trace = trace
 		key.TraceBy = lr
 	}
+	return true
 }
 
 func equal(a, b []int32) bool {

@@ -2,6 +2,7 @@ package encode
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -54,5 +55,84 @@ func TestBuildStopsInsideAKey(t *testing.T) {
 	calls = 0
 	if p := BuildWithinStop(in, nil, func() bool { calls++; return false }); p == nil || calls < 3 {
 		t.Fatalf("build without stopping: problem %v, stop asked %d times", p != nil, calls)
+	}
+}
+
+// manyKeysHistory is n keys, each appended to once and then read; key 0's read is a
+// garbage read (a value nobody appended), which the value checks find.
+func manyKeysHistory(t testing.TB, n int) *history.History {
+	t.Helper()
+	var b strings.Builder
+	idx := 0
+	txn := func(value string) {
+		for _, typ := range []string{":invoke", ":ok"} {
+			fmt.Fprintf(&b, "{:type %s, :f :txn, :value %s, :process 0, :index %d}\n", typ, value, idx)
+			idx++
+		}
+	}
+	for k := 0; k < n; k++ {
+		txn(fmt.Sprintf("[[:append %d 1]]", k))
+	}
+	txn("[[:r 0 [5]]]")
+	for k := 1; k < n; k++ {
+		txn(fmt.Sprintf("[[:r %d [1]]]", k))
+	}
+	h, err := history.Parse(strings.NewReader(b.String()), "many-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestInferStops: the inference asks its stop hook along the way on a history of
+// more than stopEvery transactions, gives up (nil) at whichever question it says so,
+// and, never told to, infers what Infer does. A small history is never asked.
+func TestInferStops(t *testing.T) {
+	h := manyKeysHistory(t, stopEvery+100)
+	for _, perRead := range []bool{false, true} {
+		infer := InferStop
+		want := Infer(h)
+		if perRead {
+			infer, want = InferPerReadStop, InferPerRead(h)
+		}
+		asks := 0
+		got := infer(h, func() bool { asks++; return false })
+		if got == nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("per read %v: never stopped, the inference differs from Infer's", perRead)
+		}
+		if asks < 3 { // the transactions, then the reads twice (traces)
+			t.Fatalf("per read %v: stop asked %d times over %d transactions", perRead, asks, len(h.Txns))
+		}
+		for k := 1; k <= asks; k++ {
+			n := 0
+			if in := infer(h, func() bool { n++; return n == k }); in != nil || n != k {
+				t.Errorf("per read %v: stop said so at question %d: inference %v, asked %d times", perRead, k, in != nil, n)
+			}
+		}
+	}
+	small := manyKeysHistory(t, 10)
+	if InferStop(small, func() bool { t.Fatal("a small history's inference asked its stop hook"); return true }) == nil {
+		t.Fatal("a small history's inference stopped")
+	}
+}
+
+// TestCheckValuesStops: the value checks ask their stop hook every stopEvery keys and
+// report false when it says so; never told to, they find what CheckValues finds (key
+// 0's garbage read).
+func TestCheckValuesStops(t *testing.T) {
+	h := manyKeysHistory(t, 2*stopEvery+100)
+	want := Infer(h)
+	want.CheckValues()
+	if len(want.Findings) != 1 || want.Findings[0].Type != "garbage-read" {
+		t.Fatalf("findings %+v, want one garbage-read", want.Findings)
+	}
+	got := Infer(h)
+	asks := 0
+	if !got.CheckValuesStop(func() bool { asks++; return false }) || asks != 2 || !reflect.DeepEqual(got.Findings, want.Findings) {
+		t.Fatalf("never stopped: asked %d times (want 2), findings %+v", asks, got.Findings)
+	}
+	stopped := Infer(h)
+	if stopped.CheckValuesStop(func() bool { return true }) {
+		t.Fatal("the value checks went on after their stop said to give up")
 	}
 }

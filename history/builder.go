@@ -113,10 +113,12 @@ func (in *interner) name(id int32) string {
 	return strconv.FormatInt(in.nums[id/numChunk][id%numChunk], 10)
 }
 
-// finish returns the printed forms of all ids, in order (nil if none).
-func (in *interner) finish() []string {
+// finish returns the printed forms of all ids, in order (nil if none). It asks stop
+// (when not nil) before each chunk of ids but the first whether to give up, and then
+// returns false.
+func (in *interner) finish(stop func() bool) ([]string, bool) {
 	if in.count == 0 {
-		return nil
+		return nil, true
 	}
 	out := make([]string, in.count)
 	// All integers printed in one string, which out's strings share.
@@ -131,7 +133,10 @@ func (in *interner) finish() []string {
 	var scratch [24]byte
 	ends := make([]int32, 0, min(int(in.count), numChunk)) // a chunk's ends in sb
 	id := 0
-	for _, c := range in.nums {
+	for ci, c := range in.nums {
+		if stop != nil && ci > 0 && stop() {
+			return nil, false
+		}
 		start := sb.Len()
 		ends = ends[:0]
 		for _, n := range c {
@@ -150,7 +155,7 @@ func (in *interner) finish() []string {
 		out[id] = s
 	}
 	in.nums = nil
-	return out
+	return out, true
 }
 
 // decimalLen returns the length of n in decimal.
@@ -685,8 +690,15 @@ func kindName(k Kind) string {
 // Finish turns invokes never completed into :info transactions (in invoke order) and
 // returns the history. The Builder must not be used afterwards.
 func (b *Builder) Finish() (*History, error) {
+	h, _, err := b.finish(nil)
+	return h, err
+}
+
+// finish is Finish that asks stop (when not nil) every so often whether to give up
+// (at a million keys and values, naming them takes a second), and then reports false.
+func (b *Builder) finish(stop func() bool) (*History, bool, error) {
 	if b.err != nil {
-		return nil, b.err
+		return nil, true, b.err
 	}
 	var open []int32
 	for i := range b.pend {
@@ -705,9 +717,18 @@ func (b *Builder) Finish() (*History, error) {
 		h.Txns = append(h.Txns, tx)
 		p.live = false
 	}
-	h.Keys, h.Values, h.Processes = b.keys.finish(), b.values.finish(), b.proc.finish()
 	b.err = fmt.Errorf("history: Builder used after Finish")
+	var ok bool
+	if h.Keys, ok = b.keys.finish(stop); !ok {
+		return nil, false, nil
+	}
+	if h.Values, ok = b.values.finish(stop); !ok {
+		return nil, false, nil
+	}
+	if h.Processes, ok = b.proc.finish(stop); !ok {
+		return nil, false, nil
+	}
 	out := b.h
 	b.h = History{}
-	return &out, nil
+	return &out, true, nil
 }

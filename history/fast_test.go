@@ -92,7 +92,7 @@ func TestInternerIDs(t *testing.T) {
 				t.Fatalf("round %d: name(%d) = %q, want %q", round, id, got, wantPrinted[id])
 			}
 		}
-		if printed := in.finish(); !reflect.DeepEqual(printed, wantPrinted) {
+		if printed, _ := in.finish(nil); !reflect.DeepEqual(printed, wantPrinted) {
 			t.Fatalf("round %d: printed forms differ", round)
 		}
 	}

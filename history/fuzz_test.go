@@ -77,10 +77,31 @@ func checkParsed(t *testing.T, h *History, json bool) {
 	equalHistories(t, h, h2)
 }
 
+// checkStopped parses data again with a stop hook that says to give up at its first
+// question: the parse stops (a *StoppedError at a line of the input) or, never having
+// asked, gives what the parse without a hook gave (h, err).
+func checkStopped(t *testing.T, data []byte, source string, json bool, h *History, err error) {
+	t.Helper()
+	h2, err2 := parse(newScanner(bytes.NewReader(data), source), json, int64(len(data)), func() bool { return true })
+	if stopped, ok := err2.(*StoppedError); ok {
+		if h2 != nil || stopped.Line < 1 || stopped.Line > bytes.Count(data, []byte("\n"))+1 {
+			t.Fatalf("stopped at line %d of %d (history %v)", stopped.Line, bytes.Count(data, []byte("\n"))+1, h2 != nil)
+		}
+		return
+	}
+	if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
+		t.Fatalf("with a stop hook: %v; without: %v", err2, err)
+	}
+	if err == nil {
+		equalHistories(t, h, h2)
+	}
+}
+
 func FuzzParseEDN(f *testing.F) {
 	addSeeds(f, fuzzSeedsEDN)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ParseEDN(bytes.NewReader(data), "fuzz.edn")
+		checkStopped(t, data, "fuzz.edn", false, h, err)
 		if err != nil {
 			if _, ok := err.(*ParseError); !ok {
 				t.Fatalf("error of type %T: %v", err, err)
@@ -95,6 +116,7 @@ func FuzzParseJSON(f *testing.F) {
 	addSeeds(f, fuzzSeedsJSON)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ParseJSON(bytes.NewReader(data), "fuzz.json")
+		checkStopped(t, data, "fuzz.json", true, h, err)
 		if err != nil {
 			if _, ok := err.(*ParseError); !ok {
 				t.Fatalf("error of type %T: %v", err, err)

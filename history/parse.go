@@ -12,36 +12,59 @@ import (
 // not :txn (nemesis operations, say) are counted in History.Events and otherwise
 // skipped. source names the input in messages.
 func ParseEDN(r io.Reader, source string) (*History, error) {
-	return parse(newScanner(r, source), false, inputSize(r))
+	return parse(newScanner(r, source), false, inputSize(r), nil)
 }
 
 // ParseJSON reads the same history as JSON: one object per line, or one array of
 // objects. Names ("ok", "append", "r") may also be written as keywords (":ok"); a
 // string key or value ":x" is the keyword :x.
 func ParseJSON(r io.Reader, source string) (*History, error) {
-	return parse(newScanner(r, source), true, inputSize(r))
+	return parse(newScanner(r, source), true, inputSize(r), nil)
 }
 
 // Parse reads a history in EDN or JSON, telling them apart by the first operation:
 // keyword keys (:type) mean EDN, string keys ("type") mean JSON.
 func Parse(r io.Reader, source string) (*History, error) {
+	return ParseStop(r, source, nil)
+}
+
+// ParseStop is Parse that asks stop (when not nil) every few hundred operations whether
+// to give up, and then returns a *StoppedError (a caller's time or memory limit: a
+// gigabyte of history takes seconds to read).
+func ParseStop(r io.Reader, source string, stop func() bool) (*History, error) {
 	size := inputSize(r)
 	s := newScanner(r, source)
 	s.json = looksJSON(s)
-	return parse(s, s.json, size)
+	return parse(s, s.json, size, stop)
 }
 
 // ParseFile parses the history in the file at path ("-" is standard input).
 func ParseFile(path string) (*History, error) {
+	return ParseFileStop(path, nil)
+}
+
+// ParseFileStop is ParseFile with ParseStop's stop.
+func ParseFileStop(path string, stop func() bool) (*History, error) {
 	if path == "-" {
-		return Parse(os.Stdin, "<stdin>")
+		return ParseStop(os.Stdin, "<stdin>", stop)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Parse(f, path)
+	return ParseStop(f, path, stop)
+}
+
+// StoppedError is a parse given up because its stop hook said so: nothing is known of
+// the history (a part of it is no history to check).
+type StoppedError struct {
+	File string
+	Line int // the line the parse had reached
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("%s: parsing stopped at line %d", e.File, e.Line)
 }
 
 // inputSize returns the size of r's data if it is known cheaply, else -1.
@@ -88,11 +111,11 @@ func looksJSON(s *scanner) bool {
 	return s.peekAt(i) == '"'
 }
 
-func parse(s *scanner, json bool, size int64) (*History, error) {
+func parse(s *scanner, json bool, size int64, stop func() bool) (*History, error) {
 	s.json = json
 	b := NewBuilder(s.file)
 	b.reserve(size)
-	p := parser{s: s, b: b}
+	p := parser{s: s, b: b, stop: stop}
 	p.startPipe()
 	err := p.run()
 	if berr := p.closePipe(); berr != nil {
@@ -104,7 +127,26 @@ func parse(s *scanner, json bool, size int64) (*History, error) {
 	if s.rerr != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, s.rerr)
 	}
-	return b.Finish()
+	// The stop hook holds to the end of a parse that asked it (one too small to ask
+	// it takes no time).
+	ask := func() bool { return p.asked && p.stop() }
+	if p.stop != nil && ask() {
+		return nil, p.stopped()
+	}
+	h, ok, err := b.finish(ask)
+	if !ok {
+		return nil, p.stopped()
+	}
+	return h, err
+}
+
+// stopped is the error of a parse its stop hook ended, at the last line it began.
+func (p *parser) stopped() *StoppedError {
+	line := int(p.s.line)
+	if p.s.col() == 1 && line > 1 { // at the end, after the last newline
+		line--
+	}
+	return &StoppedError{File: p.s.file, Line: line}
 }
 
 // noFastPath turns the fast path off (fast.go), for tests comparing the two paths.
@@ -115,6 +157,10 @@ type parser struct {
 	b    *Builder
 	rec  opRecord // scratch
 	pipe pipe     // to the Builder
+	// stop, when not nil, is asked at each full batch (pipe.go) whether to give up;
+	// asked: it was.
+	stop  func() bool
+	asked bool
 }
 
 func (p *parser) run() error {

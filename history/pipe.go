@@ -151,9 +151,19 @@ func (p *parser) sendIfFull() error {
 	if q.failed.Load() {
 		return errBuilderFailed
 	}
+	// Once per batch (a few hundred operations): cheap beside reading them.
+	if p.stop != nil && p.askStop() {
+		return p.stopped()
+	}
 	q.full <- bt
 	bt = <-q.free
 	bt.ops, bt.mops, bt.reads, bt.text = bt.ops[:0], bt.mops[:0], bt.reads[:0], bt.text[:0]
 	q.cur = bt
 	return nil
+}
+
+// askStop asks the stop hook, and remembers it did.
+func (p *parser) askStop() bool {
+	p.asked = true
+	return p.stop()
 }

@@ -82,6 +82,11 @@ func build(h *history.History, res *check.Result) *page {
 	}
 	s := res.Stats
 	pg.Summary = fmt.Sprintf("%d transactions, %d operations, %d keys", s.Transactions, s.Operations, s.Keys)
+	if s.Transactions == 0 {
+		// The limits ran out while parsing (doppel check refuses a history without
+		// transactions): the message says where.
+		pg.Summary = "no transactions checked: the history was not read in full"
+	}
 	var in *encode.Inference
 	if len(res.Anomalies) > 0 {
 		in = encode.Infer(h) // the traces, for the per-key views

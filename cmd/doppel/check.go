@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -175,7 +176,23 @@ func checkFile(file string, cf checkFlags) int {
 		opts.Progress("parsing " + file)
 		endProgress = func() { fmt.Fprint(os.Stderr, "\r\033[K") }
 	}
-	h, err := history.ParseFile(file)
+	// The limits hold while parsing too: a gigabyte of history takes seconds to read.
+	limits, err := check.StartLimits(opts, "parsing "+file)
+	if err != nil {
+		endProgress()
+		fmt.Fprintln(os.Stderr, "doppel check:", err)
+		return exitUsage
+	}
+	h, err := history.ParseFileStop(file, limits.Reached)
+	limits.Stop()
+	if stopped := (*history.StoppedError)(nil); errors.As(err, &stopped) {
+		// Unknown, like a limit reached later, but on no history: a part of one proves
+		// nothing, so nothing is checked.
+		endProgress()
+		res := limits.Unknown(fmt.Sprintf("at line %d", stopped.Line))
+		res.Stats.ParseSeconds = time.Since(t0).Seconds()
+		return reportResult(file, cf, &history.History{Source: file}, res, nil)
+	}
 	if err != nil {
 		endProgress()
 		fmt.Fprintln(os.Stderr, "doppel check:", err)
@@ -218,6 +235,12 @@ func checkFile(file string, cf checkFlags) int {
 			fmt.Fprintln(os.Stderr, "doppel check:", f)
 		}
 	}
+	return reportResult(file, cf, h, res, cxs)
+}
+
+// reportResult prints (and writes) the result of checking file, with its
+// counterexamples, and returns the exit code.
+func reportResult(file string, cf checkFlags, h *history.History, res check.Result, cxs []*shrink.Report) int {
 	if cf.directory != "" {
 		dir := cf.directory
 		if cf.severalFiles {
@@ -316,10 +339,14 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 		}
 	}
 	s := res.Stats
-	if !s.Encoded() {
+	switch {
+	case s.Transactions == 0:
+		// The limits ran out while parsing (a history without transactions is refused).
+		fmt.Fprintf(w, "\nno transactions checked: the history was not read in full\n")
+	case !s.Encoded():
 		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys; every model proved by a verified replay\n",
 			s.Transactions, s.Operations, s.Keys)
-	} else {
+	default:
 		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
 			s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
 	}

@@ -351,3 +351,86 @@ func TestCheckCounterexample(t *testing.T) {
 		t.Errorf("JSON counterexamples: %+v", res.Counterexamples)
 	}
 }
+
+// bigHistory writes a valid history of n transactions, one a process, each appending to
+// and reading its own key: more operations than a parse takes between two looks at
+// the limits.
+func bigHistory(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "{:type :invoke, :f :txn, :value [[:append %d 1] [:r %d nil]], :process %d, :index %d}\n", i, i, i, 2*i)
+		fmt.Fprintf(&b, "{:type :ok, :f :txn, :value [[:append %d 1] [:r %d [1]]], :process %d, :index %d}\n", i, i, i, 2*i+1)
+	}
+	path := filepath.Join(t.TempDir(), "big.edn")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCheckTimeoutWhileParsing: a limit reached while parsing gives unknown (exit 2)
+// naming the parse, the file and the line, in text, in JSON (one object per file, of
+// the shape of any unknown result) and in --directory (a page, no anomaly files); the
+// other files are checked as usual.
+func TestCheckTimeoutWhileParsing(t *testing.T) {
+	big := bigHistory(t, 600)
+	if code, out, _ := captureBoth(t, "--model", "serializable", big); code != exitValid {
+		t.Fatalf("without a limit: exit %d, output:\n%s", code, out)
+	}
+	code, out, _ := captureBoth(t, "--timeout", "1ns", "--model", "serializable", big)
+	for _, want := range []string{big + ": unknown\n", "the time limit (1ns) was reached while parsing " + big + ", at line ", "no transactions checked"} {
+		if code != exitUnknown || !strings.Contains(out, want) {
+			t.Errorf("exit %d (want %d), output lacks %q:\n%s", code, exitUnknown, want, out)
+		}
+	}
+
+	writeskew := filepath.Join("..", "..", "testdata", "cases", "writeskew.edn")
+	dir := filepath.Join(t.TempDir(), "report")
+	code, out, _ = captureBoth(t, "--json", "--directory", dir, "--timeout", "1ns", "--model", "serializable,snapshot-isolation", big, writeskew)
+	if code != exitUnknown {
+		t.Fatalf("two files: exit %d, want %d", code, exitUnknown)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	type result struct {
+		File    string `json:"file"`
+		Valid   any    `json:"valid"`
+		Message string `json:"message"`
+		Models  []struct {
+			Valid   any    `json:"valid"`
+			Message string `json:"message"`
+		} `json:"models"`
+		Anomalies []any          `json:"anomalies"`
+		Stats     map[string]any `json:"stats"`
+	}
+	var first, second result
+	if err := dec.Decode(&first); err != nil {
+		t.Fatalf("not a JSON object per file: %v\n%s", err, out)
+	}
+	if err := dec.Decode(&second); err != nil {
+		t.Fatalf("not a JSON object per file: %v\n%s", err, out)
+	}
+	if first.File != big || first.Valid != "unknown" || len(first.Models) != 2 || first.Anomalies == nil || len(first.Anomalies) != 0 ||
+		first.Stats["transactions"] != float64(0) || !strings.Contains(first.Message, "while parsing "+big) {
+		t.Errorf("the file stopped while parsing: %+v", first)
+	}
+	for _, m := range first.Models {
+		if m.Valid != "unknown" || !strings.Contains(m.Message, "while parsing "+big+", at line ") {
+			t.Errorf("a model of the file stopped while parsing: %+v", m)
+		}
+	}
+	if second.File != writeskew || second.Valid != "unknown" || !strings.Contains(second.Message, "while inferring dependencies") {
+		t.Errorf("the small file (parsed before the first look at the limits): %+v", second)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "big", "index.html"))
+	if err != nil || !strings.Contains(string(page), "not read in full") {
+		t.Errorf("the stopped file's page: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "big"))
+	if len(entries) != 1 {
+		t.Errorf("the stopped file's directory holds %d entries, want index.html alone", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "writeskew", "index.html")); err != nil {
+		t.Errorf("the other file's page: %v", err)
+	}
+}
