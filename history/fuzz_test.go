@@ -74,7 +74,39 @@ func checkParsed(t *testing.T, h *History, json bool) {
 	if err != nil {
 		t.Fatalf("rewrite: %v\n%s", err, buf.Bytes())
 	}
-	equalHistories(t, h, h2)
+	if !hasUnknownOKRead(h) {
+		equalHistories(t, h, h2)
+		return
+	}
+	// The writers leave out an :ok transaction's unknown read (an :ok completion without
+	// :value has them: it takes its invoke's micro-ops), having no way to say "not
+	// known" (TestUnknownOKReadIsLeftOut): the rewrite is h without them, so writing it
+	// again changes nothing.
+	var again bytes.Buffer
+	if json {
+		err = WriteHistoryJSON(&again, h2)
+	} else {
+		err = WriteHistoryEDN(&again, h2)
+	}
+	if err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) || len(h2.Txns) != len(h.Txns) {
+		t.Fatalf("rewriting the rewrite (%v):\n%s\nvs\n%s", err, again.Bytes(), buf.Bytes())
+	}
+}
+
+// hasUnknownOKRead reports whether an :ok transaction of h has a read whose list is
+// not known.
+func hasUnknownOKRead(h *History) bool {
+	for i := range h.Txns {
+		if h.Txns[i].Status != OK {
+			continue
+		}
+		for _, op := range h.TxnOps(i) {
+			if op.Kind == Read && !op.Known {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkStopped parses data again with a stop hook that says to give up at its first
