@@ -152,6 +152,14 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 			continue
 		}
 		name := fmt.Sprintf("T%d", h.Txns[i].Index)
+		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 && h.Txns[i].Status == history.Fail {
+			var parts []string
+			for _, p := range prefixes {
+				parts = append(parts, fmt.Sprintf("to key %s %d values, each as often as a kept read shows it and at most as often as the whole history's appends left out", p.Key, len(p.Values)))
+			}
+			lines = append(lines, fmt.Sprintf("%s is synthetic and :fail, first of all: it appends %s; read uncommitted lets its appends stand anywhere in a key's version order in place of the writers left out, and a failed transaction has no edge", name, strings.Join(parts, "; ")))
+			continue
+		}
 		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
 			var parts []string
 			for _, p := range prefixes {

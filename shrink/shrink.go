@@ -38,6 +38,13 @@ const (
 	// (the read's rw edge to the block after it, then ww edges back), which the models
 	// that forbid G-single reject in every attribution. Consistent view and up.
 	perReadSingle
+	// uncommitted: reads place no block; each key's version order is one of its
+	// longest reads, and every read counts for duplicate-elements. A cut keeps, for a
+	// key with kept reads, every distinct longest list, and one :fail synthetic
+	// transaction stands for the writers left out: it can take their positions and
+	// gives no edge (DESIGN.md, "Counterexamples", rule 8). Read uncommitted and its
+	// strong-session and strong forms.
+	uncommitted
 )
 
 // cut is what the proof of docs/DESIGN.md ("Counterexamples") needs to know of a model:
@@ -82,6 +89,10 @@ var cutModels = map[string]cut{
 	"snapshot-isolation":                {reading: oneBase},
 	"strong-session-snapshot-isolation": {reading: oneBase},
 	"strong-snapshot-isolation":         {reading: oneBase},
+	// Read uncommitted: only its longest reads give edges (rule 8).
+	"read-uncommitted":                {reading: uncommitted},
+	"strong-session-read-uncommitted": {reading: uncommitted},
+	"strong-read-uncommitted":         {reading: uncommitted},
 }
 
 // Sound reports whether the cuts are proved to preserve invalidity under model m.
@@ -110,7 +121,7 @@ type Counterexample struct {
 	Model string
 	// History is the cut. Its transactions keep their original :index, line, process and
 	// status; the synthetic first transaction (Orig -1), when there is one, appends the
-	// Prefixes.
+	// Prefixes (read uncommitted: a :fail one).
 	History  *history.History
 	Orig     []int32 // Orig[i]: the original transaction of History.Txns[i], -1 for the synthetic one
 	Prefixes []Prefix
@@ -118,6 +129,8 @@ type Counterexample struct {
 	Checks   int          // candidates the checker decided
 	Minimal  bool         // false when the time ran out before every removal was tried
 	Seconds  float64
+
+	cand cand // the cut of the original history that History is
 }
 
 // candidateTime is the least time a candidate's check gets when the search is bounded
@@ -136,13 +149,19 @@ type shrinker struct {
 	// known read of an :ok transaction (an op index, -1 if none), and positions caches
 	// where its values lie (valuePin).
 	appendCount map[[2]int32]int32
-	longest     []int32
-	positions   map[int32]map[int32]int
-	checks      int
-	timedOut    bool
-	best        cand
-	bestB       *built
-	bestRes     check.Result
+	// allCount counts every transaction's appends per (key, value), :fail ones too
+	// (read uncommitted's duplicate-elements count); uLongest lists, per key, one read
+	// of each distinct longest list of a known read of an :ok transaction, version
+	// reads included (read uncommitted's candidates for the version order).
+	allCount  map[[2]int32]int32
+	uLongest  [][]int32
+	longest   []int32
+	positions map[int32]map[int32]int
+	checks    int
+	timedOut  bool
+	best      cand
+	bestB     *built
+	bestRes   check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -157,39 +176,14 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	s.deadline = opts.Deadline
 	if !s.start(seeds) {
 		why := "no cut tried was verified not valid"
-		switch {
-		case s.timedOut:
+		if s.timedOut {
 			why = "the time ran out before a cut was verified not valid"
-		case s.reading != oneBase && hasVersionReads(h):
-			// The last cut tried was the whole history without them.
-			why = VersionReadsNeeded
 		}
 		return nil, fmt.Errorf("no counterexample for %s: %s (%d candidates checked)", m, why, s.checks)
 	}
 	s.minimize()
 	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
-		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds()}, nil
-}
-
-// VersionReadsNeeded is why a per-read model's violation has no counterexample when it
-// needs a read that misses its transaction's own appends: such reads still show states
-// of their keys, but every cut leaves them out (the cut rules do not cover them).
-const VersionReadsNeeded = "the violation needs a read that misses its transaction's own appends, which every cut leaves out"
-
-// hasVersionReads reports whether a known read of an :ok transaction misses the
-// transaction's own earlier appends to its key.
-func hasVersionReads(h *history.History) bool {
-	for t := range h.Txns {
-		if h.Txns[t].Status != history.OK {
-			continue
-		}
-		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
-			if op := &h.Ops[i]; op.Kind == history.Read && op.Known && !attributable(h, int32(t), i) {
-				return true
-			}
-		}
-	}
-	return false
+		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds(), cand: s.best}, nil
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
@@ -197,6 +191,9 @@ func newShrinker(h *history.History, m string) *shrinker {
 		longest: make([]int32, len(h.Keys)), positions: map[int32]map[int32]int{}}
 	for k := range s.longest {
 		s.longest[k] = -1
+	}
+	if s.reading == uncommitted {
+		s.indexUncommitted()
 	}
 	for t := range h.Txns {
 		tx := &h.Txns[t]

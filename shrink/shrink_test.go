@@ -26,11 +26,14 @@ var models = SoundModels()
 func TestCutsAreSound(t *testing.T) {
 	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
-	var cuts, withPrefix, withFill int
+	var cuts, withPrefix, withFill, failedPrefix, versionCovered int
 	perModel := map[string]int{}
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		h := brute.Random(rng, configs[seed%len(configs)])
+		if seed%3 == 0 {
+			h = versionize(rng, h)
+		}
 		var valid []string
 		for _, m := range models {
 			if brute.Check(h, m) {
@@ -62,6 +65,17 @@ func TestCutsAreSound(t *testing.T) {
 					break
 				}
 			}
+			for _, p := range b.prefixes {
+				if p.Failed {
+					failedPrefix++
+					break
+				}
+			}
+			if cutModels[m].reading == perRead || cutModels[m].reading == perReadSingle {
+				if coveredVersionRead(b, true) {
+					versionCovered++
+				}
+			}
 			checkFromOriginal(t, h, b)
 			perModel[m]++
 			if ok, err := brute.CheckGraph(b.h, m); err != nil || !ok {
@@ -70,7 +84,11 @@ func TestCutsAreSound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills; per model %v", cuts, withPrefix, withFill, perModel)
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; per model %v",
+		cuts, withPrefix, withFill, failedPrefix, versionCovered, perModel)
+	if failedPrefix < cuts/200 || versionCovered < cuts/2000 {
+		t.Errorf("only %d cuts with a :fail synthetic writer, %d keeping a version read of a key with synthetic writers, of %d: the rules are barely tested", failedPrefix, versionCovered, cuts)
+	}
 	for _, m := range models {
 		if perModel[m] < cuts/(4*len(models)) {
 			t.Errorf("only %d of %d cuts were of histories valid under %s: its rules are barely tested", perModel[m], cuts, m)
@@ -79,6 +97,33 @@ func TestCutsAreSound(t *testing.T) {
 	if withPrefix < cuts/50 || withFill < cuts/200 {
 		t.Errorf("only %d (%d with fills) of %d cuts had synthetic writers: the rules are barely tested", withPrefix, withFill, cuts)
 	}
+}
+
+// versionize turns some reads made after their transaction's own appends into version
+// reads, as a database that lets a transaction read an older state of a key after
+// writing it might: each loses some of its own appends at the end (all of them: it ends
+// where its transaction's block starts; some: inside that block).
+func versionize(rng *rand.Rand, h *history.History) *history.History {
+	out := *h
+	out.Ops = slices.Clone(h.Ops)
+	for t := range h.Txns {
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			op := &out.Ops[i]
+			if op.Kind != history.Read || !op.Known || rng.IntN(2) == 0 {
+				continue
+			}
+			own := 0
+			for j := h.Txns[t].OpStart; j < i; j++ {
+				if o := &h.Ops[j]; o.Kind == history.Append && o.Key == op.Key {
+					own++
+				}
+			}
+			if own > 0 && attributable(h, int32(t), i) {
+				op.End -= int32(1 + rng.IntN(own))
+			}
+		}
+	}
+	return &out
 }
 
 // randomCand keeps each transaction, key and read with some probability.
@@ -124,6 +169,46 @@ func checkFromOriginal(t *testing.T, orig *history.History, b *built) {
 			for _, op := range ops {
 				if op.Kind != history.Append || tx.Status != history.OK {
 					t.Fatalf("fill %d reads or is not :ok", i)
+				}
+			}
+			continue
+		}
+		if b.orig[i] < 0 && tx.Status == history.Fail {
+			// Read uncommitted's: first, on its own process, appends only, each value
+			// of a key no more often than the whole history's appends of it (by any
+			// transaction) that the cut leaves out.
+			if i != 0 || tx.Complete != 1 || tx.Invoke != 0 {
+				t.Fatalf("the :fail synthetic transaction %d is not first: %+v", i, *tx)
+			}
+			for j := 1; j < len(h.Txns); j++ {
+				if h.Txns[j].Process == tx.Process {
+					t.Fatalf("synthetic transaction shares process %s", h.Processes[tx.Process])
+				}
+			}
+			count := map[[2]string]int{}
+			for _, op := range ops {
+				if op.Kind != history.Append {
+					t.Fatalf("synthetic transaction reads")
+				}
+				count[[2]string{h.Keys[op.Key], h.Values[op.Value]}]++
+			}
+			for j := 1; j < len(h.Txns); j++ {
+				for _, op := range h.TxnOps(j) {
+					if op.Kind == history.Append {
+						count[[2]string{h.Keys[op.Key], h.Values[op.Value]}]++
+					}
+				}
+			}
+			for tt := range orig.Txns {
+				for _, op := range orig.TxnOps(tt) {
+					if op.Kind == history.Append {
+						count[[2]string{orig.Keys[op.Key], orig.Values[op.Value]}]--
+					}
+				}
+			}
+			for kv, c := range count {
+				if c > 0 {
+					t.Fatalf("the cut appends %s to key %s %d times more than the whole", kv[1], kv[0], c)
 				}
 			}
 			continue
@@ -204,12 +289,16 @@ func sameOp(h *history.History, a *history.MicroOp, o *history.History, b *histo
 }
 
 // TestCounterexamplesOnCorpus: for every random tiny history the checker finds not
-// valid under a model, the counterexample it shrinks to is one the brute force rejects
-// too, made only of the original's transactions and ops (or the synthetic one), and
-// no bigger than the original.
+// valid under a model, there is a counterexample; it is one the brute force rejects
+// too, made only of the original's transactions and ops (or the synthetic ones), no
+// bigger than the original, and 1-minimal: leaving out any one of its original
+// transactions gives a cut that is not sound or that the checker finds valid. Its EDN
+// loads back in the checker and the brute force, not valid. Read uncommitted's
+// violations and the per-read ones that need a version read (the whole without the
+// reads that miss their transaction's own appends is valid) are counted.
 func TestCounterexamplesOnCorpus(t *testing.T) {
 	configs := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
-	var found, smaller, prefixed, versionOnly int
+	var found, smaller, prefixed, violations, uncommittedFound, versionNeeded, versionKept int
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -218,22 +307,19 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		reports, failures := Counterexamples(h, &res, noDeadline)
-		covered := map[string]bool{}
-		for _, f := range failures {
-			// Only a per-read violation that needs a version read may go without one,
-			// and the oracle must agree: the whole without those reads is valid.
-			if !strings.Contains(f, VersionReadsNeeded) || !validWithoutVersionReads(t, h, f) {
-				t.Fatalf("seed %d: %v\n%s", seed, failures, brute.Format(h))
-			}
-			versionOnly++
-			covered[strings.TrimSuffix(strings.Fields(f)[3], ":")] = true
+		if len(failures) > 0 {
+			t.Fatalf("seed %d: %v\n%s", seed, failures, brute.Format(h))
 		}
+		covered := map[string]bool{}
+		versionReads := coveredVersionRead(&built{h: h}, false)
 		for _, r := range reports {
 			cx := r.cut
 			checkFromOriginal(t, h, &built{h: cx.History, orig: cx.Orig, prefixes: cx.Prefixes})
-			if len(cx.History.Txns) > len(h.Txns)+1 {
-				t.Errorf("seed %d: counterexample of %d transactions for %d", seed, len(cx.History.Txns), len(h.Txns))
+			if len(cx.History.Txns) > len(h.Txns)+1 || !cx.Minimal {
+				t.Errorf("seed %d: counterexample of %d transactions for %d (minimal: %v)", seed, len(cx.History.Txns), len(h.Txns), cx.Minimal)
 			}
+			checkOneMinimal(t, seed, h, cx)
+			kept := coveredVersionRead(&built{h: cx.History, orig: cx.Orig}, false)
 			for _, m := range r.Models {
 				if cutModels[m] != cutModels[cx.Model] {
 					t.Fatalf("seed %d: the counterexample made for %s serves %s, of another reading", seed, cx.Model, m)
@@ -243,11 +329,29 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 					t.Fatalf("seed %d: the counterexample for %s is valid by the brute force (err %v)\nhistory:\n%s\ncounterexample:\n%s",
 						seed, m, err, brute.Format(h), brute.Format(cx.History))
 				}
+				if cutModels[m].reading == uncommitted {
+					uncommittedFound++
+				}
+				if versionReads && needsVersionReads(t, h, m) {
+					// A cut without version reads is a cut of the whole without them.
+					if !kept {
+						t.Fatalf("seed %d: %s needs a version read, its counterexample has none", seed, m)
+					}
+					versionNeeded++
+				}
 			}
-			// It loads in doppel check: the EDN parses back to the same verdict.
+			if kept {
+				versionKept++
+			}
+			// It loads in doppel check: the EDN parses back to the same verdict, the
+			// checker's and the brute force's.
 			back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
 			if err != nil {
 				t.Fatalf("seed %d: the counterexample's EDN does not parse: %v\n%s", seed, err, r.EDN)
+			}
+			again, err := check.Check(back, check.Options{Models: r.Models})
+			if err != nil || again.Valid != check.Invalid {
+				t.Fatalf("seed %d: the checker finds the counterexample's EDN %v under %v (err %v)\n%s", seed, again.Valid, r.Models, err, r.EDN)
 			}
 			for _, m := range r.Models {
 				if brute.Check(back, m) {
@@ -263,15 +367,59 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 			}
 		}
 		for _, mr := range res.Models {
-			if mr.Valid == check.Invalid && !covered[mr.Model] {
-				t.Fatalf("seed %d: %s not valid, no counterexample", seed, mr.Model)
+			if mr.Valid == check.Invalid {
+				violations++
+				if !covered[mr.Model] {
+					t.Fatalf("seed %d: %s not valid, no counterexample", seed, mr.Model)
+				}
 			}
 		}
 	}
-	t.Logf("%d counterexamples, %d smaller than the history, %d with a synthetic prefix; %d violations need a version read", found, smaller, prefixed, versionOnly)
-	if found == 0 || smaller == 0 {
-		t.Errorf("%d counterexamples, %d smaller: nothing was shrunk", found, smaller)
+	t.Logf("%d violations, all with a counterexample: %d counterexamples, %d smaller than the history, %d with a synthetic prefix; "+
+		"%d read uncommitted violations; %d counterexamples keep a version read, for %d per-read violations that need one",
+		violations, found, smaller, prefixed, uncommittedFound, versionKept, versionNeeded)
+	if found == 0 || smaller == 0 || uncommittedFound == 0 || versionNeeded == 0 {
+		t.Errorf("%d counterexamples, %d smaller, %d of read uncommitted, %d needing a version read: a kind is not tested", found, smaller, uncommittedFound, versionNeeded)
 	}
+}
+
+// checkOneMinimal fails when leaving out one original transaction of cx's cut gives a
+// sound cut the checker still finds not valid: the shrink stopped short.
+func checkOneMinimal(t *testing.T, seed int, h *history.History, cx *Counterexample) {
+	t.Helper()
+	s := newShrinker(h, cx.Model)
+	for i, tx := range cx.cand.txns {
+		c := cx.cand.withTxns(slices.Delete(slices.Clone(cx.cand.txns), i, i+1))
+		b, ok := s.build(c)
+		if !ok || len(b.h.Txns) == 0 {
+			continue
+		}
+		if res, err := check.Check(b.h, check.Options{Models: []string{cx.Model}}); err == nil && res.Valid == check.Invalid {
+			t.Errorf("seed %d: the counterexample for %s is not 1-minimal: without transaction %d it is still not valid\n%s", seed, cx.Model, tx, brute.Format(cx.History))
+		}
+	}
+}
+
+// coveredVersionRead reports whether a per-read cut keeps a version read (a known
+// read of an :ok transaction that misses its transaction's own appends), on a key with
+// synthetic writers when covered.
+func coveredVersionRead(b *built, covered bool) bool {
+	h := b.h
+	prefixed := map[string]bool{}
+	for _, p := range b.prefixes {
+		prefixed[p.Key] = true
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			if op := &h.Ops[i]; op.Kind == history.Read && op.Known && !attributable(h, int32(t), i) && (!covered || prefixed[h.Keys[op.Key]]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var noDeadline time.Time
@@ -311,7 +459,7 @@ func TestModelGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"read-uncommitted", "no-such-model"} {
+	for _, m := range []string{"no-such-model"} {
 		if Sound(m) {
 			t.Errorf("%s is admitted", m)
 		}
@@ -487,19 +635,25 @@ T2 p0 ok [r 2 []] [a 0 1] [r 2 []] inv=4 cmp=5
 	}
 }
 
-// validWithoutVersionReads reports whether the oracle finds h valid, under the model a
-// failure names, once every read that misses its transaction's own appends is left
-// out (as every per-read cut leaves them out).
-func validWithoutVersionReads(t *testing.T, h *history.History, failure string) bool {
-	for _, m := range models {
-		if !strings.HasPrefix(failure, "no counterexample for "+m+":") {
-			continue
-		}
-		b, ok := newShrinker(h, m).build(whole(h))
-		if !ok {
-			t.Fatalf("the whole history is not a sound cut of itself for %s", m)
-		}
-		return brute.Check(b.h, m)
+// needsVersionReads reports whether the oracle finds h valid under per-read model m
+// once every read that misses its transaction's own appends is left out: the violation
+// needs one (before version reads were kept, such a violation had no counterexample).
+func needsVersionReads(t *testing.T, h *history.History, m string) bool {
+	if r := cutModels[m].reading; r != perRead && r != perReadSingle {
+		return false
 	}
-	return false
+	c := whole(h)
+	c.dropped = map[int32]bool{}
+	for tx := range h.Txns {
+		for i := h.Txns[tx].OpStart; i < h.Txns[tx].OpEnd; i++ {
+			if op := &h.Ops[i]; h.Txns[tx].Status == history.OK && op.Kind == history.Read && op.Known && !attributable(h, int32(tx), i) {
+				c.dropped[i] = true
+			}
+		}
+	}
+	b, ok := newShrinker(h, m).build(c)
+	if !ok {
+		t.Fatalf("the whole history without its version reads is not a sound cut for %s", m)
+	}
+	return brute.Check(b.h, m)
 }
