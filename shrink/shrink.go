@@ -155,11 +155,13 @@ type shrinker struct {
 	// reads included (read uncommitted's candidates for the version order).
 	allCount  map[[2]int32]int32
 	uLongest  [][]int32
+	readerOf  map[int32]int32 // a longest read's transaction
 	longest   []int32
 	positions map[int32]map[int32]int
 	checks    int
 	timedOut  bool
 	best      cand
+	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
 	bestB     *built
 	bestRes   check.Result
 }
@@ -183,7 +185,7 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	}
 	s.minimize()
 	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
-		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds(), cand: s.best}, nil
+		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds(), cand: s.bestBuilt}, nil
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
@@ -314,7 +316,7 @@ func (s *shrinker) try(c cand) bool {
 	if res.Valid != check.Invalid {
 		return false
 	}
-	s.best, s.bestB, s.bestRes = c, b, res
+	s.best, s.bestB, s.bestRes, s.bestBuilt = c, b, res, c
 	return true
 }
 
@@ -349,11 +351,12 @@ func (s *shrinker) size() [3]int {
 	return [3]int{len(h.Txns), len(h.Ops), len(h.ReadValues)}
 }
 
-// present lists the original transactions left in the best cut.
+// present lists the original transactions of the best candidate left in its cut (not
+// the readers read uncommitted's cut keeps for their longest reads alone).
 func (s *shrinker) present() []int32 {
 	var out []int32
 	for _, t := range s.bestB.orig {
-		if t >= 0 {
+		if _, in := slices.BinarySearch(s.best.txns, t); t >= 0 && in {
 			out = append(out, t)
 		}
 	}

@@ -79,8 +79,8 @@ func TestCutsAreSound(t *testing.T) {
 			checkFromOriginal(t, h, b)
 			perModel[m]++
 			if ok, err := brute.CheckGraph(b.h, m); err != nil || !ok {
-				t.Fatalf("seed %d: the history is valid under %s, its cut is not (err %v)\nhistory:\n%s\ncut (prefixes %v):\n%s",
-					seed, m, err, brute.Format(h), b.prefixes, brute.Format(b.h))
+				t.Fatalf("seed %d: the history is valid under %s, its cut is not (err %v)\nhistory:\n%s\ncut (prefixes %v, candidate %v):\n%s",
+					seed, m, err, brute.Format(h), b.prefixes, c, brute.Format(b.h))
 			}
 		}
 	}
@@ -384,12 +384,20 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 }
 
 // checkOneMinimal fails when leaving out one original transaction of cx's cut gives a
-// sound cut the checker still finds not valid: the shrink stopped short.
+// sound cut the checker still finds not valid: the shrink stopped short. (A reader that
+// read uncommitted's cut keeps for its longest reads alone is not one of the candidate's
+// transactions: leaving it out changes nothing.)
 func checkOneMinimal(t *testing.T, seed int, h *history.History, cx *Counterexample) {
 	t.Helper()
 	s := newShrinker(h, cx.Model)
-	for i, tx := range cx.cand.txns {
-		c := cx.cand.withTxns(slices.Delete(slices.Clone(cx.cand.txns), i, i+1))
+	var present []int32 // as the shrink's last pass: those with an op in the cut
+	for _, tx := range cx.cand.txns {
+		if slices.Contains(cx.Orig, tx) {
+			present = append(present, tx)
+		}
+	}
+	for i, tx := range present {
+		c := cx.cand.withTxns(slices.Delete(slices.Clone(present), i, i+1))
 		b, ok := s.build(c)
 		if !ok || len(b.h.Txns) == 0 {
 			continue

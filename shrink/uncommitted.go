@@ -22,6 +22,7 @@ func (s *shrinker) indexUncommitted() {
 	h := s.h
 	s.allCount = map[[2]int32]int32{}
 	s.uLongest = make([][]int32, len(h.Keys))
+	s.readerOf = map[int32]int32{}
 	for t := range h.Txns {
 		tx := &h.Txns[t]
 		for i := tx.OpStart; i < tx.OpEnd; i++ {
@@ -30,6 +31,7 @@ func (s *shrinker) indexUncommitted() {
 			case op.Kind == history.Append:
 				s.allCount[[2]int32{op.Key, op.Value}]++
 			case tx.Status == history.OK && op.Known && op.End > op.Start:
+				s.readerOf[i] = int32(t)
 				ls := s.uLongest[op.Key]
 				switch n := op.End - op.Start; {
 				case len(ls) == 0 || n > h.Ops[ls[0]].End-h.Ops[ls[0]].Start:
@@ -44,15 +46,23 @@ func (s *shrinker) indexUncommitted() {
 	}
 }
 
-// buildUncommitted makes c into a history for read uncommitted, or reports false when
-// a key keeps a read but not every distinct longest list of the whole (the cut's version
-// order could then be one the whole never offers). Every op of a kept transaction on a
-// kept key stays unless c drops it (a read).
+// buildUncommitted makes c into a history for read uncommitted. Every op of a kept
+// transaction on a kept key stays unless c drops it (a read), and so does every
+// distinct longest list of a kept key (unless a kept read shows a value more often than
+// the whole appends it): when c leaves out its reader, the reader stays with that read
+// alone (a stub: its other ops go, the :fail writer standing for its appends), and a
+// dropped longest read stays. The cut's candidates for each version order are then the
+// whole's.
 func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyOp, removed map[int32]bool) (*built, bool) {
 	h := s.h
 	var prefixes []Prefix
 	var prefixVals [][]int32
 	var prefixKeys []int32
+	inCut := make(map[int32]bool, len(c.txns))
+	for _, t := range c.txns {
+		inCut[t] = true
+	}
+	stubs := map[int32]map[int32]bool{} // reader left out -> the longest reads it keeps
 	for ki, k := range c.keys {
 		var reads []int32 // the kept known reads of :ok transactions
 		kept := map[int32]int32{}
@@ -69,9 +79,6 @@ func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyO
 				reads = append(reads, ko.op)
 			}
 		}
-		if len(reads) == 0 {
-			continue // no version order: the key gives no edge
-		}
 		// A read that shows a value more often than the whole appends it
 		// (duplicate-elements, garbage-read) holds in every attribution of the whole:
 		// the cut need not keep the whole's version orders.
@@ -86,10 +93,23 @@ func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyO
 		}
 		if !excess {
 			for _, l := range s.uLongest[k] {
-				if !slices.ContainsFunc(reads, func(r int32) bool { return slices.Equal(h.ReadList(&h.Ops[r]), h.ReadList(&h.Ops[l])) }) {
-					return nil, false
+				if slices.ContainsFunc(reads, func(r int32) bool { return slices.Equal(h.ReadList(&h.Ops[r]), h.ReadList(&h.Ops[l])) }) {
+					continue
 				}
+				t := s.readerOf[l]
+				if inCut[t] {
+					delete(removed, l) // a dropped longest read stays
+				} else {
+					if stubs[t] == nil {
+						stubs[t] = map[int32]bool{}
+					}
+					stubs[t][l] = true
+				}
+				reads = append(reads, l)
 			}
+		}
+		if len(reads) == 0 {
+			continue // no read of the key at all: no version order, no edge
 		}
 		// Each value as often as some kept read shows it, at most as often as the
 		// whole's appends the cut leaves out: every version order of the whole can be
@@ -120,6 +140,21 @@ func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyO
 			prefixVals = append(prefixVals, vals)
 			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Excess: excess, Failed: true})
 		}
+	}
+	if len(stubs) > 0 {
+		txns := slices.Clone(c.txns)
+		for t, keep := range stubs {
+			txns = append(txns, t)
+			for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+				if keep[i] {
+					delete(removed, i) // a longest read stays, dropped or not
+				} else {
+					removed[i] = true
+				}
+			}
+		}
+		slices.Sort(txns)
+		c = c.withTxns(txns)
 	}
 	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes, history.Fail), true
 }
