@@ -153,17 +153,22 @@ type shrinker struct {
 	// (read uncommitted's duplicate-elements count); uLongest lists, per key, one read
 	// of each distinct longest list of a known read of an :ok transaction, version
 	// reads included (read uncommitted's candidates for the version order).
-	allCount  map[[2]int32]int32
-	uLongest  [][]int32
-	readerOf  map[int32]int32 // a longest read's transaction
-	longest   []int32
-	positions map[int32]map[int32]int
-	checks    int
-	timedOut  bool
-	best      cand
-	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
-	bestB     *built
-	bestRes   check.Result
+	allCount map[[2]int32]int32
+	uLongest [][]int32
+	readerOf map[int32]int32    // a longest read's transaction
+	notOK    map[[2]int32]int32 // appends per (key, value) by transactions that are not :ok
+	// listOf: a read of a longest list's length, the index of its list in uLongest;
+	// excessRead: a read that shows a value more often than its key was appended it.
+	listOf     map[int32]int
+	excessRead map[int32]bool
+	longest    []int32
+	positions  map[int32]map[int32]int
+	checks     int
+	timedOut   bool
+	best       cand
+	bestBuilt  cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB      *built
+	bestRes    check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -337,7 +342,9 @@ func (s *shrinker) minimize() {
 		ddmin(s.best.keys, func(keys []int32) bool { return s.try(s.best.withKeys(keys)) }, s.out)
 		s.best = s.best.withTxns(s.present())
 		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
-		s.dropReads()
+		if s.reading != uncommitted { // read uncommitted's cuts choose their reads
+			s.dropReads()
+		}
 		if s.size() == before {
 			break
 		}
