@@ -213,10 +213,10 @@ func newShrinker(h *history.History, m string) *shrinker {
 			case op.Kind == history.Append:
 				s.appends[op.Key]++
 				s.appendCount[[2]int32{op.Key, op.Value}]++
-			case tx.Status == history.OK && op.Known && attributable(h, int32(t), i):
-				// Only a read that shows its transaction's own earlier appends last can
-				// pin values (an other one is ignored per read, and has no witness
-				// otherwise).
+			case tx.Status == history.OK && op.Known && (s.reading != oneBase || attributable(h, int32(t), i)):
+				// A read that shows its transaction's own earlier appends last is a
+				// prefix of the key's list, and per read so is a version read: either
+				// can pin values (one base, a version read has no witness).
 				if l := s.longest[op.Key]; l < 0 || op.End-op.Start > h.Ops[l].End-h.Ops[l].Start {
 					s.longest[op.Key] = i
 				}

@@ -665,3 +665,122 @@ func needsVersionReads(t *testing.T, h *history.History, m string) bool {
 	}
 	return brute.Check(b.h, m)
 }
+
+// TestUncommittedG0Small: a G0 under read uncommitted between two transactions that
+// append to x and y in opposite orders, among many other writers of both keys, shrinks
+// to the pair, the reader of the longest lists and the synthetic writers, for all
+// three forms; the first synthetic writer is :fail.
+func TestUncommittedG0Small(t *testing.T) {
+	var b strings.Builder
+	var xs, ys []string
+	n := 0
+	add := func(line string) {
+		fmt.Fprintf(&b, "T%d p%d ok %s inv=%d cmp=%d\n", n, n%3, line, 2*n, 2*n+1)
+		n++
+	}
+	for i := 1; i <= 8; i++ { // serial writers of both keys
+		add(fmt.Sprintf("[r x [%s]] [a x %d] [a y %d]", strings.Join(xs, " "), i, i))
+		xs, ys = append(xs, fmt.Sprint(i)), append(ys, fmt.Sprint(i))
+	}
+	add("[a x 100] [a y 101]")
+	add("[a x 101] [a y 100]")
+	xs, ys = append(xs, "100", "101"), append(ys, "100", "101")
+	for i := 9; i <= 14; i++ {
+		add(fmt.Sprintf("[a x %d] [a y %d]", i, i))
+		xs, ys = append(xs, fmt.Sprint(i)), append(ys, fmt.Sprint(i))
+	}
+	add(fmt.Sprintf("[r x [%s]] [r y [%s]]", strings.Join(xs, " "), strings.Join(ys, " ")))
+	h, err := brute.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"} {
+		res, err := check.Check(h, check.Options{Models: []string{m}})
+		if err != nil || res.Valid != check.Invalid {
+			t.Fatalf("%s: %v %v", m, res.Valid, err)
+		}
+		reports, failures := Counterexamples(h, &res, noDeadline)
+		if len(reports) != 1 || len(failures) > 0 {
+			t.Fatalf("%s: %v %v", m, reports, failures)
+		}
+		r := reports[0]
+		cx := r.History()
+		if len(r.Synthetic) == 0 || cx.Txns[0].Status != history.Fail || r.Orig()[0] >= 0 {
+			t.Errorf("%s: the first transaction is not a :fail synthetic writer:\n%s", m, r.EDN)
+		}
+		if original := len(r.Txns) - len(r.Synthetic); original != 3 || !strings.HasPrefix(r.Anomalies[0].Type, "G0") {
+			t.Errorf("%s: %d original transactions, first anomaly %s:\n%s", m, original, r.Anomalies[0].Type, r.EDN)
+		}
+		if ok, err := brute.CheckGraph(cx, m); err != nil || ok {
+			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
+		}
+	}
+}
+
+// TestUncommittedFillsCommittedOnly: read uncommitted's :ok fills stand only for
+// positions whose values only :ok transactions append. Here the value between the two
+// kept writers of x is a :fail transaction's: the whole has no G0 (no edge through a
+// transaction that did not commit), and neither may the cut, so the :fail synthetic
+// writer takes that position, not a fill. With that transaction :ok, the whole has the
+// G0 and the cut keeps it through a fill.
+func TestUncommittedFillsCommittedOnly(t *testing.T) {
+	for _, status := range []string{"fail", "ok"} {
+		h, err := brute.Parse(`T0 p0 ok [a x 1] [a y 2] inv=0 cmp=1
+T1 p1 ` + status + ` [a x 9] inv=2 cmp=3
+T2 p2 ok [a x 3] [a y 1] inv=4 cmp=5
+T3 p0 ok [r x [1 9 3]] [r y [1 2]] inv=6 cmp=7
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := newShrinker(h, "read-uncommitted").build(cand{txns: []int32{0, 2, 3}, keys: []int32{0, 1}})
+		if !ok {
+			t.Fatal("no cut")
+		}
+		fills := 0
+		for _, p := range b.prefixes {
+			fills += len(p.Fills)
+		}
+		whole, cut := brute.Check(h, "read-uncommitted"), brute.Check(b.h, "read-uncommitted")
+		if want := status == "ok"; fills > 0 != want || whole == want || cut == want {
+			t.Errorf("T1 %s: %d fills, whole valid %v, cut valid %v\n%s", status, fills, whole, cut, brute.Format(b.h))
+		}
+	}
+}
+
+// TestVersionReadKept: a read committed G0 that needs a read missing its own append:
+// T0 appends 1 to x, then reads x = [30 40 1 2 3], the only read that orders T1's 2
+// and T2's 3, while y = [3 2] orders them the other way. The writers of 30 and 40 go
+// (a synthetic writer stands for them); T0, T1 and T2 stay, pinned by their values in
+// that read, which the cut keeps. The whole without it is valid.
+func TestVersionReadKept(t *testing.T) {
+	h, err := brute.Parse(`T0 p0 ok [a x 30] inv=0 cmp=1
+T1 p0 ok [r x [30]] [a x 40] inv=2 cmp=3
+T2 p0 ok [r x [30 40]] [a x 1] [r x [30 40 1 2 3]] inv=4 cmp=11
+T3 p1 ok [a x 2] [a y 2] inv=5 cmp=6
+T4 p2 ok [a x 3] [a y 3] inv=7 cmp=8
+T5 p1 ok [r y [3 2]] inv=9 cmp=10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const m = "read-committed"
+	if !needsVersionReads(t, h, m) {
+		t.Fatal("the history without its version read is not valid")
+	}
+	res, err := check.Check(h, check.Options{Models: []string{m}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%v %v", res.Valid, err)
+	}
+	reports, failures := Counterexamples(h, &res, noDeadline)
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%v %v", reports, failures)
+	}
+	r := reports[0]
+	if original := len(r.Txns) - len(r.Synthetic); original != 4 || !coveredVersionRead(&built{h: r.History(), orig: r.Orig()}, false) {
+		t.Errorf("%d original transactions:\n%s", original, r.EDN)
+	}
+	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+		t.Errorf("the brute force finds the counterexample valid (err %v)", err)
+	}
+}

@@ -150,6 +150,21 @@ func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyO
 		if excess < 0 && len(s.uLongest[k]) == 1 {
 			l := h.ReadList(&h.Ops[s.uLongest[k][0]])
 			fillable := func(v int32) bool { return s.notOK[[2]int32{k, v}] == 0 && kept[v] == 0 }
+			// unplaced: a kept transaction appends a value more often than L shows it,
+			// so some append of it is in no position and the run at L's end has an
+			// edge out; else a fill there is on no cycle.
+			unplaced := func(l []int32) bool {
+				occ := map[int32]int32{}
+				for _, v := range l {
+					occ[v]++
+				}
+				for v := range kept {
+					if s.allCount[[2]int32{k, v}] > occ[v] {
+						return true
+					}
+				}
+				return false
+			}
 			for q := 0; q < len(l); {
 				if !fillable(l[q]) {
 					q++
@@ -159,7 +174,7 @@ func (s *shrinker) buildUncommitted(c cand, keyAt map[int32]int, perKey [][]keyO
 				for e < len(l) && fillable(l[e]) {
 					e++
 				}
-				if q > 0 && kept[l[q-1]] > 0 && (e == len(l) || kept[l[e]] > 0) {
+				if q > 0 && kept[l[q-1]] > 0 && (e < len(l) && kept[l[e]] > 0 || e == len(l) && unplaced(l)) {
 					fills = append(fills, Fill{Position: q + 1, vals: l[q:e], end: e})
 					for _, v := range l[q:e] {
 						filled[v]++
