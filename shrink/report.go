@@ -143,6 +143,11 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 	var fills []string
 	for _, p := range prefixes {
 		for _, f := range p.Fills {
+			if p.Failed {
+				fills = append(fills, fmt.Sprintf("appends to key %s the values its longest read shows at positions %d-%d (counted from 1), in place of the :ok writers left out, whose ww edges chain those positions; invoked before and completed after everything else",
+					p.Key, f.Position, f.Position+len(f.Values)-1))
+				continue
+			}
 			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out; invoked before and completed after everything else",
 				p.Key, f.Position, f.Position+len(f.Values)-1))
 		}
