@@ -181,7 +181,13 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	t0 := time.Now()
 	s := newShrinker(h, m)
 	s.deadline = opts.Deadline
-	if !s.start(seeds) {
+	found := s.start(seeds)
+	if found && s.reading == uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
+		// The seed's cut, with its stubs and synthetic writers, outgrew the history:
+		// the whole, with only its longest reads, is not valid either.
+		s.try(whole(h))
+	}
+	if !found {
 		why := "no cut tried was verified not valid"
 		if s.timedOut {
 			why = "the time ran out before a cut was verified not valid"
@@ -299,6 +305,11 @@ func (s *shrinker) try(c cand) bool {
 	if !ok || len(b.h.Txns) == 0 {
 		return false
 	}
+	if s.reading == uncommitted && s.bestB != nil && bigger(b.h, s.bestB.h) {
+		// Read uncommitted's cut can grow when a transaction goes: its longest reads
+		// stay (a stub) and synthetic writers stand for its appends.
+		return false
+	}
 	opts := check.Options{Models: []string{s.model}}
 	if !s.deadline.IsZero() {
 		left := time.Until(s.deadline)
@@ -354,8 +365,18 @@ func (s *shrinker) minimize() {
 
 // size measures the best cut: transactions, then micro-ops, then values read.
 func (s *shrinker) size() [3]int {
-	h := s.bestB.h
+	return sizeOf(s.bestB.h)
+}
+
+func sizeOf(h *history.History) [3]int {
 	return [3]int{len(h.Txns), len(h.Ops), len(h.ReadValues)}
+}
+
+// bigger reports whether cut a is bigger than cut b: more transactions, or as many and
+// more micro-ops, or as many of both and more values read.
+func bigger(a, b *history.History) bool {
+	sa, sb := sizeOf(a), sizeOf(b)
+	return slices.Compare(sa[:], sb[:]) > 0
 }
 
 // present lists the original transactions of the best candidate left in its cut (not
