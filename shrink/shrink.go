@@ -39,11 +39,12 @@ const (
 	// that forbid G-single reject in every attribution. Consistent view and up.
 	perReadSingle
 	// uncommitted: reads place no block; each key's version order is one of its
-	// longest reads, and every read counts for duplicate-elements. A cut keeps, for a
-	// key with kept reads, every distinct longest list, and one :fail synthetic
-	// transaction stands for the writers left out: it can take their positions and
-	// gives no edge (DESIGN.md, "Counterexamples", rule 8). Read uncommitted and its
-	// strong-session and strong forms.
+	// longest reads, and every read counts for duplicate-elements. A cut keeps each
+	// kept key's distinct longest lists (their readers as stubs when left out), one
+	// :fail synthetic transaction stands for the writers left out (it can take their
+	// positions and gives no edge), and :ok fills for runs of positions only committed
+	// writers left out took (DESIGN.md, "Counterexamples", rule 8). Read uncommitted
+	// and its strong-session and strong forms.
 	uncommitted
 )
 
