@@ -38,27 +38,40 @@ type Report struct {
 // Counterexamples shrinks h for every model res found not valid, within the time
 // before deadline (zero: none). A counterexample found for one model serves another of
 // the same row of cutModels (whose proof covers the cut) when the checker finds it not
-// valid under that one too. Models without one get an entry in failures. Each model's
-// shrink gets an equal share of the time left, so that a model whose cuts stay large
-// (cursor stability's lost update: per read, a read before its append pins nothing)
-// does not take the time of the others.
+// valid under that one too. Models without one get an entry in failures. Each shrink
+// gets an equal share of the time left, so that a model whose cuts stay large (cursor
+// stability's lost update: per read, a read before its append pins nothing) does not
+// take the time of the others; models of one row count once, as one cut mostly serves
+// them all (read uncommitted's three forms).
 func Counterexamples(h *history.History, res *check.Result, deadline time.Time) (reports []*Report, failures []string) {
-	left := 0
-	for _, mr := range res.Models {
-		if mr.Valid == check.Invalid {
-			left++
+	// shrinksLeft counts the shrinks still to come from model i on: one per row of
+	// cutModels that no report serves yet, one per model without a row.
+	shrinksLeft := func(i int) int {
+		rows := map[cut]bool{}
+		n := 0
+		for _, r := range reports {
+			rows[cutModels[r.cut.Model]] = true
 		}
+		for _, mr := range res.Models[i:] {
+			if mr.Valid != check.Invalid {
+				continue
+			}
+			if row, ok := cutModels[mr.Model]; !ok || !rows[row] {
+				rows[row] = ok
+				n++
+			}
+		}
+		return max(n, 1)
 	}
-	for _, mr := range res.Models {
+	for i, mr := range res.Models {
 		if mr.Valid != check.Invalid {
 			continue
 		}
 		m := mr.Model
 		share := deadline
 		if !deadline.IsZero() {
-			share = time.Now().Add(time.Until(deadline) / time.Duration(left))
+			share = time.Now().Add(time.Until(deadline) / time.Duration(shrinksLeft(i)))
 		}
-		left--
 		reused := false
 		for _, r := range reports {
 			// Only a cut made under the same row (reading, first reads) is proved
