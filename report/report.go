@@ -61,7 +61,7 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 			name := fmt.Sprintf("T%d", t.Index)
 			where := fmt.Sprintf("line %d, %s", t.Line, t.Status)
 			if t.Line == 0 {
-				where = "synthetic"
+				where = "synthetic, " + t.Status // read uncommitted's first one is :fail
 			}
 			v.Txns = append(v.Txns, txnView{ID: t.ID, Name: name, Where: where, Ops: t.Ops})
 		}

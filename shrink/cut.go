@@ -37,6 +37,10 @@ type Prefix struct {
 	// the key (duplicate-elements), so Values are what the kept reads start with less
 	// the occurrences past that count: the cut appends each value as often as the whole.
 	Excess bool `json:"excess,omitempty"`
+	// Failed: the synthetic transaction that appends Values is :fail (read
+	// uncommitted): its appends can take the left-out writers' positions in a key's
+	// version order, and a transaction that did not commit has no edge.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Fill is a run of positions of a key, past its prefix, that no kept writer's pinned
@@ -90,20 +94,13 @@ func (s *shrinker) build(c cand) (*built, bool) {
 	for i := range c.dropped {
 		removed[i] = true
 	}
-	if s.reading != oneBase {
-		// Per read, a read that misses its transaction's own appends still shows a
-		// state of the key (a version read), which the rules below do not cover: left
-		// out of every cut. A cut without it has more witnesses, so the rules' proofs
-		// stand (DESIGN.md, "Counterexamples").
-		for _, t := range c.txns {
-			tx := &h.Txns[t]
-			for i := tx.OpStart; i < tx.OpEnd; i++ {
-				if op := &h.Ops[i]; tx.Status == history.OK && op.Kind == history.Read && op.Known && !attributable(h, t, i) {
-					removed[i] = true
-				}
-			}
-		}
+	if s.reading == uncommitted {
+		return s.buildUncommitted(c, keyAt, perKey, removed)
 	}
+	// Per read, a read that misses its transaction's own appends (a version read)
+	// stays: on a key whose writers are all kept the cut's list is the whole's, and on
+	// the others prefix counts it as a kept read (DESIGN.md, "Counterexamples", rule
+	// 4's version reads).
 	if s.firstReads {
 		s.keepFirstReads(c.txns, keyAt, removed)
 	}
@@ -133,7 +130,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills, Excess: excess})
 		}
 	}
-	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes), true
+	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes, history.OK), true
 }
 
 // prefix decides the ops on one key whose writers are not all kept (ops: the kept
@@ -196,6 +193,10 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 	// seen is a read's length without the reader's own earlier appends: where a pinned
 	// reader's own block starts, or how far the others' appends reach.
 	seen := func(ko keyOp) int {
+		if s.versionRead(ko) {
+			// A version read: its whole list is a state of the key.
+			return int(h.Ops[ko.op].End - h.Ops[ko.op].Start)
+		}
 		own := 0
 		for i := h.Txns[ko.txn].OpStart; i < ko.op; i++ {
 			if o := &h.Ops[i]; o.Kind == history.Append && o.Key == h.Ops[ko.op].Key {
@@ -240,13 +241,12 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				}
 				if s.reading != oneBase {
 					// Each read is its own observation: reads of one transaction may
-					// see different lengths, and one that misses its own appends is
-					// ignored; only reads that are not prefixes of one list contradict.
-					if attributable(h, ko.txn, ko.op) {
-						parts = append(parts, h.ReadValues[op.Start:op.Start+int32(seen(ko))])
-						if over(ko) {
-							found, excess = true, true
-						}
+					// see different lengths; only reads that are not prefixes of one
+					// list contradict. A version read is a prefix of the key's list
+					// too, whole.
+					parts = append(parts, h.ReadValues[op.Start:op.Start+int32(seen(ko))])
+					if over(ko) {
+						found, excess = true, true
 					}
 					continue
 				}
@@ -286,10 +286,12 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		}
 	}
 	// counted: a read that constrains the cut (known, of an :ok transaction, kept).
+	// Per read a version read counts too, with its whole list: it ends at a block
+	// boundary of the key's list in every witness, or inside its reader's block, which
+	// is then pinned (a late writer's block lies past every counted read).
 	counted := func(t *txnOps, ko keyOp) bool {
 		op := &h.Ops[ko.op]
-		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK &&
-			(s.reading == oneBase || attributable(h, ko.txn, ko.op))
+		return !t.out && !removed[ko.op] && op.Kind == history.Read && op.Known && h.Txns[ko.txn].Status == history.OK
 	}
 	// bounds returns the shortest and longest counted read (-1 if none).
 	bounds := func() (p, longest int, ok bool) {
@@ -438,7 +440,10 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 // were invoked right after the first and complete after everything else (so that no
 // real-time or process order constrains them). Event positions are renumbered in
 // order; transactions left without ops go.
-func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool, prefixKeys []int32, prefixVals [][]int32, prefixes []Prefix) *built {
+//
+// firstStatus is the first synthetic transaction's status: :ok, or :fail for read
+// uncommitted, where it takes the left-out writers' positions without an edge.
+func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool, prefixKeys []int32, prefixVals [][]int32, prefixes []Prefix, firstStatus history.Status) *built {
 	h := s.h
 	out := &history.History{Source: h.Source + " (counterexample)"}
 	b := &built{h: out, prefixes: prefixes}
@@ -500,6 +505,7 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 	}
 	if len(ops) > 0 {
 		tx := synthetic(0)
+		tx.Status = firstStatus
 		first = &tx
 	}
 	type kept struct {
@@ -642,6 +648,14 @@ func attributable(h *history.History, t, op int32) bool {
 	}
 	vals := h.ReadList(r)
 	return len(vals) >= len(own) && slices.Equal(vals[len(vals)-len(own):], own)
+}
+
+// versionRead reports whether ko is, per read, a version read: a known read of an :ok
+// transaction that misses the transaction's own earlier appends to the key.
+func (s *shrinker) versionRead(ko keyOp) bool {
+	op := &s.h.Ops[ko.op]
+	return s.reading != oneBase && op.Kind == history.Read && op.Known && s.h.Txns[ko.txn].Status == history.OK &&
+		!attributable(s.h, ko.txn, ko.op)
 }
 
 // pins reports whether known read op of an :ok transaction fixes where its

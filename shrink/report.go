@@ -38,27 +38,40 @@ type Report struct {
 // Counterexamples shrinks h for every model res found not valid, within the time
 // before deadline (zero: none). A counterexample found for one model serves another of
 // the same row of cutModels (whose proof covers the cut) when the checker finds it not
-// valid under that one too. Models without one get an entry in failures. Each model's
-// shrink gets an equal share of the time left, so that a model whose cuts stay large
-// (cursor stability's lost update: per read, a read before its append pins nothing)
-// does not take the time of the others.
+// valid under that one too. Models without one get an entry in failures. Each shrink
+// gets an equal share of the time left, so that a model whose cuts stay large (cursor
+// stability's lost update: per read, a read before its append pins nothing) does not
+// take the time of the others; models of one row count once, as one cut mostly serves
+// them all (read uncommitted's three forms).
 func Counterexamples(h *history.History, res *check.Result, deadline time.Time) (reports []*Report, failures []string) {
-	left := 0
-	for _, mr := range res.Models {
-		if mr.Valid == check.Invalid {
-			left++
+	// shrinksLeft counts the shrinks still to come from model i on: one per row of
+	// cutModels that no report serves yet, one per model without a row.
+	shrinksLeft := func(i int) int {
+		rows := map[cut]bool{}
+		n := 0
+		for _, r := range reports {
+			rows[cutModels[r.cut.Model]] = true
 		}
+		for _, mr := range res.Models[i:] {
+			if mr.Valid != check.Invalid {
+				continue
+			}
+			if row, ok := cutModels[mr.Model]; !ok || !rows[row] {
+				rows[row] = ok
+				n++
+			}
+		}
+		return max(n, 1)
 	}
-	for _, mr := range res.Models {
+	for i, mr := range res.Models {
 		if mr.Valid != check.Invalid {
 			continue
 		}
 		m := mr.Model
 		share := deadline
 		if !deadline.IsZero() {
-			share = time.Now().Add(time.Until(deadline) / time.Duration(left))
+			share = time.Now().Add(time.Until(deadline) / time.Duration(shrinksLeft(i)))
 		}
-		left--
 		reused := false
 		for _, r := range reports {
 			// Only a cut made under the same row (reading, first reads) is proved
@@ -143,6 +156,11 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 	var fills []string
 	for _, p := range prefixes {
 		for _, f := range p.Fills {
+			if p.Failed {
+				fills = append(fills, fmt.Sprintf("appends to key %s the values its longest read shows at positions %d-%d (counted from 1), in place of the :ok writers left out, whose ww edges chain those positions; invoked before and completed after everything else",
+					p.Key, f.Position, f.Position+len(f.Values)-1))
+				continue
+			}
 			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out; invoked before and completed after everything else",
 				p.Key, f.Position, f.Position+len(f.Values)-1))
 		}
@@ -152,6 +170,14 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 			continue
 		}
 		name := fmt.Sprintf("T%d", h.Txns[i].Index)
+		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 && h.Txns[i].Status == history.Fail {
+			var parts []string
+			for _, p := range prefixes {
+				parts = append(parts, fmt.Sprintf("to key %s %d values, each as often as a kept read shows it and at most as often as the whole history's appends left out", p.Key, len(p.Values)))
+			}
+			lines = append(lines, fmt.Sprintf("%s is synthetic and :fail, first of all: it appends %s; read uncommitted lets its appends stand anywhere in a key's version order in place of the writers left out, and a failed transaction has no edge", name, strings.Join(parts, "; ")))
+			continue
+		}
 		if i == 0 && h.Txns[i].Invoke == 0 && h.Txns[i].Complete == 1 {
 			var parts []string
 			for _, p := range prefixes {

@@ -38,6 +38,14 @@ const (
 	// (the read's rw edge to the block after it, then ww edges back), which the models
 	// that forbid G-single reject in every attribution. Consistent view and up.
 	perReadSingle
+	// uncommitted: reads place no block; each key's version order is one of its
+	// longest reads, and every read counts for duplicate-elements. A cut keeps each
+	// kept key's distinct longest lists (their readers as stubs when left out), one
+	// :fail synthetic transaction stands for the writers left out (it can take their
+	// positions and gives no edge), and :ok fills for runs of positions only committed
+	// writers left out took (DESIGN.md, "Counterexamples", rule 8). Read uncommitted
+	// and its strong-session and strong forms.
+	uncommitted
 )
 
 // cut is what the proof of docs/DESIGN.md ("Counterexamples") needs to know of a model:
@@ -82,6 +90,10 @@ var cutModels = map[string]cut{
 	"snapshot-isolation":                {reading: oneBase},
 	"strong-session-snapshot-isolation": {reading: oneBase},
 	"strong-snapshot-isolation":         {reading: oneBase},
+	// Read uncommitted: only its longest reads give edges (rule 8).
+	"read-uncommitted":                {reading: uncommitted},
+	"strong-session-read-uncommitted": {reading: uncommitted},
+	"strong-read-uncommitted":         {reading: uncommitted},
 }
 
 // Sound reports whether the cuts are proved to preserve invalidity under model m.
@@ -110,7 +122,7 @@ type Counterexample struct {
 	Model string
 	// History is the cut. Its transactions keep their original :index, line, process and
 	// status; the synthetic first transaction (Orig -1), when there is one, appends the
-	// Prefixes.
+	// Prefixes (read uncommitted: a :fail one).
 	History  *history.History
 	Orig     []int32 // Orig[i]: the original transaction of History.Txns[i], -1 for the synthetic one
 	Prefixes []Prefix
@@ -118,6 +130,8 @@ type Counterexample struct {
 	Checks   int          // candidates the checker decided
 	Minimal  bool         // false when the time ran out before every removal was tried
 	Seconds  float64
+
+	cand cand // the cut of the original history that History is
 }
 
 // candidateTime is the least time a candidate's check gets when the search is bounded
@@ -136,13 +150,26 @@ type shrinker struct {
 	// known read of an :ok transaction (an op index, -1 if none), and positions caches
 	// where its values lie (valuePin).
 	appendCount map[[2]int32]int32
-	longest     []int32
-	positions   map[int32]map[int32]int
-	checks      int
-	timedOut    bool
-	best        cand
-	bestB       *built
-	bestRes     check.Result
+	// allCount counts every transaction's appends per (key, value), :fail ones too
+	// (read uncommitted's duplicate-elements count); uLongest lists, per key, one read
+	// of each distinct longest list of a known read of an :ok transaction, version
+	// reads included (read uncommitted's candidates for the version order).
+	allCount map[[2]int32]int32
+	uLongest [][]int32
+	readerOf map[int32]int32    // a longest read's transaction
+	notOK    map[[2]int32]int32 // appends per (key, value) by transactions that are not :ok
+	// listOf: a read of a longest list's length, the index of its list in uLongest;
+	// excessRead: a read that shows a value more often than its key was appended it.
+	listOf     map[int32]int
+	excessRead map[int32]bool
+	longest    []int32
+	positions  map[int32]map[int32]int
+	checks     int
+	timedOut   bool
+	best       cand
+	bestBuilt  cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB      *built
+	bestRes    check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -155,41 +182,22 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	t0 := time.Now()
 	s := newShrinker(h, m)
 	s.deadline = opts.Deadline
-	if !s.start(seeds) {
+	found := s.start(seeds)
+	if found && s.reading == uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
+		// The seed's cut, with its stubs and synthetic writers, outgrew the history:
+		// the whole, with only its longest reads, is not valid either.
+		s.try(whole(h))
+	}
+	if !found {
 		why := "no cut tried was verified not valid"
-		switch {
-		case s.timedOut:
+		if s.timedOut {
 			why = "the time ran out before a cut was verified not valid"
-		case s.reading != oneBase && hasVersionReads(h):
-			// The last cut tried was the whole history without them.
-			why = VersionReadsNeeded
 		}
 		return nil, fmt.Errorf("no counterexample for %s: %s (%d candidates checked)", m, why, s.checks)
 	}
 	s.minimize()
 	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
-		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds()}, nil
-}
-
-// VersionReadsNeeded is why a per-read model's violation has no counterexample when it
-// needs a read that misses its transaction's own appends: such reads still show states
-// of their keys, but every cut leaves them out (the cut rules do not cover them).
-const VersionReadsNeeded = "the violation needs a read that misses its transaction's own appends, which every cut leaves out"
-
-// hasVersionReads reports whether a known read of an :ok transaction misses the
-// transaction's own earlier appends to its key.
-func hasVersionReads(h *history.History) bool {
-	for t := range h.Txns {
-		if h.Txns[t].Status != history.OK {
-			continue
-		}
-		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
-			if op := &h.Ops[i]; op.Kind == history.Read && op.Known && !attributable(h, int32(t), i) {
-				return true
-			}
-		}
-	}
-	return false
+		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds(), cand: s.bestBuilt}, nil
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
@@ -197,6 +205,9 @@ func newShrinker(h *history.History, m string) *shrinker {
 		longest: make([]int32, len(h.Keys)), positions: map[int32]map[int32]int{}}
 	for k := range s.longest {
 		s.longest[k] = -1
+	}
+	if s.reading == uncommitted {
+		s.indexUncommitted()
 	}
 	for t := range h.Txns {
 		tx := &h.Txns[t]
@@ -209,10 +220,10 @@ func newShrinker(h *history.History, m string) *shrinker {
 			case op.Kind == history.Append:
 				s.appends[op.Key]++
 				s.appendCount[[2]int32{op.Key, op.Value}]++
-			case tx.Status == history.OK && op.Known && attributable(h, int32(t), i):
-				// Only a read that shows its transaction's own earlier appends last can
-				// pin values (an other one is ignored per read, and has no witness
-				// otherwise).
+			case tx.Status == history.OK && op.Known && (s.reading != oneBase || attributable(h, int32(t), i)):
+				// A read that shows its transaction's own earlier appends last is a
+				// prefix of the key's list, and per read so is a version read: either
+				// can pin values (one base, a version read has no witness).
 				if l := s.longest[op.Key]; l < 0 || op.End-op.Start > h.Ops[l].End-h.Ops[l].Start {
 					s.longest[op.Key] = i
 				}
@@ -295,6 +306,11 @@ func (s *shrinker) try(c cand) bool {
 	if !ok || len(b.h.Txns) == 0 {
 		return false
 	}
+	if s.reading == uncommitted && s.bestB != nil && bigger(b.h, s.bestB.h) {
+		// Read uncommitted's cut can grow when a transaction goes: its longest reads
+		// stay (a stub) and synthetic writers stand for its appends.
+		return false
+	}
 	opts := check.Options{Models: []string{s.model}}
 	if !s.deadline.IsZero() {
 		left := time.Until(s.deadline)
@@ -317,7 +333,7 @@ func (s *shrinker) try(c cand) bool {
 	if res.Valid != check.Invalid {
 		return false
 	}
-	s.best, s.bestB, s.bestRes = c, b, res
+	s.best, s.bestB, s.bestRes, s.bestBuilt = c, b, res, c
 	return true
 }
 
@@ -338,7 +354,9 @@ func (s *shrinker) minimize() {
 		ddmin(s.best.keys, func(keys []int32) bool { return s.try(s.best.withKeys(keys)) }, s.out)
 		s.best = s.best.withTxns(s.present())
 		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
-		s.dropReads()
+		if s.reading != uncommitted { // read uncommitted's cuts choose their reads
+			s.dropReads()
+		}
 		if s.size() == before {
 			break
 		}
@@ -348,15 +366,26 @@ func (s *shrinker) minimize() {
 
 // size measures the best cut: transactions, then micro-ops, then values read.
 func (s *shrinker) size() [3]int {
-	h := s.bestB.h
+	return sizeOf(s.bestB.h)
+}
+
+func sizeOf(h *history.History) [3]int {
 	return [3]int{len(h.Txns), len(h.Ops), len(h.ReadValues)}
 }
 
-// present lists the original transactions left in the best cut.
+// bigger reports whether cut a is bigger than cut b: more transactions, or as many and
+// more micro-ops, or as many of both and more values read.
+func bigger(a, b *history.History) bool {
+	sa, sb := sizeOf(a), sizeOf(b)
+	return slices.Compare(sa[:], sb[:]) > 0
+}
+
+// present lists the original transactions of the best candidate left in its cut (not
+// the readers read uncommitted's cut keeps for their longest reads alone).
 func (s *shrinker) present() []int32 {
 	var out []int32
 	for _, t := range s.bestB.orig {
-		if t >= 0 {
+		if _, in := slices.BinarySearch(s.best.txns, t); t >= 0 && in {
 			out = append(out, t)
 		}
 	}

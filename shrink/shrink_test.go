@@ -26,11 +26,14 @@ var models = SoundModels()
 func TestCutsAreSound(t *testing.T) {
 	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
-	var cuts, withPrefix, withFill int
+	var cuts, withPrefix, withFill, failedPrefix, versionCovered int
 	perModel := map[string]int{}
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		h := brute.Random(rng, configs[seed%len(configs)])
+		if seed%3 == 0 {
+			h = versionize(rng, h)
+		}
 		var valid []string
 		for _, m := range models {
 			if brute.Check(h, m) {
@@ -62,15 +65,30 @@ func TestCutsAreSound(t *testing.T) {
 					break
 				}
 			}
+			for _, p := range b.prefixes {
+				if p.Failed {
+					failedPrefix++
+					break
+				}
+			}
+			if cutModels[m].reading == perRead || cutModels[m].reading == perReadSingle {
+				if coveredVersionRead(b, true) {
+					versionCovered++
+				}
+			}
 			checkFromOriginal(t, h, b)
 			perModel[m]++
 			if ok, err := brute.CheckGraph(b.h, m); err != nil || !ok {
-				t.Fatalf("seed %d: the history is valid under %s, its cut is not (err %v)\nhistory:\n%s\ncut (prefixes %v):\n%s",
-					seed, m, err, brute.Format(h), b.prefixes, brute.Format(b.h))
+				t.Fatalf("seed %d: the history is valid under %s, its cut is not (err %v)\nhistory:\n%s\ncut (prefixes %v, candidate %v):\n%s",
+					seed, m, err, brute.Format(h), b.prefixes, c, brute.Format(b.h))
 			}
 		}
 	}
-	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills; per model %v", cuts, withPrefix, withFill, perModel)
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; per model %v",
+		cuts, withPrefix, withFill, failedPrefix, versionCovered, perModel)
+	if failedPrefix < cuts/200 || versionCovered < cuts/2000 {
+		t.Errorf("only %d cuts with a :fail synthetic writer, %d keeping a version read of a key with synthetic writers, of %d: the rules are barely tested", failedPrefix, versionCovered, cuts)
+	}
 	for _, m := range models {
 		if perModel[m] < cuts/(4*len(models)) {
 			t.Errorf("only %d of %d cuts were of histories valid under %s: its rules are barely tested", perModel[m], cuts, m)
@@ -79,6 +97,33 @@ func TestCutsAreSound(t *testing.T) {
 	if withPrefix < cuts/50 || withFill < cuts/200 {
 		t.Errorf("only %d (%d with fills) of %d cuts had synthetic writers: the rules are barely tested", withPrefix, withFill, cuts)
 	}
+}
+
+// versionize turns some reads made after their transaction's own appends into version
+// reads, as a database that lets a transaction read an older state of a key after
+// writing it might: each loses some of its own appends at the end (all of them: it ends
+// where its transaction's block starts; some: inside that block).
+func versionize(rng *rand.Rand, h *history.History) *history.History {
+	out := *h
+	out.Ops = slices.Clone(h.Ops)
+	for t := range h.Txns {
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			op := &out.Ops[i]
+			if op.Kind != history.Read || !op.Known || rng.IntN(2) == 0 {
+				continue
+			}
+			own := 0
+			for j := h.Txns[t].OpStart; j < i; j++ {
+				if o := &h.Ops[j]; o.Kind == history.Append && o.Key == op.Key {
+					own++
+				}
+			}
+			if own > 0 && attributable(h, int32(t), i) {
+				op.End -= int32(1 + rng.IntN(own))
+			}
+		}
+	}
+	return &out
 }
 
 // randomCand keeps each transaction, key and read with some probability.
@@ -124,6 +169,46 @@ func checkFromOriginal(t *testing.T, orig *history.History, b *built) {
 			for _, op := range ops {
 				if op.Kind != history.Append || tx.Status != history.OK {
 					t.Fatalf("fill %d reads or is not :ok", i)
+				}
+			}
+			continue
+		}
+		if b.orig[i] < 0 && tx.Status == history.Fail {
+			// Read uncommitted's: first, on its own process, appends only, each value
+			// of a key no more often than the whole history's appends of it (by any
+			// transaction) that the cut leaves out.
+			if i != 0 || tx.Complete != 1 || tx.Invoke != 0 {
+				t.Fatalf("the :fail synthetic transaction %d is not first: %+v", i, *tx)
+			}
+			for j := 1; j < len(h.Txns); j++ {
+				if h.Txns[j].Process == tx.Process {
+					t.Fatalf("synthetic transaction shares process %s", h.Processes[tx.Process])
+				}
+			}
+			count := map[[2]string]int{}
+			for _, op := range ops {
+				if op.Kind != history.Append {
+					t.Fatalf("synthetic transaction reads")
+				}
+				count[[2]string{h.Keys[op.Key], h.Values[op.Value]}]++
+			}
+			for j := 1; j < len(h.Txns); j++ {
+				for _, op := range h.TxnOps(j) {
+					if op.Kind == history.Append {
+						count[[2]string{h.Keys[op.Key], h.Values[op.Value]}]++
+					}
+				}
+			}
+			for tt := range orig.Txns {
+				for _, op := range orig.TxnOps(tt) {
+					if op.Kind == history.Append {
+						count[[2]string{orig.Keys[op.Key], orig.Values[op.Value]}]--
+					}
+				}
+			}
+			for kv, c := range count {
+				if c > 0 {
+					t.Fatalf("the cut appends %s to key %s %d times more than the whole", kv[1], kv[0], c)
 				}
 			}
 			continue
@@ -204,12 +289,16 @@ func sameOp(h *history.History, a *history.MicroOp, o *history.History, b *histo
 }
 
 // TestCounterexamplesOnCorpus: for every random tiny history the checker finds not
-// valid under a model, the counterexample it shrinks to is one the brute force rejects
-// too, made only of the original's transactions and ops (or the synthetic one), and
-// no bigger than the original.
+// valid under a model, there is a counterexample; it is one the brute force rejects
+// too, made only of the original's transactions and ops (or the synthetic ones), no
+// bigger than the original, and 1-minimal: leaving out any one of its original
+// transactions gives a cut that is not sound, no smaller, or valid by the checker. Its EDN
+// loads back in the checker and the brute force, not valid. Read uncommitted's
+// violations and the per-read ones that need a version read (the whole without the
+// reads that miss their transaction's own appends is valid) are counted.
 func TestCounterexamplesOnCorpus(t *testing.T) {
 	configs := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
-	var found, smaller, prefixed, versionOnly int
+	var found, smaller, prefixed, violations, uncommittedFound, versionNeeded, versionNeededKept, versionKept int
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -218,22 +307,19 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		reports, failures := Counterexamples(h, &res, noDeadline)
-		covered := map[string]bool{}
-		for _, f := range failures {
-			// Only a per-read violation that needs a version read may go without one,
-			// and the oracle must agree: the whole without those reads is valid.
-			if !strings.Contains(f, VersionReadsNeeded) || !validWithoutVersionReads(t, h, f) {
-				t.Fatalf("seed %d: %v\n%s", seed, failures, brute.Format(h))
-			}
-			versionOnly++
-			covered[strings.TrimSuffix(strings.Fields(f)[3], ":")] = true
+		if len(failures) > 0 {
+			t.Fatalf("seed %d: %v\n%s", seed, failures, brute.Format(h))
 		}
+		covered := map[string]bool{}
+		versionReads := coveredVersionRead(&built{h: h}, false)
 		for _, r := range reports {
 			cx := r.cut
 			checkFromOriginal(t, h, &built{h: cx.History, orig: cx.Orig, prefixes: cx.Prefixes})
-			if len(cx.History.Txns) > len(h.Txns)+1 {
-				t.Errorf("seed %d: counterexample of %d transactions for %d", seed, len(cx.History.Txns), len(h.Txns))
+			if len(cx.History.Txns) > len(h.Txns)+1 || !cx.Minimal {
+				t.Errorf("seed %d: counterexample of %d transactions for %d (minimal: %v)", seed, len(cx.History.Txns), len(h.Txns), cx.Minimal)
 			}
+			checkOneMinimal(t, seed, h, cx)
+			kept := coveredVersionRead(&built{h: cx.History, orig: cx.Orig}, false)
 			for _, m := range r.Models {
 				if cutModels[m] != cutModels[cx.Model] {
 					t.Fatalf("seed %d: the counterexample made for %s serves %s, of another reading", seed, cx.Model, m)
@@ -243,11 +329,30 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 					t.Fatalf("seed %d: the counterexample for %s is valid by the brute force (err %v)\nhistory:\n%s\ncounterexample:\n%s",
 						seed, m, err, brute.Format(h), brute.Format(cx.History))
 				}
+				if cutModels[m].reading == uncommitted {
+					uncommittedFound++
+				}
+				if versionReads && needsVersionReads(t, h, m) {
+					// Its counterexample keeps one, or has writers pinned by the values
+					// one shows (rule 4's value pins).
+					versionNeeded++
+					if kept {
+						versionNeededKept++
+					}
+				}
 			}
-			// It loads in doppel check: the EDN parses back to the same verdict.
+			if kept {
+				versionKept++
+			}
+			// It loads in doppel check: the EDN parses back to the same verdict, the
+			// checker's and the brute force's.
 			back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
 			if err != nil {
 				t.Fatalf("seed %d: the counterexample's EDN does not parse: %v\n%s", seed, err, r.EDN)
+			}
+			again, err := check.Check(back, check.Options{Models: r.Models})
+			if err != nil || again.Valid != check.Invalid {
+				t.Fatalf("seed %d: the checker finds the counterexample's EDN %v under %v (err %v)\n%s", seed, again.Valid, r.Models, err, r.EDN)
 			}
 			for _, m := range r.Models {
 				if brute.Check(back, m) {
@@ -263,15 +368,69 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 			}
 		}
 		for _, mr := range res.Models {
-			if mr.Valid == check.Invalid && !covered[mr.Model] {
-				t.Fatalf("seed %d: %s not valid, no counterexample", seed, mr.Model)
+			if mr.Valid == check.Invalid {
+				violations++
+				if !covered[mr.Model] {
+					t.Fatalf("seed %d: %s not valid, no counterexample", seed, mr.Model)
+				}
 			}
 		}
 	}
-	t.Logf("%d counterexamples, %d smaller than the history, %d with a synthetic prefix; %d violations need a version read", found, smaller, prefixed, versionOnly)
-	if found == 0 || smaller == 0 {
-		t.Errorf("%d counterexamples, %d smaller: nothing was shrunk", found, smaller)
+	t.Logf("%d violations, all with a counterexample: %d counterexamples, %d smaller than the history, %d with a synthetic prefix; "+
+		"%d read uncommitted violations; %d counterexamples keep a version read; %d per-read violations need one (%d of their counterexamples keep one)",
+		violations, found, smaller, prefixed, uncommittedFound, versionKept, versionNeeded, versionNeededKept)
+	if found == 0 || smaller == 0 || uncommittedFound == 0 || versionNeeded == 0 {
+		t.Errorf("%d counterexamples, %d smaller, %d of read uncommitted, %d needing a version read: a kind is not tested", found, smaller, uncommittedFound, versionNeeded)
 	}
+}
+
+// checkOneMinimal fails when leaving out one original transaction of cx's cut gives a
+// smaller sound cut the checker still finds not valid: the shrink stopped short. (A reader that
+// read uncommitted's cut keeps for its longest reads alone is not one of the candidate's
+// transactions: leaving it out changes nothing.)
+func checkOneMinimal(t *testing.T, seed int, h *history.History, cx *Counterexample) {
+	t.Helper()
+	s := newShrinker(h, cx.Model)
+	var present []int32 // as the shrink's last pass: those with an op in the cut
+	for _, tx := range cx.cand.txns {
+		if slices.Contains(cx.Orig, tx) {
+			present = append(present, tx)
+		}
+	}
+	for i, tx := range present {
+		c := cx.cand.withTxns(slices.Delete(slices.Clone(present), i, i+1))
+		b, ok := s.build(c)
+		if !ok || len(b.h.Txns) == 0 || !bigger(cx.History, b.h) {
+			// Not sound, or no smaller (read uncommitted keeps a longest read's
+			// transaction as a stub, and synthetic writers stand for its appends).
+			continue
+		}
+		if res, err := check.Check(b.h, check.Options{Models: []string{cx.Model}}); err == nil && res.Valid == check.Invalid {
+			t.Errorf("seed %d: the counterexample for %s is not 1-minimal: without transaction %d it is still not valid\n%s", seed, cx.Model, tx, brute.Format(cx.History))
+		}
+	}
+}
+
+// coveredVersionRead reports whether a per-read cut keeps a version read (a known
+// read of an :ok transaction that misses its transaction's own appends), on a key with
+// synthetic writers when covered.
+func coveredVersionRead(b *built, covered bool) bool {
+	h := b.h
+	prefixed := map[string]bool{}
+	for _, p := range b.prefixes {
+		prefixed[p.Key] = true
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			if op := &h.Ops[i]; op.Kind == history.Read && op.Known && !attributable(h, int32(t), i) && (!covered || prefixed[h.Keys[op.Key]]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var noDeadline time.Time
@@ -311,7 +470,7 @@ func TestModelGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"read-uncommitted", "no-such-model"} {
+	for _, m := range []string{"no-such-model"} {
 		if Sound(m) {
 			t.Errorf("%s is admitted", m)
 		}
@@ -487,19 +646,144 @@ T2 p0 ok [r 2 []] [a 0 1] [r 2 []] inv=4 cmp=5
 	}
 }
 
-// validWithoutVersionReads reports whether the oracle finds h valid, under the model a
-// failure names, once every read that misses its transaction's own appends is left
-// out (as every per-read cut leaves them out).
-func validWithoutVersionReads(t *testing.T, h *history.History, failure string) bool {
-	for _, m := range models {
-		if !strings.HasPrefix(failure, "no counterexample for "+m+":") {
-			continue
-		}
-		b, ok := newShrinker(h, m).build(whole(h))
-		if !ok {
-			t.Fatalf("the whole history is not a sound cut of itself for %s", m)
-		}
-		return brute.Check(b.h, m)
+// needsVersionReads reports whether the oracle finds h valid under per-read model m
+// once every read that misses its transaction's own appends is left out: the violation
+// needs one (before version reads were kept, such a violation had no counterexample).
+func needsVersionReads(t *testing.T, h *history.History, m string) bool {
+	if r := cutModels[m].reading; r != perRead && r != perReadSingle {
+		return false
 	}
-	return false
+	c := whole(h)
+	c.dropped = map[int32]bool{}
+	for tx := range h.Txns {
+		for i := h.Txns[tx].OpStart; i < h.Txns[tx].OpEnd; i++ {
+			if op := &h.Ops[i]; h.Txns[tx].Status == history.OK && op.Kind == history.Read && op.Known && !attributable(h, int32(tx), i) {
+				c.dropped[i] = true
+			}
+		}
+	}
+	b, ok := newShrinker(h, m).build(c)
+	if !ok {
+		t.Fatalf("the whole history without its version reads is not a sound cut for %s", m)
+	}
+	return brute.Check(b.h, m)
+}
+
+// TestUncommittedG0Small: a G0 under read uncommitted between two transactions that
+// append to x and y in opposite orders, among many other writers of both keys, shrinks
+// to the pair, the reader of the longest lists and the synthetic writers, for all
+// three forms; the first synthetic writer is :fail.
+func TestUncommittedG0Small(t *testing.T) {
+	var b strings.Builder
+	var xs, ys []string
+	n := 0
+	add := func(line string) {
+		fmt.Fprintf(&b, "T%d p%d ok %s inv=%d cmp=%d\n", n, n%3, line, 2*n, 2*n+1)
+		n++
+	}
+	for i := 1; i <= 8; i++ { // serial writers of both keys
+		add(fmt.Sprintf("[r x [%s]] [a x %d] [a y %d]", strings.Join(xs, " "), i, i))
+		xs, ys = append(xs, fmt.Sprint(i)), append(ys, fmt.Sprint(i))
+	}
+	add("[a x 100] [a y 101]")
+	add("[a x 101] [a y 100]")
+	xs, ys = append(xs, "100", "101"), append(ys, "100", "101")
+	for i := 9; i <= 14; i++ {
+		add(fmt.Sprintf("[a x %d] [a y %d]", i, i))
+		xs, ys = append(xs, fmt.Sprint(i)), append(ys, fmt.Sprint(i))
+	}
+	add(fmt.Sprintf("[r x [%s]] [r y [%s]]", strings.Join(xs, " "), strings.Join(ys, " ")))
+	h, err := brute.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"} {
+		res, err := check.Check(h, check.Options{Models: []string{m}})
+		if err != nil || res.Valid != check.Invalid {
+			t.Fatalf("%s: %v %v", m, res.Valid, err)
+		}
+		reports, failures := Counterexamples(h, &res, noDeadline)
+		if len(reports) != 1 || len(failures) > 0 {
+			t.Fatalf("%s: %v %v", m, reports, failures)
+		}
+		r := reports[0]
+		cx := r.History()
+		if len(r.Synthetic) == 0 || cx.Txns[0].Status != history.Fail || r.Orig()[0] >= 0 {
+			t.Errorf("%s: the first transaction is not a :fail synthetic writer:\n%s", m, r.EDN)
+		}
+		if original := len(r.Txns) - len(r.Synthetic); original != 3 || !strings.HasPrefix(r.Anomalies[0].Type, "G0") {
+			t.Errorf("%s: %d original transactions, first anomaly %s:\n%s", m, original, r.Anomalies[0].Type, r.EDN)
+		}
+		if ok, err := brute.CheckGraph(cx, m); err != nil || ok {
+			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
+		}
+	}
+}
+
+// TestUncommittedFillsCommittedOnly: read uncommitted's :ok fills stand only for
+// positions whose values only :ok transactions append. Here the value between the two
+// kept writers of x is a :fail transaction's: the whole has no G0 (no edge through a
+// transaction that did not commit), and neither may the cut, so the :fail synthetic
+// writer takes that position, not a fill. With that transaction :ok, the whole has the
+// G0 and the cut keeps it through a fill.
+func TestUncommittedFillsCommittedOnly(t *testing.T) {
+	for _, status := range []string{"fail", "ok"} {
+		h, err := brute.Parse(`T0 p0 ok [a x 1] [a y 2] inv=0 cmp=1
+T1 p1 ` + status + ` [a x 9] inv=2 cmp=3
+T2 p2 ok [a x 3] [a y 1] inv=4 cmp=5
+T3 p0 ok [r x [1 9 3]] [r y [1 2]] inv=6 cmp=7
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := newShrinker(h, "read-uncommitted").build(cand{txns: []int32{0, 2, 3}, keys: []int32{0, 1}})
+		if !ok {
+			t.Fatal("no cut")
+		}
+		fills := 0
+		for _, p := range b.prefixes {
+			fills += len(p.Fills)
+		}
+		whole, cut := brute.Check(h, "read-uncommitted"), brute.Check(b.h, "read-uncommitted")
+		if want := status == "ok"; fills > 0 != want || whole == want || cut == want {
+			t.Errorf("T1 %s: %d fills, whole valid %v, cut valid %v\n%s", status, fills, whole, cut, brute.Format(b.h))
+		}
+	}
+}
+
+// TestVersionReadKept: a read committed G0 that needs a read missing its own append:
+// T0 appends 1 to x, then reads x = [30 40 1 2 3], the only read that orders T1's 2
+// and T2's 3, while y = [3 2] orders them the other way. The writers of 30 and 40 go
+// (a synthetic writer stands for them); T0, T1 and T2 stay, pinned by their values in
+// that read, which the cut keeps. The whole without it is valid.
+func TestVersionReadKept(t *testing.T) {
+	h, err := brute.Parse(`T0 p0 ok [a x 30] inv=0 cmp=1
+T1 p0 ok [r x [30]] [a x 40] inv=2 cmp=3
+T2 p0 ok [r x [30 40]] [a x 1] [r x [30 40 1 2 3]] inv=4 cmp=11
+T3 p1 ok [a x 2] [a y 2] inv=5 cmp=6
+T4 p2 ok [a x 3] [a y 3] inv=7 cmp=8
+T5 p1 ok [r y [3 2]] inv=9 cmp=10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const m = "read-committed"
+	if !needsVersionReads(t, h, m) {
+		t.Fatal("the history without its version read is not valid")
+	}
+	res, err := check.Check(h, check.Options{Models: []string{m}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%v %v", res.Valid, err)
+	}
+	reports, failures := Counterexamples(h, &res, noDeadline)
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%v %v", reports, failures)
+	}
+	r := reports[0]
+	if original := len(r.Txns) - len(r.Synthetic); original != 4 || !coveredVersionRead(&built{h: r.History(), orig: r.Orig()}, false) {
+		t.Errorf("%d original transactions:\n%s", original, r.EDN)
+	}
+	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+		t.Errorf("the brute force finds the counterexample valid (err %v)", err)
+	}
 }

@@ -434,3 +434,28 @@ func TestCheckTimeoutWhileParsing(t *testing.T) {
 		t.Errorf("the other file's page: %v", err)
 	}
 }
+
+// Read uncommitted's counterexample: the writer of x's first value goes, a :fail
+// synthetic transaction appends it in its place (it can take that position, and a
+// transaction that did not commit gives no edge); the file loads back not valid.
+func TestCheckCounterexampleReadUncommitted(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "g0.edn")
+	if err := os.WriteFile(in, []byte(`{:index 0, :type :ok, :process 3, :f :txn, :value [[:append :x 0]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append :x 1] [:append :y 1]]}
+{:index 2, :type :ok, :process 1, :f :txn, :value [[:append :x 2] [:append :y 2]]}
+{:index 3, :type :ok, :process 2, :f :txn, :value [[:r :x [0 1 2]] [:r :y [2 1]]]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "report")
+	code, out := captureCheck(t, "-d", report, "-c", "read-uncommitted,strong-read-uncommitted", in)
+	if code != exitInvalid || !strings.Contains(out, "Counterexample for read-uncommitted, strong-read-uncommitted: 4 of the 4 transactions") ||
+		!strings.Contains(out, "is synthetic and :fail") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	cx := filepath.Join(report, "counterexample.edn")
+	if code, out := captureCheck(t, "-c", "read-uncommitted", "--shrink", "0", cx); code != exitInvalid || !strings.Contains(out, "G0") {
+		t.Errorf("%s: exit %d, want 1 (not valid, G0):\n%s", cx, code, out)
+	}
+}
