@@ -116,7 +116,9 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 				try := runSnaps.list[from].run.copyRun()
 				if carry {
 					tb := try.base()
-					tb.relaxAgain = slices.Clone(r.base().relaxed[len(tb.relaxed):])
+					// The copy is r's ancestor: r's moves since are those after its own.
+					rel := r.base().relaxed
+					tb.relaxAgain = slices.Clone(rel[min(len(tb.relaxed), len(rel)):])
 				}
 				trySnaps := &replaySnaps{every: runSnaps.every, next: runSnaps.list[from].step + runSnaps.every,
 					list: slices.Clip(runSnaps.list[:from+1])}
