@@ -25,7 +25,10 @@ import (
 // started. A transaction ready only so that appends inside a trace is kept aside until
 // the replay is stuck (pickPerRead): its block could take a position from the writer
 // whose read pins it there (a lost update's loser is such a transaction: its block
-// belongs past the trace).
+// belongs past the trace). Repaired (runRepaired), it is gated: stuck where the serial
+// replay would be, it first undoes choices as the serial repair does, and only when
+// none gets it further goes on by reading older lists (repairLoop): going on at once
+// would run past the point where the wrong choice is visible.
 
 // newPerReadReplay is newReplay for in, a per-read inference: the reads it places are
 // in.Reads (a read that misses its transaction's own appends is ignored). A read before
@@ -129,7 +132,8 @@ func (r *replay) perReadCheck(op, k, at, l int32) (bool, int32) {
 // transactions kept aside (some are now ready; true means something was queued) and
 // returns the one to run, or -1: a kept-aside transaction whose appends take a key to a
 // position a committed transaction waits for, else the earliest deferred one (its
-// appends strand readers, which then read older lists), else the earliest kept aside.
+// appends strand readers, which then read older lists), else the earliest kept aside;
+// gated (relaxGate), -1 unless mayRelax allows it.
 func (r *replay) pickPerRead() (int32, bool) {
 	queued := r.ready.Len()
 	best := int32(-1)
@@ -160,27 +164,36 @@ func (r *replay) pickPerRead() (int32, bool) {
 	if r.ready.Len() > queued {
 		return -1, true
 	}
-	if best < 0 && len(r.deferred) > 0 {
-		t := r.earliest(&r.deferred)
-		if ok, _ := r.check(t); !ok {
-			r.try(t)
+	deferred := best < 0 && len(r.deferred) > 0
+	if deferred {
+		best = r.deferred[r.earliestIn(r.deferred)]
+	} else if best < 0 && len(r.stale) > 0 {
+		best = r.stale[r.earliestIn(r.stale)]
+	}
+	if best < 0 || !r.mayRelax(best) {
+		return -1, false
+	}
+	if deferred {
+		r.deferred = slices.DeleteFunc(r.deferred, func(t int32) bool { return t == best })
+		if ok, _ := r.check(best); !ok {
+			r.try(best)
 			return -1, true
 		}
-		return t, false
-	}
-	if best < 0 && len(r.stale) > 0 {
-		best = r.stale[0]
-		for _, t := range r.stale {
-			if r.prio(t) < r.prio(best) {
-				best = t
-			}
-		}
-	}
-	if best >= 0 {
+	} else {
 		r.stale = slices.DeleteFunc(r.stale, func(t int32) bool { return t == best })
 		r.state[best] = rPending
 	}
+	if r.relaxGate {
+		r.relaxes = max(0, r.relaxes-1)
+		r.relaxed = append(r.relaxed, best)
+	}
 	return best, false
+}
+
+// mayRelax reports whether the replay may go on by running t, which reads older lists
+// or strands readers: always unless gated (see relaxGate).
+func (r *replay) mayRelax(t int32) bool {
+	return !r.relaxGate || r.relaxes > 0 || slices.Contains(r.relaxAgain, t)
 }
 
 // perReadSchedule replays h read by read (ready transactions by interval midpoint, or

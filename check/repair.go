@@ -27,6 +27,9 @@ const maxStalled = 2
 // whole history.
 var repairWork = 2
 
+// perReadRepairWork is repairWork for the read-by-read replay (see runRepaired).
+var perReadRepairWork = 4
+
 // repairWidth is how many undone choices a repair tries.
 const repairWidth = 4
 
@@ -65,7 +68,10 @@ func checkpointer(run repairRun, sn *replaySnaps) func() {
 // repairLoop resumes copies of first, each with one more (writer, position) avoided
 // that blame names, until one completes, blame finds nothing to undo, the undone
 // choices stop getting the replay further, maxRepairs is reached or stop says to give
-// up; it returns the completed run and how many repairs it took.
+// up; it returns the completed run and how many repairs it took. A gated read-by-read
+// run (relaxGate) stops where a serial one would be stuck; when no undone choice gets
+// it further, it goes on from there by reading older lists (one move: relaxes), which
+// is new ground, not work done again.
 func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool) (repairRun, int, bool) {
 	avoid := map[uint64]bool{}
 	first.base().avoid = avoid
@@ -91,39 +97,84 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 		var best repairRun
 		var bestSnaps *replaySnaps
 		bestKey := uint64(0)
-		for _, c := range cands[:min(len(cands), repairWidth)] {
-			w := int32(c >> 32)
-			at := r.firstStep(r.base().in.Writers[w].Txn)
-			from := -1
-			for i, s := range runSnaps.list {
-				if s.step <= at {
-					from = i
+		// lookAhead tries the undone choices; carry lets each copy go on again by
+		// reading older lists where the stuck run did since (read by read).
+		lookAhead := func(carry bool) (repairRun, bool) {
+			for _, c := range cands[:min(len(cands), repairWidth)] {
+				w := int32(c >> 32)
+				at := r.firstStep(r.base().in.Writers[w].Txn)
+				from := -1
+				for i, s := range runSnaps.list {
+					if s.step <= at {
+						from = i
+					}
+				}
+				if from < 0 {
+					return nil, false
+				}
+				avoid[c] = true
+				try := runSnaps.list[from].run.copyRun()
+				if carry {
+					tb := try.base()
+					// The copy is r's ancestor: r's moves since are those after its own.
+					rel := r.base().relaxed
+					tb.relaxAgain = slices.Clone(rel[min(len(tb.relaxed), len(rel)):])
+				}
+				trySnaps := &replaySnaps{every: runSnaps.every, next: runSnaps.list[from].step + runSnaps.every,
+					list: slices.Clip(runSnaps.list[:from+1])}
+				try.base().checkpoint = checkpointer(try, trySnaps)
+				ok := try.resume()
+				work += try.steps() - runSnaps.list[from].step
+				delete(avoid, c)
+				if ok {
+					avoid[c] = true
+					return try, true
+				}
+				if best == nil || try.steps() > best.steps() {
+					best, bestSnaps, bestKey = try, trySnaps, c
+				}
+				if best.steps() > r.steps() || work > maxWork {
+					break
 				}
 			}
-			if from < 0 {
-				return nil, repairs, false
-			}
-			avoid[c] = true
-			try := runSnaps.list[from].run.copyRun()
-			trySnaps := &replaySnaps{every: runSnaps.every, next: runSnaps.list[from].step + runSnaps.every,
-				list: slices.Clip(runSnaps.list[:from+1])}
-			try.base().checkpoint = checkpointer(try, trySnaps)
-			ok := try.resume()
-			work += try.steps() - runSnaps.list[from].step
-			delete(avoid, c)
+			return nil, false
+		}
+		done, ok := lookAhead(false)
+		if ok {
+			return done, repairs + 1, true
+		}
+		rb := r.base()
+		if rb.relaxGate && len(rb.relaxed) > 0 && (best == nil || best.steps() <= r.steps()) && work <= maxWork {
+			// None gets further as a serial replay would: again, each copy going on
+			// by reading older lists where this run did (a lost update's loser, one
+			// side of a write skew); kept only if it gets further.
+			keep, keepSnaps, keepKey := best, bestSnaps, bestKey
+			best = nil
+			done, ok := lookAhead(true)
 			if ok {
-				avoid[c] = true
-				return try, repairs + 1, true
+				return done, repairs + 1, true
 			}
-			if best == nil || try.steps() > best.steps() {
-				best, bestSnaps, bestKey = try, trySnaps, c
-			}
-			if best.steps() > r.steps() || work > maxWork {
-				break
+			if best == nil || best.steps() <= r.steps() {
+				best, bestSnaps, bestKey = keep, keepSnaps, keepKey
 			}
 		}
 		if work > maxWork {
 			return nil, repairs, false
+		}
+		if rb.relaxGate && (best == nil || best.steps() <= r.steps()) {
+			// No undone choice gets further: go on by reading older lists.
+			try := r.copyRun()
+			try.base().relaxes = 1
+			trySnaps := &replaySnaps{every: runSnaps.every, next: runSnaps.next, list: slices.Clip(runSnaps.list)}
+			try.base().checkpoint = checkpointer(try, trySnaps)
+			ok := try.resume()
+			if ok {
+				return try, repairs + 1, true
+			}
+			if try.steps() > r.steps() {
+				r, runSnaps = try, trySnaps
+				continue
+			}
 		}
 		if best == nil {
 			return nil, repairs, false
@@ -208,6 +259,8 @@ func (r *replay) copyReplay() *replay {
 	c.filledBy = slices.Clone(r.filledBy)
 	c.blockStart = slices.Clone(r.blockStart)
 	c.stale = slices.Clone(r.stale)
+	c.relaxed = slices.Clone(r.relaxed)
+	c.relaxAgain = slices.Clone(r.relaxAgain)
 	c.startStep = slices.Clone(r.startStep)
 	c.endStep = slices.Clone(r.endStep)
 	c.lastWrite = slices.Clone(r.lastWrite)
@@ -244,10 +297,17 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
+	r.relaxGate = r.perRead
 	run := &serialRun{r: r}
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
-	done, n, ok := repairLoop(run, sn, repairWork*int(r.n), stop)
+	maxWork := repairWork * int(r.n)
+	if r.relaxGate {
+		// Each stuck state's choices are looked ahead twice (see repairLoop), and a
+		// small history's copies are far apart (snapEvery): a repair may cost more.
+		maxWork = max(perReadRepairWork*int(r.n), 32*snapEvery(r.n))
+	}
+	done, n, ok := repairLoop(run, sn, maxWork, stop)
 	if !ok {
 		return nil, n, false
 	}
@@ -432,7 +492,7 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) {
 			continue
 		}
-		if r.readsBefore(in.Writers[x].Txn, k) || r.avoid[uint64(x)<<32|uint64(p)] {
+		if r.pinnedAt(in.Writers[x].Txn, k, p) || r.avoid[uint64(x)<<32|uint64(p)] {
 			continue
 		}
 		return x, p
@@ -440,14 +500,15 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 	return -1, -1
 }
 
-// readsBefore reports whether t reads key k before its first append to it (its block
-// is then pinned where it read).
-func (r *replay) readsBefore(t, k int32) bool {
+// pinnedAt reports whether t's block on key k, started at p, is pinned there: t reads k
+// before its first append to it, the whole list before p (read by read, a read of an
+// older list does not pin the block).
+func (r *replay) pinnedAt(t, k, p int32) bool {
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Key != k {
 			continue
 		}
-		return op.Kind != history.Append && op.Known
+		return op.Kind != history.Append && op.Known && (!r.perRead || op.End-op.Start == p)
 	}
 	return false
 }

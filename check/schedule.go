@@ -151,6 +151,14 @@ type replay struct {
 	perRead    bool
 	blockStart []bool
 	stale      []int32
+	// relaxGate: a repaired per-read replay, stuck, goes on by running a kept-aside
+	// or deferred transaction (pickPerRead) only relaxes more times, or when the
+	// transaction is in relaxAgain: the repair first undoes choices as for a serial
+	// replay (repairLoop). relaxed lists the transactions it ran so, in order.
+	relaxGate  bool
+	relaxes    int
+	relaxed    []int32
+	relaxAgain []int32
 
 	// Snapshot mode (check/snapreplay.go): a transaction whose reads all see the lists
 	// of one earlier state, its appended keys unchanged since, runs as if it took its
@@ -729,15 +737,21 @@ func (r *replay) strandsIn(t int32, counts []int32, writersOnly bool) bool {
 // earliest removes and returns the transaction of list with the earliest priority.
 func (r *replay) earliest(list *[]int32) int32 {
 	l := *list
-	best := 0
-	for i := range l {
-		if r.prio(l[i]) < r.prio(l[best]) {
-			best = i
-		}
-	}
+	best := r.earliestIn(l)
 	t := l[best]
 	*list = append(l[:best], l[best+1:]...)
 	return t
+}
+
+// earliestIn returns the index of the transaction of list with the earliest priority.
+func (r *replay) earliestIn(list []int32) int {
+	best := 0
+	for i := range list {
+		if r.prio(list[i]) < r.prio(list[best]) {
+			best = i
+		}
+	}
+	return best
 }
 
 func (r *replay) run() ([]int32, bool) {
