@@ -13,10 +13,6 @@ type laneScratch struct {
 	fwd, bwd []int32
 	// viaF, viaB (only to explain): the edge that gave each bound, -1 for none.
 	viaF, viaB []int32
-	// dirtyF, dirtyB: the ranks the incremental passes still have to visit.
-	dirtyF, dirtyB []uint64
-	// loaded: the ranks whose kept bounds the incremental passes copied in.
-	loaded []uint64
 	// per key of the batch: narrowed windows (writer, lo, hi) and the contradiction.
 	narrow  [lanes][]int32
 	contraV [lanes]int32
@@ -67,76 +63,10 @@ func (p *pruner) setKeys(keys []int32, ls *laneScratch, clear bool) {
 // asks the deadline every pollNodes nodes (one batch can take a second on a big graph)
 // and reports false when it expired: then nothing is recorded.
 func (p *pruner) passesBatch(keys []int32, ls *laneScratch) bool {
-	p.setKeys(keys, ls, false)
-	defer p.setKeys(keys, ls, true)
-	incremental := false
-	switch {
-	case ls.viaF != nil || p.inc == nil:
-		if !p.passesFull(ls) {
-			return false
-		}
-	case p.incWorth(p.incGroup(keys)):
-		incremental = true
-		if !p.passesIncremental(keys, ls) {
-			return false
-		}
-	default:
-		if !p.passesFull(ls) {
-			return false
-		}
-	}
 	in := p.in
 	L := int32(lanes)
-	best, least, app := ls.best, ls.least, ls.app
-	if p.inc != nil && ls.viaF == nil && !incremental {
-		p.incKeep(p.incGroup(keys), ls) // best and least stay as they are until the group's next passes
-	}
-	for i, k := range keys {
-		ls.narrow[i], ls.contraV[i] = ls.narrow[i][:0], -1
-		li := int32(i)
-		for v := int32(0); v < p.nTN; v++ {
-			x := p.rank[v]*L + li
-			if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
-				ls.contraV[i] = v
-				break
-			}
-		}
-		if ls.contraV[i] >= 0 {
-			continue
-		}
-		for _, w := range in.Keys[k].Writers {
-			if p.maybe(w) {
-				// If it committed, not before what real time put before it.
-				if x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li; best[x] > p.win.Lo[w] {
-					ls.narrow[i] = append(ls.narrow[i], w, best[x], p.win.Hi[w])
-				}
-				continue
-			}
-			if !p.live(w) || p.pinned[w] {
-				continue
-			}
-			x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li
-			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if best[x] > lo {
-				lo = best[x]
-			}
-			if least[x] < inf {
-				hi = min(hi, least[x]-p.blockLen(w)-1)
-			}
-			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
-				ls.narrow[i] = append(ls.narrow[i], w, lo, hi)
-			}
-		}
-	}
-	return true
-}
-
-// pollNodes is how many nodes a pass visits between two looks at the deadline.
-const pollNodes = 4096
-
-// passesFull runs the passes over the whole graph, for the keys loaded into ls.
-func (p *pruner) passesFull(ls *laneScratch) bool {
-	L := int32(lanes)
+	p.setKeys(keys, ls, false)
+	defer p.setKeys(keys, ls, true)
 	best, least, app, fwd, bwd := ls.best, ls.least, ls.app, ls.fwd, ls.bwd
 	viaF, viaB := ls.viaF, ls.viaB
 	for i := range best {
@@ -218,5 +148,45 @@ func (p *pruner) passesFull(ls *laneScratch) bool {
 			copy(viaB[base:base+L], lv[:])
 		}
 	}
+	for i, k := range keys {
+		ls.narrow[i], ls.contraV[i] = ls.narrow[i][:0], -1
+		li := int32(i)
+		for v := int32(0); v < p.nTN; v++ {
+			x := p.rank[v]*L + li
+			if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
+				ls.contraV[i] = v
+				break
+			}
+		}
+		if ls.contraV[i] >= 0 {
+			continue
+		}
+		for _, w := range in.Keys[k].Writers {
+			if p.maybe(w) {
+				// If it committed, not before what real time put before it.
+				if x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li; best[x] > p.win.Lo[w] {
+					ls.narrow[i] = append(ls.narrow[i], w, best[x], p.win.Hi[w])
+				}
+				continue
+			}
+			if !p.live(w) || p.pinned[w] {
+				continue
+			}
+			x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li
+			lo, hi := p.win.Lo[w], p.win.Hi[w]
+			if best[x] > lo {
+				lo = best[x]
+			}
+			if least[x] < inf {
+				hi = min(hi, least[x]-p.blockLen(w)-1)
+			}
+			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
+				ls.narrow[i] = append(ls.narrow[i], w, lo, hi)
+			}
+		}
+	}
 	return true
 }
+
+// pollNodes is how many nodes a pass visits between two looks at the deadline.
+const pollNodes = 4096

@@ -133,7 +133,6 @@ type pruner struct {
 	// tileFirst: keys tiled in the first round even when expensive (two pinned blocks
 	// collide: the key alone has no segmentation).
 	tileFirst []bool
-	inc       *incState // the incremental passes' state; nil: every pass is whole
 }
 
 type edge struct {
@@ -158,12 +157,6 @@ const (
 
 // Run narrows the windows of in's writers for the models of opts.Level.
 func Run(in *encode.Inference, opts Options) *Result {
-	res, _ := runPruner(in, opts)
-	return res
-}
-
-// runPruner is Run, returning the pruner too (for tests).
-func runPruner(in *encode.Inference, opts Options) (*Result, *pruner) {
 	in.CheckValues() // keys whose values alone fail are Bad: left out
 	if opts.MaxRounds == 0 {
 		opts.MaxRounds = 50
@@ -171,13 +164,12 @@ func runPruner(in *encode.Inference, opts Options) (*Result, *pruner) {
 	p := &pruner{in: in, h: in.H, opts: opts, win: encode.NewWindows(len(in.Writers)), res: &Result{}}
 	p.res.Win = p.win
 	p.build()
-	p.incInit()
 	p.run()
 	p.allow()
 	if p.res.Contradiction == nil && !p.res.KeyUnsat {
 		p.order()
 	}
-	return p.res, p
+	return p.res
 }
 
 // order ranks the transactions by a topological order of the final graph that, among
@@ -498,42 +490,37 @@ func (p *pruner) live(w int32) bool {
 
 // windowEdges appends the edges of the writers' current windows.
 func (p *pruner) windowEdges(edges []edge) []edge {
-	for w := range p.in.Writers {
-		w := int32(w)
-		if p.live(w) || p.maybe(w) {
-			edges = p.writerEdges(edges, w, p.win.Lo[w], p.win.Hi[w])
-		}
-	}
-	return edges
-}
-
-// writerEdges appends the edges of writer w (live or maybe) with window lo..hi.
-func (p *pruner) writerEdges(edges []edge, w, lo, hi int32) []edge {
 	in := p.in
-	wr := &in.Writers[w]
-	b := p.thetaBase[wr.Key]
-	n := int32(len(in.Keys[wr.Key].Trace))
-	lo, m := min(lo, n), p.blockLen(w)
-	// After the gap following the crossing of lo; before the gap preceding the
-	// crossing of hi+m+1.
-	c := p.commitN(wr.Txn)
-	edges = append(edges, edge{from: b + 2*lo + 1, to: c, kind: eWinAfter, key: wr.Key, aux: w})
-	if !p.live(w) {
-		return edges // an :info writer: only edges into it
-	}
-	if p.split {
-		// First-committer-wins: the writer of the block before committed before it
-		// started.
-		edges = append(edges, edge{from: b + 2*lo + 1, to: p.startN(wr.Txn), kind: eFirstCommitter, key: wr.Key, aux: w})
-	}
-	if hi < n && hi+m+1 <= n+1 {
-		edges = append(edges, edge{from: c, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
-	}
-	// Wherever it starts, it crosses hi+1..lo+m itself.
-	if hi < n && hi+1 <= lo+m {
-		edges = append(edges,
-			edge{from: b + 2*(hi+1), to: c, kind: eCross, key: wr.Key, aux: w},
-			edge{from: c, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
+	for w := range in.Writers {
+		w := int32(w)
+		if !p.live(w) && !p.maybe(w) {
+			continue
+		}
+		wr := &in.Writers[w]
+		b := p.thetaBase[wr.Key]
+		n := int32(len(in.Keys[wr.Key].Trace))
+		lo, hi, m := min(p.win.Lo[w], n), p.win.Hi[w], p.blockLen(w)
+		// After the gap following the crossing of lo; before the gap preceding the
+		// crossing of hi+m+1.
+		c := p.commitN(wr.Txn)
+		edges = append(edges, edge{from: b + 2*lo + 1, to: c, kind: eWinAfter, key: wr.Key, aux: w})
+		if !p.live(w) {
+			continue // an :info writer: only edges into it
+		}
+		if p.split {
+			// First-committer-wins: the writer of the block before committed before it
+			// started.
+			edges = append(edges, edge{from: b + 2*lo + 1, to: p.startN(wr.Txn), kind: eFirstCommitter, key: wr.Key, aux: w})
+		}
+		if hi < n && hi+m+1 <= n+1 {
+			edges = append(edges, edge{from: c, to: b + 2*(hi+m+1), kind: eWinBefore, key: wr.Key, aux: w})
+		}
+		// Wherever it starts, it crosses hi+1..lo+m itself.
+		if hi < n && hi+1 <= lo+m {
+			edges = append(edges,
+				edge{from: b + 2*(hi+1), to: c, kind: eCross, key: wr.Key, aux: w},
+				edge{from: c, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
+		}
 	}
 	return edges
 }
@@ -570,7 +557,6 @@ func (p *pruner) run() {
 			return
 		}
 		p.rankGraph(all)
-		p.incGraph()
 		keys := p.openKeys()
 		if round >= 2 {
 			// By now a key's passes rarely narrow anything unless its own writers moved.
@@ -779,23 +765,10 @@ func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
 	for i := range contra {
 		contra[i] = -1 // also for the keys left when time runs out
 	}
-	// Batches: keys in order, lanes at a time; with incremental passes, the keys'
-	// groups (whose other keys are passed too, their results dropped).
-	var batches [][]int32
-	if p.inc != nil {
-		batches = p.incBatches(keys)
-	} else {
-		for lo := 0; lo < len(keys); lo += lanes {
-			batches = append(batches, keys[lo:min(lo+lanes, len(keys))])
-		}
-	}
-	slot := make(map[int32]int, len(keys))
-	for i, k := range keys {
-		slot[k] = i
-	}
 	var next atomic.Int32
 	var wg sync.WaitGroup
-	workers := min(2, len(batches))
+	batches := (len(keys) + lanes - 1) / lanes
+	workers := min(2, batches)
 	if p.ls[0] == nil && workers > 0 {
 		p.ls[0] = p.newLaneScratch()
 	}
@@ -809,18 +782,17 @@ func (p *pruner) passesAll(keys []int32, all []edge) (changed, stop bool) {
 			defer wg.Done()
 			for {
 				bi := int(next.Add(1)) - 1
-				if bi >= len(batches) || p.expired() {
+				if bi >= batches || p.expired() {
 					return
 				}
-				batch := batches[bi]
-				if !p.passesBatch(batch, ls) {
+				lo := bi * lanes
+				hi := min(lo+lanes, len(keys))
+				if !p.passesBatch(keys[lo:hi], ls) {
 					return // expired: these keys narrow nothing
 				}
-				for j, k := range batch {
-					if i, ok := slot[k]; ok {
-						contra[i] = ls.contraV[j]
-						narrow[i] = append([]int32(nil), ls.narrow[j]...)
-					}
+				for i := lo; i < hi; i++ {
+					contra[i] = ls.contraV[i-lo]
+					narrow[i] = append([]int32(nil), ls.narrow[i-lo]...)
 				}
 			}
 		}()
