@@ -77,11 +77,12 @@ func (d *decider) closes(from, to int32) bool {
 	}
 	fwd := d.epoch
 	var deltaF []int32
+	// Breadth first, so that a cycle found is a shortest one through the new edge (the
+	// explanation, and a counterexample cut from it, are then as small as they can be).
 	d.stack = append(d.stack[:0], to)
 	d.stamp[to] = fwd
-	for len(d.stack) > 0 {
-		u := d.stack[len(d.stack)-1]
-		d.stack = d.stack[:len(d.stack)-1]
+	for head := 0; head < len(d.stack); head++ {
+		u := d.stack[head]
 		deltaF = append(deltaF, u)
 		if u == from {
 			return true

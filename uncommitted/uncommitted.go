@@ -501,11 +501,64 @@ func (d *decider) findCycle() []Step {
 				for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 					rev[i], rev[j] = rev[j], rev[i]
 				}
-				return d.compress(rev)
+				return d.shorten(rev)
 			}
 		}
 	}
 	return nil
+}
+
+// shortenTries bounds the breadth-first searches shorten runs (each costs a pass over
+// the graph).
+const shortenTries = 16
+
+// shorten returns a shortest cycle through one of up to shortenTries transactions of
+// cycle c (a depth-first search's cycle can run through thousands of transactions
+// where a few close one), compressed as compress does.
+func (d *decider) shorten(c []Step) []Step {
+	best := d.compress(c)
+	var nodes []int32
+	for _, s := range c {
+		if int(s.From) < d.n {
+			nodes = append(nodes, s.From)
+		}
+	}
+	stride := max(1, len(nodes)/shortenTries)
+	nn := len(d.adj)
+	parent := make([]int32, nn)
+	parentEdge := make([]edge, nn)
+	seen := make([]int32, nn) // the try (1-based) that reached the node
+	var queue []int32
+	for i := 0; i < len(nodes) && len(best) > 1; i += stride {
+		v, try := nodes[i], int32(i+1)
+		queue = append(queue[:0], v)
+		seen[v] = try
+		var cyc []Step
+		for head := 0; head < len(queue) && cyc == nil; head++ {
+			u := queue[head]
+			for _, e := range d.adj[u] {
+				if e.to == v { // u → v closes a shortest cycle through v
+					cyc = []Step{d.step(u, e)}
+					for x := u; x != v; x = parent[x] {
+						cyc = append(cyc, d.step(parent[x], parentEdge[x]))
+					}
+					slices.Reverse(cyc)
+					break
+				}
+				if seen[e.to] != try {
+					seen[e.to] = try
+					parent[e.to], parentEdge[e.to] = u, e
+					queue = append(queue, e.to)
+				}
+			}
+		}
+		if cyc != nil {
+			if cc := d.compress(cyc); len(cc) < len(best) {
+				best = cc
+			}
+		}
+	}
+	return best
 }
 
 func (d *decider) step(from int32, e edge) Step {

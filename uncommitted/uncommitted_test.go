@@ -1,7 +1,9 @@
 package uncommitted
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"doppel/internal/brute"
@@ -142,5 +144,42 @@ func TestDecideRandom(t *testing.T) {
 	}
 	if open < seeds/10 {
 		t.Errorf("only %d of %d histories had open keys: the search is hardly exercised", open, seeds)
+	}
+}
+
+// TestShortCycle: a ring of 30 transactions, each before the next on its own key (the
+// cycle a depth-first search meets first), and a G0 between the last two on key s: the
+// cycle reported is the two-transaction one, with the same verdict.
+func TestShortCycle(t *testing.T) {
+	const n = 30
+	var lines []string
+	for i := 0; i < n; i++ {
+		line := fmt.Sprintf("ok [a r%d 1] [a r%d 2]", i, (i+n-1)%n)
+		switch i {
+		case n - 2:
+			line += " [a s 2]"
+		case n - 1:
+			line += " [a s 1]"
+		}
+		lines = append(lines, line)
+	}
+	read := "ok [r s [1 2]]"
+	for i := 0; i < n; i++ {
+		read += fmt.Sprintf(" [r r%d [1 2]]", i)
+	}
+	h, err := brute.Parse(strings.Join(append(lines, read), "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if brute.Check(h, "read-uncommitted") {
+		t.Fatal("the oracle finds the history valid: the test history is wrong")
+	}
+	r := NewIndex(h).Decide(false, false, nil, nil)
+	if r.Verdict != Invalid || !r.Fixed {
+		t.Fatalf("verdict %v fixed %v, want not valid among fixed edges", r.Verdict, r.Fixed)
+	}
+	checkCycle(t, r.Cycle)
+	if len(r.Cycle) != 2 {
+		t.Errorf("a cycle of %d steps, want the 2 of key s: %+v", len(r.Cycle), r.Cycle)
 	}
 }
