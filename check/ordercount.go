@@ -90,8 +90,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 	nv := len(h.Values)
 	cnt, vStart := make([]int32, nv), make([]int32, nv)
 	var at, vals []int32
-	var items []orderItem
-	var itemVal []int32
+	appended := make([]int32, nv) // per value: k+1 when key k has an append of it
+	var items, its []orderItem
+	var itemVal, byVal []int32
 	for k := range in.Keys {
 		if k%64 == 0 && stop != nil && stop() {
 			return nil
@@ -305,33 +306,55 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 				itemVal = append(itemVal, v)
 			}
 		}
-		var short *orderShort
-		for _, v := range vals {
-			var its []orderItem
-			for i := range items {
-				if itemVal[i] == v {
-					its = append(its, items[i])
-				}
-			}
-			if short = matchValue(posOf(v), its); short != nil {
-				short.Key, short.Value = int32(k), v
-				for _, t := range short.Txns {
-					short.Lo = append(short.Lo, min(lo[t], tn+1))
-					short.Hi = append(short.Hi, hi[t])
-					short.HiBy = append(short.HiBy, hiBy[t])
-				}
-				break
-			}
+		// Per value (items grouped by sorting, not a scan of them per value): the
+		// matching where the trace shows the value, else any append that must be in it.
+		byVal = byVal[:0]
+		for i := range items {
+			byVal = append(byVal, int32(i))
 		}
-		// Values read or appended that the trace never shows: their must appends.
-		if short == nil {
-			for i := range items {
-				if items[i].must && posOf(itemVal[i]) == nil {
-					t := items[i].txn
-					short = &orderShort{Key: int32(k), Value: itemVal[i], Window: [2]int32{items[i].lo, items[i].hi},
-						Over: true, Txns: []int32{t}, Lo: []int32{min(lo[t], tn+1)}, Hi: []int32{hi[t]}, HiBy: []int32{hiBy[t]}}
+		slices.SortFunc(byVal, func(a, b int32) int { return int(itemVal[a] - itemVal[b]) })
+		var short *orderShort
+		for g := 0; g < len(byVal) && short == nil; {
+			v := itemVal[byVal[g]]
+			end := g
+			its = its[:0]
+			for ; end < len(byVal) && itemVal[byVal[end]] == v; end++ {
+				its = append(its, items[byVal[end]])
+			}
+			g = end
+			if ps := posOf(v); ps != nil {
+				if short = matchValue(ps, its); short != nil {
+					short.Key, short.Value = int32(k), v
+				}
+				continue
+			}
+			for _, it := range its {
+				if it.must {
+					short = &orderShort{Key: int32(k), Value: v, Window: [2]int32{it.lo, it.hi}, Over: true, Txns: []int32{it.txn}}
 					break
 				}
+			}
+		}
+		// Values the trace shows that no append can give: a shortfall at their first
+		// position.
+		for _, i := range byVal {
+			appended[itemVal[i]] = int32(k) + 1
+		}
+		for _, v := range vals {
+			if short != nil {
+				break
+			}
+			if appended[v] != int32(k)+1 {
+				if short = matchValue(posOf(v), nil); short != nil {
+					short.Key, short.Value = int32(k), v
+				}
+			}
+		}
+		if short != nil {
+			for _, t := range short.Txns {
+				short.Lo = append(short.Lo, min(lo[t], tn+1))
+				short.Hi = append(short.Hi, hi[t])
+				short.HiBy = append(short.HiBy, hiBy[t])
 			}
 		}
 		for _, t := range touched {
@@ -350,6 +373,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 	}
 	return nil
 }
+
+// mustInTests bounds the counts findMustIn runs per key.
+const mustInTests = 64
 
 // mustByCount, as an upper bound's source: the block is in the trace because the
 // trace cannot be filled without it and its successors' (findMustIn).
@@ -449,14 +475,50 @@ func findMustIn(h *history.History, in *encode.Inference, L []int32, touched, wr
 			}
 		}
 	}
+	// At most mustInTests counts per key (each a pass over the key's appends and
+	// trace), so that the key costs linear time: a writer not tested is simply not
+	// known to be in the trace (the count is weaker, never wrong).
+	tests := 0
+	fillsWithout := func() bool { tests++; return fills() }
 	if realtime {
+		// The writers invoked after c completed go past the trace with any writer that
+		// completed at c: fewer the later c is, so the first completion whose such set
+		// can go (bisection) leaves every writer completed before it in the trace.
+		// Then each writer after it, while tests remain.
+		var byComplete, uncompleted []int32
 		for _, t := range writers {
+			if h.Txns[t].Complete >= 0 {
+				byComplete = append(byComplete, t)
+			} else {
+				uncompleted = append(uncompleted, t)
+			}
+		}
+		slices.SortFunc(byComplete, func(a, b int32) int { return int(h.Txns[a].Complete - h.Txns[b].Complete) })
+		invokedAfter := func(c int32) {
+			*stamp++
+			for _, u := range writers {
+				if ux := &h.Txns[u]; ux.Invoke >= 0 && ux.Invoke > c {
+					gone[u] = *stamp
+				}
+			}
+		}
+		j := sort.Search(len(byComplete), func(i int) bool {
+			invokedAfter(h.Txns[byComplete[i]].Complete)
+			return fillsWithout()
+		})
+		for _, t := range byComplete[:j] {
+			mustIn[t] = true
+		}
+		for _, t := range append(byComplete[j:], uncompleted...) {
+			if tests >= mustInTests {
+				break
+			}
 			succ(t)
-			mustIn[t] = !fills()
+			mustIn[t] = !fillsWithout()
 		}
 		return
 	}
-	for i := 0; i < len(writers); {
+	for i := 0; i < len(writers) && tests < mustInTests; {
 		end := i + 1
 		if p := h.Txns[writers[i]].Process; p >= 0 {
 			for end < len(writers) && h.Txns[writers[end]].Process == p {
@@ -466,7 +528,7 @@ func findMustIn(h *history.History, in *encode.Inference, L []int32, touched, wr
 		// The first writer of the chain whose suffix can go past the trace (the
 		// suffixes are nested): every one before it must stay.
 		chain := writers[i:end]
-		j := sort.Search(len(chain), func(c int) bool { succ(chain[c]); return fills() })
+		j := sort.Search(len(chain), func(c int) bool { succ(chain[c]); return fillsWithout() })
 		for _, t := range chain[:j] {
 			mustIn[t] = true
 		}
