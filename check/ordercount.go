@@ -590,8 +590,8 @@ func matchValue(ps []int32, its []orderItem) *orderShort {
 	return hallWindow(ps, its)
 }
 
-// hallWindow finds the window matchValue's failure shows (nil if none: the count then
-// claims nothing). Too many must appends: some window of positions holds fewer
+// hallWindow finds the window matchValue's failure shows (nil if none, or if finding
+// it would cost more than hallWork: the count then claims nothing). Too many must appends: some window of positions holds fewer
 // positions than must appends confined to it (an append that reaches no position is
 // confined to any window). Too few appends: some run of positions outnumbers the
 // appends whose intervals meet it.
@@ -601,8 +601,12 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 			return &orderShort{Over: true, Window: [2]int32{1, 0}, Txns: []int32{its[i].txn}}
 		}
 	}
+	work := 0
 	for x := range ps {
 		for y := x; y < len(ps); y++ {
+			if work += len(its) + 1; work > hallWork {
+				return nil // a window too costly to find: the count claims nothing
+			}
 			a, b := ps[x], ps[y]
 			var inside, meet []int32
 			for _, it := range its {
@@ -633,6 +637,11 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 	}
 	return nil
 }
+
+// hallWork bounds hallWindow's search (item visits): a failed matching on a key with
+// thousands of positions of one value is left to the solver rather than searched
+// quadratically.
+const hallWork = 1 << 25
 
 // dedupTxns sorts ts and drops repeats (a transaction appending a value twice).
 func dedupTxns(ts []int32) []int32 {
