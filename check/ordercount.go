@@ -240,7 +240,18 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		// A writer whose block is past the trace takes its successors' with it (theirs
 		// come after it). When the trace cannot be filled without them (counted with the
 		// lower bounds alone), the writer's block is in the trace: mustIn.
-		findMustIn(h, in, L, touched, writerOf, lo, gone, &goneStamp, mustIn, realtime, items, itemVal, posOf)
+		// The appends of each value, where each may lie from (hi: past the trace, for
+		// now): the append at offset o of w's block from lo(w)+o.
+		for _, t := range touched {
+			if wi := writerOf[t]; wi >= 0 {
+				w := &in.Writers[wi]
+				for o, v := range in.WriterVals[w.Start:w.End] {
+					items = append(items, orderItem{lo: min(lo[t], tn+1) + int32(o), hi: tn + 1, txn: t})
+					itemVal = append(itemVal, v)
+				}
+			}
+		}
+		findMustIn(h, touched, writerOf, gone, &goneStamp, mustIn, realtime, items, itemVal, posOf)
 		// The same sweep backwards: a writer whose block is pinned (its own read shows
 		// it) must be in the trace, and so must the block of every writer before it in
 		// process (real-time) order, ending before it starts: hi(w) is the last
@@ -289,21 +300,12 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 				pub[t], hiBy[t] = hi[t], by
 			}
 		}
-		// The appends of each value, with where each may lie.
-		for _, t := range touched {
-			wi := writerOf[t]
-			if wi < 0 {
-				continue
-			}
-			w := &in.Writers[wi]
-			for o, v := range in.WriterVals[w.Start:w.End] {
-				it := orderItem{lo: min(lo[t], tn+1) + int32(o), hi: tn + 1, txn: t}
-				if hi[t] <= tn {
-					it.hi = hi[t] + int32(o)
-					it.must = it.hi <= tn
-				}
-				items = append(items, it)
-				itemVal = append(itemVal, v)
+		// ... and to: the append at offset o of a writer in the trace up to hi(w)+o.
+		for i := range items {
+			it := &items[i]
+			if t := it.txn; writerOf[t] >= 0 && hi[t] <= tn {
+				it.hi = hi[t] + it.lo - min(lo[t], tn+1)
+				it.must = it.hi <= tn
 			}
 		}
 		// Per value (items grouped by sorting, not a scan of them per value): the
@@ -381,45 +383,39 @@ const mustInTests = 64
 // trace cannot be filled without it and its successors' (findMustIn).
 const mustByCount = -2
 
-// findMustIn marks in mustIn the :ok writers of one key (trace L) whose block must be
-// in the trace: taking the block past it takes every successor's (process order, and
-// with realtime real-time order) past it too, and then some value's j-th position has
-// fewer than j appends of it whose lower bound lo reaches it (infos: items with
-// itemVal, no bound). Under process order alone, the writers of one process form a
-// chain whose blocks past the trace are a suffix: the longest suffix that can go is
-// found by bisection; under real-time order every writer is tried. gone is scratch
+// findMustIn marks in mustIn the :ok writers of one key whose block must be in the
+// trace: taking the block past it takes every successor's (process order, and with
+// realtime real-time order) past it too, and then some value's j-th position (posOf)
+// has fewer than j appends of it (items, of value itemVal; an :info writer's are never
+// taken) whose lower bound reaches it. Under process order alone, the writers of one
+// process form a chain whose blocks past the trace are a suffix: the longest suffix
+// that can go is found by bisection; under real-time order, a bisection over
+// completions, then writers one by one (at most mustInTests counts). gone is scratch
 // (per transaction: gone[t] == *stamp marks t past the trace; *stamp only grows).
-func findMustIn(h *history.History, in *encode.Inference, L []int32, touched, writerOf, lo, gone []int32, stamp *int32, mustIn []bool, realtime bool,
-	infos []orderItem, infoVal []int32, posOf func(int32) []int32) {
-	tn := int32(len(L))
-	type sup struct{ v, lo, txn int32 }
-	var sups []sup
+func findMustIn(h *history.History, touched, writerOf, gone []int32, stamp *int32, mustIn []bool, realtime bool,
+	items []orderItem, itemVal []int32, posOf func(int32) []int32) {
 	var writers []int32
 	for _, t := range touched {
-		wi := writerOf[t]
-		if wi < 0 {
-			continue
-		}
-		writers = append(writers, t)
-		w := &in.Writers[wi]
-		for o, v := range in.WriterVals[w.Start:w.End] {
-			sups = append(sups, sup{v, min(lo[t], tn+1) + int32(o), t})
+		if writerOf[t] >= 0 {
+			writers = append(writers, t)
 		}
 	}
-	for i := range infos {
-		sups = append(sups, sup{infoVal[i], 1, -1})
+	// The appends by value, then bound.
+	sups := make([]int32, len(items))
+	for i := range sups {
+		sups[i] = int32(i)
 	}
-	slices.SortFunc(sups, func(a, b sup) int {
-		if a.v != b.v {
-			return int(a.v - b.v)
+	slices.SortFunc(sups, func(a, b int32) int {
+		if itemVal[a] != itemVal[b] {
+			return int(itemVal[a] - itemVal[b])
 		}
-		return int(a.lo - b.lo)
+		return int(items[a].lo - items[b].lo)
 	})
 	var vals []int32
 	var from []int
-	for i := range sups {
-		if i == 0 || sups[i].v != sups[i-1].v {
-			vals, from = append(vals, sups[i].v), append(from, i)
+	for i, s := range sups {
+		if i == 0 || itemVal[s] != itemVal[sups[i-1]] {
+			vals, from = append(vals, itemVal[s]), append(from, i)
 		}
 	}
 	from = append(from, len(sups))
@@ -430,8 +426,8 @@ func findMustIn(h *history.History, in *encode.Inference, L []int32, touched, wr
 		for i, v := range vals {
 			have, j := 0, from[i]
 			for need, p := range posOf(v) {
-				for j < from[i+1] && sups[j].lo <= p {
-					if sups[j].txn < 0 || !isGone(sups[j].txn) {
+				for j < from[i+1] && items[sups[j]].lo <= p {
+					if t := items[sups[j]].txn; writerOf[t] < 0 || !isGone(t) {
 						have++
 					}
 					j++
