@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -613,6 +615,72 @@ func TestTwoElementRead(t *testing.T) {
 		// Completed :ok without a value: the initial state, like nil.
 		if ops := h.TxnOps(1); len(ops) != 1 || !ops[0].Known || len(h.ReadList(&ops[0])) != 0 {
 			t.Errorf("second: %v", ops)
+		}
+	}
+}
+
+// TestLongReadsAcrossChunks: read values go to chunks while parsing (each new one half
+// as large as all before it) and are joined at the end. Every read must come back value
+// by value, through the builder alone and through the file parser (which reserves room
+// from the file's size), with reads of every length, the empty one included, across
+// chunk boundaries.
+func TestLongReadsAcrossChunks(t *testing.T) {
+	var events []Event
+	var want [][]int64
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := 0; i < 3000; i++ {
+		n := rng.IntN(400)
+		if i%97 == 0 {
+			n = 0
+		}
+		read := make([]int64, n)
+		for j := range read {
+			read[j] = int64(rng.IntN(5000)) - 10
+		}
+		want = append(want, read)
+		ops := []Op{{Key: int64(i % 7), Read: read}, {Append: true, Key: int64(i % 7), Value: int64(i)}}
+		events = append(events,
+			Event{Index: int64(2 * i), Type: TypeInvoke, Process: int64(i % 3), Value: []Op{{Key: int64(i % 7)}, ops[1]}},
+			Event{Index: int64(2*i + 1), Type: TypeOK, Process: int64(i % 3), Value: ops})
+	}
+	h, err := FromEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "long.edn")
+	var buf bytes.Buffer
+	for i := range events {
+		if err := WriteEDN(&buf, &events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hf, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*History{h, hf} {
+		if len(g.Txns) != len(want) {
+			t.Fatalf("%d transactions, want %d", len(g.Txns), len(want))
+		}
+		total := 0
+		for i, w := range want {
+			op := &g.TxnOps(i)[0]
+			got := g.ReadList(op)
+			total += len(got)
+			if len(got) != len(w) {
+				t.Fatalf("transaction %d reads %d values, want %d", i, len(got), len(w))
+			}
+			for j, v := range got {
+				if g.Values[v] != strconv.FormatInt(w[j], 10) {
+					t.Fatalf("transaction %d: value %d is %s, want %d", i, j, g.Values[v], w[j])
+				}
+			}
+		}
+		if total != len(g.ReadValues) || total < 4<<16 {
+			t.Errorf("%d read values, %d in reads (want several 64K chunks)", len(g.ReadValues), total)
 		}
 	}
 }
