@@ -38,6 +38,24 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 		return repairs > 0
 	}
+	// Pinned blocks alone may already close a cycle no serial (or snapshot) order
+	// escapes: then no such replay is tried (see pinnedCycles).
+	pinned := 0 // 1: looked, 2: serial cycle, 4: snapshot cycle
+	noReplay := func(snapshot bool) bool {
+		if pinned == 0 {
+			pinned = 1
+			if serial, snap := pinnedCycles(h, in); serial {
+				pinned |= 2
+				if snap {
+					pinned |= 4
+				}
+			}
+		}
+		if snapshot {
+			return pinned&4 != 0
+		}
+		return pinned&2 != 0
+	}
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {
 		if guide == nil && !c.budget.out() {
@@ -52,7 +70,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// attempt replays serially, guided by the order edges or not, and verifies the
 	// order under the orders the models need.
 	attempt := func(withGuide, process, realtime bool) bool {
-		if c.budget.out() {
+		if c.budget.out() || noReplay(false) {
 			return false
 		}
 		c.progress("replaying serially")
@@ -103,7 +121,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		for _, m := range names {
 			want = want || (models[m].snapshot || models[m].perRead) && !c.proven[m]
 		}
-		if !want || c.budget.out() {
+		if !want || c.budget.out() || noReplay(true) {
 			return false
 		}
 		c.progress("replaying under snapshot isolation")

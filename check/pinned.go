@@ -1,0 +1,174 @@
+package check
+
+import (
+	"slices"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// Pinned cycles: under the one-base models a committed transaction that reads a key
+// and appends to it has its block right after what it read (a pin), in every
+// attribution. Pins alone give edges that every attribution has: a read that ends
+// before a pinned block reaches its writer by an anti-dependency (then write
+// dependencies), and a pinned block inside a read reaches the reader by write and read
+// dependencies. A cycle of such edges rules out every serial order, and one with no
+// two adjacent anti-dependencies every snapshot-isolated execution, so no replay of
+// that kind can succeed: proveByReplay skips those replays and their repairs (at 100K
+// transactions with an injected G-single, 3–4 s of replays and repairs that could not
+// succeed). The models are then decided as before, by the narrowing or the search,
+// which also explain the cycle.
+
+// pinnedCycles reports whether the edges given by pins close a cycle (serial) and a
+// cycle with no two adjacent anti-dependencies (snapshot).
+func pinnedCycles(h *history.History, in *encode.Inference) (serial, snapshot bool) {
+	n := int32(len(h.Txns))
+	g := pinGraph{n: n}
+	var pins []pin
+	blockLen := map[int32]int32{} // writer transaction -> its appends to the key
+	for k := range in.Keys {
+		key := &in.Keys[k]
+		if key.Bad {
+			continue
+		}
+		pins = pins[:0]
+		for _, ri := range key.Reads {
+			r := &in.Reads[ri]
+			if r.Writes && !r.Version && h.Txns[r.Txn].Status == history.OK {
+				pins = append(pins, pin{txn: r.Txn, pos: r.Len - r.Own})
+			}
+		}
+		if len(pins) == 0 {
+			continue
+		}
+		clear(blockLen)
+		for _, wi := range key.Writers {
+			w := &in.Writers[wi]
+			blockLen[w.Txn] = w.End - w.Start
+		}
+		slices.SortFunc(pins, func(a, b pin) int {
+			if a.pos != b.pos {
+				return int(a.pos - b.pos)
+			}
+			return int(a.txn - b.txn)
+		})
+		pins = slices.Compact(pins) // a transaction's reads of the key share one base
+		// A position two transactions are pinned at (a lost update) orders neither:
+		// such pins give no edges here.
+		alone := func(i int) bool {
+			return (i == 0 || pins[i-1].pos != pins[i].pos) && (i == len(pins)-1 || pins[i+1].pos != pins[i].pos)
+		}
+		for i := range pins {
+			pins[i].end = pins[i].pos + blockLen[pins[i].txn]
+			if i > 0 && alone(i-1) && alone(i) && pins[i-1].pos+blockLen[pins[i-1].txn] <= pins[i].pos {
+				g.add(pins[i-1].txn, pins[i].txn, false) // ww, through the blocks between
+			}
+		}
+		for _, ri := range key.Reads {
+			r := &in.Reads[ri]
+			if r.Version || h.Txns[r.Txn].Status != history.OK {
+				continue
+			}
+			u, l := r.Txn, r.Len-r.Own
+			// The first pinned block at or after the read's end: not in the read.
+			j, _ := slices.BinarySearchFunc(pins, l, func(p pin, l int32) int { return int(p.pos - l) })
+			if j < len(pins) && alone(j) && pins[j].txn != u && r.Own == 0 {
+				g.add(u, pins[j].txn, true)
+			}
+			// The last pinned block that ends inside the read (before j; blocks are
+			// disjoint, so only pins[j-1] may cross the read's end), in it.
+			for i := j - 1; i >= max(0, j-2); i-- {
+				if pins[i].end <= l {
+					if alone(i) && pins[i].txn != u {
+						g.add(pins[i].txn, u, false)
+					}
+					break
+				}
+			}
+		}
+	}
+	return g.cyclic(false), g.cyclic(true)
+}
+
+type pin struct{ txn, pos, end int32 }
+
+// pinGraph holds edges between transactions, each marked anti-dependency or not.
+type pinGraph struct {
+	n        int32
+	from, to []int32
+	rw       []bool
+}
+
+func (g *pinGraph) add(a, b int32, rw bool) {
+	g.from, g.to, g.rw = append(g.from, a), append(g.to, b), append(g.rw, rw)
+}
+
+// cyclic reports whether the graph has a cycle: of any edges (split false), or of the
+// split graph of snapshot isolation (split true: transaction t is start node 2t and
+// commit node 2t+1, start → commit; an anti-dependency goes start → commit, every
+// other edge commit → start), whose cycles are those with no two adjacent
+// anti-dependencies. Kahn's algorithm over the nodes with edges.
+func (g *pinGraph) cyclic(split bool) bool {
+	if len(g.from) == 0 {
+		return false
+	}
+	nodes := g.n
+	if split {
+		nodes *= 2
+	}
+	edge := func(i int) (int32, int32) {
+		a, b := g.from[i], g.to[i]
+		if !split {
+			return a, b
+		}
+		if g.rw[i] {
+			return 2 * a, 2*b + 1
+		}
+		return 2*a + 1, 2 * b
+	}
+	m := len(g.from)
+	if split {
+		m += int(g.n)
+	}
+	// Adjacency in CSR form: the data edges, then start → commit of each transaction.
+	deg := make([]int32, nodes+1)
+	indeg := make([]int32, nodes)
+	count := func(a, b int32) { deg[a+1]++; indeg[b]++ }
+	for i := range g.from {
+		count(edge(i))
+	}
+	if split {
+		for t := int32(0); t < g.n; t++ {
+			count(2*t, 2*t+1)
+		}
+	}
+	for v := int32(1); v <= nodes; v++ {
+		deg[v] += deg[v-1]
+	}
+	adj := make([]int32, m)
+	fill := slices.Clone(deg[:nodes])
+	put := func(a, b int32) { adj[fill[a]] = b; fill[a]++ }
+	for i := range g.from {
+		put(edge(i))
+	}
+	if split {
+		for t := int32(0); t < g.n; t++ {
+			put(2*t, 2*t+1)
+		}
+	}
+	queue := make([]int32, 0, nodes)
+	for v := int32(0); v < nodes; v++ {
+		if indeg[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for i := 0; i < len(queue); i++ {
+		v := queue[i]
+		for _, w := range adj[deg[v]:deg[v+1]] {
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+	return int32(len(queue)) < nodes
+}
