@@ -297,7 +297,7 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
-	r.relaxGate = r.perRead
+	r.relaxGate = r.perRead || r.snapshot
 	run := &serialRun{r: r}
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
