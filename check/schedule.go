@@ -151,10 +151,11 @@ type replay struct {
 	perRead    bool
 	blockStart []bool
 	stale      []int32
-	// relaxGate: a repaired per-read or snapshot-mode replay, stuck, goes on by running a kept-aside
-	// or deferred transaction (pickPerRead) only relaxes more times, or when the
-	// transaction is in relaxAgain: the repair first undoes choices as for a serial
-	// replay (repairLoop). relaxed lists the transactions it ran so, in order.
+	// relaxGate: a repaired per-read or snapshot-mode replay, stuck, goes on by
+	// running a kept-aside or deferred transaction (pickPerRead) only relaxes more
+	// times, or when the transaction is in relaxAgain: the repair first undoes choices
+	// as for a serial replay (repairLoop). relaxed lists the transactions it ran so, in
+	// order.
 	relaxGate  bool
 	relaxes    int
 	relaxed    []int32
