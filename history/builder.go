@@ -324,14 +324,6 @@ type Builder struct {
 	err      error
 
 	prog progress
-
-	// Read values go to h.ReadValues, the current chunk, and when it is full to a new
-	// one: readChunks hold the full ones, readBase values in all. finish joins them, so
-	// each value is copied once (growing one slice copied a long history's read values
-	// 5–6 times: their lists grow longer as the history goes on, so no early estimate
-	// of their total holds).
-	readChunks [][]int32
-	readBase   int
 }
 
 // progress is how far the parser is in its input, for sizing the history's slices
@@ -341,8 +333,8 @@ type progress struct {
 	done      int64 // bytes read so far, set before each Builder.add
 	nextCheck int64 // done at the next check
 	lastCheck int64 // done at the last check
-	// The lengths of Ops and Txns at the last check.
-	lastOps, lastTxns int
+	// The lengths of Ops, ReadValues and Txns at the last check.
+	lastOps, lastReads, lastTxns int
 }
 
 // estimate extrapolates n, the length of a slice after done bytes of input (last at
@@ -399,14 +391,19 @@ func (b *Builder) reserve(size int64) {
 }
 
 // room makes sure that ops more micro-ops and reads more read values fit in the
-// history's slices (read values: in the current chunk). When the input's size is
-// known, it records, after 1/64 of the input, 1/32, ..., 1/2, 3/4, 7/8, ..., how far
-// the slices got, for growSlice's estimate of what the whole input needs.
+// history's slices. When the input's size is known, it also checks, after 1/64 of the
+// input, 1/32, ..., 1/2, 3/4, 7/8, ..., that ReadValues will hold what the whole input
+// likely needs, and grows it now if not: the earlier, the less there is to copy. (Read
+// lists grow longer as a history goes on, so the initial reservation often falls
+// short; micro-ops and transactions come at a steadier rate.)
 func (b *Builder) room(ops, reads int) {
 	h := &b.h
 	p := &b.prog
 	if p.size > 0 && p.done >= p.nextCheck {
-		p.lastCheck, p.lastOps, p.lastTxns = p.done, len(h.Ops), len(h.Txns)
+		if e := p.estimate(len(h.ReadValues), p.lastReads); e > cap(h.ReadValues) {
+			h.ReadValues = resize(h.ReadValues, max(e, cap(h.ReadValues)+cap(h.ReadValues)/2))
+		}
+		p.lastCheck, p.lastOps, p.lastReads, p.lastTxns = p.done, len(h.Ops), len(h.ReadValues), len(h.Txns)
 		p.nextCheck = min(2*p.done, p.done+(p.size-p.done)/2)
 		if p.size-p.nextCheck < p.size/64 {
 			p.nextCheck = p.size + 1 // close enough to the end
@@ -416,27 +413,8 @@ func (b *Builder) room(ops, reads int) {
 		h.Ops = growSlice(h.Ops, ops, p, p.lastOps)
 	}
 	if len(h.ReadValues)+reads > cap(h.ReadValues) {
-		// A new chunk, half as large as all before it (at least 64K values).
-		if len(h.ReadValues) > 0 {
-			b.readChunks = append(b.readChunks, h.ReadValues)
-			b.readBase += len(h.ReadValues)
-		}
-		h.ReadValues = make([]int32, 0, max(reads, b.readBase/2, 1<<16))
+		h.ReadValues = growSlice(h.ReadValues, reads, p, p.lastReads)
 	}
-}
-
-// joinReads makes h.ReadValues one slice again, the chunks' values in order.
-func (b *Builder) joinReads() {
-	h := &b.h
-	if len(b.readChunks) == 0 {
-		return
-	}
-	all := make([]int32, 0, b.readBase+len(h.ReadValues))
-	for _, c := range b.readChunks {
-		all = append(all, c...)
-	}
-	h.ReadValues = append(all, h.ReadValues...)
-	b.readChunks, b.readBase = nil, 0
 }
 
 // FromEvents builds a History from in-memory events with exactly the parsers' pairing
@@ -568,9 +546,8 @@ func (b *Builder) add(r *opRecord) error {
 			nreads = len(r.reads)
 		}
 		b.room(len(r.mops), nreads)
-		local := len(h.ReadValues)
-		rbase := b.readBase + local // where the values will be in the joined slice
-		rv := h.ReadValues[local : local+nreads]
+		rbase := len(h.ReadValues)
+		rv := h.ReadValues[rbase : rbase+nreads]
 		// First the values interned before, in one pass; then the others, in order.
 		b.values.known(r.reads[:nreads], rv)
 		var invKeys []intKey
@@ -610,7 +587,7 @@ func (b *Builder) add(r *opRecord) error {
 			}
 			h.Ops = append(h.Ops, op)
 		}
-		h.ReadValues = h.ReadValues[:local+nreads]
+		h.ReadValues = h.ReadValues[:rbase+nreads]
 		if inv != nil {
 			if err := b.sameShape(r, inv, h.Ops[tx.OpStart:]); err != nil {
 				return err
@@ -621,7 +598,7 @@ func (b *Builder) add(r *opRecord) error {
 		b.appendInvokeOps(inv)
 	}
 	tx.OpEnd = int32(len(h.Ops))
-	if len(h.Ops) > 1<<31-1 || b.readBase+len(h.ReadValues) > 1<<31-1 {
+	if len(h.Ops) > 1<<31-1 || len(h.ReadValues) > 1<<31-1 {
 		return b.errAt(r.line, r.col, "history too large (more than 2^31 micro-ops or read values)")
 	}
 	if len(h.Txns) == cap(h.Txns) {
@@ -741,7 +718,6 @@ func (b *Builder) finish(stop func() bool) (*History, bool, error) {
 		p.live = false
 	}
 	b.err = fmt.Errorf("history: Builder used after Finish")
-	b.joinReads()
 	var ok bool
 	if h.Keys, ok = b.keys.finish(stop); !ok {
 		return nil, false, nil
