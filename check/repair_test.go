@@ -144,3 +144,35 @@ func TestSnapshotRepairProvesWriteSkews(t *testing.T) {
 		}
 	}
 }
+
+// TestSerialWitnessProvesWeakModels: on a dense valid history where every replay gets
+// stuck, the narrowing proves a serial order at once, while read committed's own
+// per-read problem is far larger; read committed (alone, or with its strong-session
+// form) must then be proved by the serial witness, with the solver capped at one
+// conflict (unknown before the witness).
+func TestSerialWitnessProvesWeakModels(t *testing.T) {
+	for _, c := range []struct {
+		seed int64
+		txns int
+	}{{20, 1000}, {20, 3000}} {
+		spec := workload.DefaultSpec()
+		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = c.txns/100, 3, 1, 10, 6, c.txns, c.seed
+		bld := history.NewBuilder("dense")
+		if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
+			t.Fatal(err)
+		}
+		h, err := bld.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, models := range [][]string{{"read-committed"}, {"read-committed", "strong-session-read-committed"}} {
+			res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Valid != check.Valid || res.Stats.Witnessed == 0 {
+				t.Errorf("seed %d, %d transactions, %v: %v, %d witnessed; want valid by a witness", c.seed, c.txns, models, res.Valid, res.Stats.Witnessed)
+			}
+		}
+	}
+}
