@@ -52,11 +52,18 @@ type orderShort struct {
 	// reach a position of it (otherwise).
 	Appends int32
 	Txns    []int32
-	// Per transaction of Txns: its block's first possible position, its last (past the
-	// trace: none), and the transaction whose own read pins the block that bounds it
-	// from above (-1 none).
-	Lo, Hi, HiBy []int32
+	// Per transaction of Txns: its block's first possible position and the transaction
+	// whose read or block gives that bound (-1 none), its last (past the trace: none),
+	// and the transaction whose own read pins the block that bounds it from above (-1
+	// none).
+	Lo, LoBy, Hi, HiBy []int32
+	// Seed: Txns and the transactions their bounds come from, transitively (at most
+	// orderSeedMax).
+	Seed []int32
 }
+
+// orderSeedMax bounds an order count's seed.
+const orderSeedMax = 256
 
 // orderItem is one append of a value, for the matching: it may lie at the positions
 // lo..hi (normalized to positions that show its value); must: it lies in the trace in
@@ -85,6 +92,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		writerOf[i] = -1
 	}
 	procMax := make([]int32, len(h.Processes))
+	procMaxBy := make([]int32, len(h.Processes)) // the transaction procMax comes from
+	loBy := make([]int32, n)                     // per writer txn: the transaction its lower bound comes from, -1 none
 	procMin := make([]int32, len(h.Processes))
 	procMinBy := make([]int32, len(h.Processes))
 	var touched []int32
@@ -209,20 +218,24 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		}
 		slices.Sort(events)
 		var rtMax int32
+		rtMaxBy := int32(-1)
 		procs = procs[:0]
 		for _, e := range events {
 			t := int32(e>>1) & (1<<31 - 1)
 			p := h.Txns[t].Process
 			if e&1 == 0 {
 				if wi := writerOf[t]; wi >= 0 {
-					from := max(base[t], 1)
-					if realtime {
-						from = max(from, rtMax)
+					from, by := max(base[t], 1), int32(-1)
+					if base[t] > 0 {
+						by = t
 					}
-					if p >= 0 {
-						from = max(from, procMax[p])
+					if realtime && rtMax > from {
+						from, by = rtMax, rtMaxBy
 					}
-					lo[t] = fit(wi, from)
+					if p >= 0 && procMax[p] > from {
+						from, by = procMax[p], procMaxBy[p]
+					}
+					lo[t], loBy[t] = fit(wi, from), by
 				}
 				continue
 			}
@@ -231,13 +244,17 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 				w := &in.Writers[wi]
 				c = max(c, min(lo[t], tn+1)+w.End-w.Start)
 			}
-			rtMax = max(rtMax, c)
+			if c > rtMax {
+				rtMax, rtMaxBy = c, t
+			}
 			if p >= 0 {
 				if procMax[p] == 0 {
 					procs = append(procs, p)
 					procMin[p], procMinBy[p] = tn+1, -1
 				}
-				procMax[p] = max(procMax[p], c)
+				if c > procMax[p] {
+					procMax[p], procMaxBy[p] = c, t
+				}
 			}
 		}
 		// A writer whose block is past the trace takes its successors' with it (theirs
@@ -358,16 +375,36 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		if short != nil {
 			for _, t := range short.Txns {
 				short.Lo = append(short.Lo, min(lo[t], tn+1))
+				short.LoBy = append(short.LoBy, loBy[t])
 				short.Hi = append(short.Hi, hi[t])
 				short.HiBy = append(short.HiBy, hiBy[t])
 			}
+			// The transactions the bounds come from, transitively (a bound from a
+			// transaction's read or block rests on that transaction's own bounds):
+			// where a counterexample search starts.
+			inSeed := map[int32]bool{}
+			var add func(t int32)
+			add = func(t int32) {
+				if t < 0 || inSeed[t] || len(short.Seed) >= orderSeedMax {
+					return
+				}
+				inSeed[t] = true
+				short.Seed = append(short.Seed, t)
+				if writerOf[t] >= 0 {
+					add(loBy[t])
+				}
+				add(hiBy[t])
+			}
+			for _, t := range short.Txns {
+				add(t)
+			}
 		}
 		for _, t := range touched {
-			lo[t], hi[t], hiBy[t], pin[t], pub[t], readQ[t], base[t], writerOf[t] = 0, 0, 0, 0, 0, 0, 0, -1
+			lo[t], hi[t], hiBy[t], pin[t], pub[t], readQ[t], base[t], writerOf[t], loBy[t] = 0, 0, 0, 0, 0, 0, 0, -1, 0
 			mustIn[t] = false
 		}
 		for _, p := range procs {
-			procMax[p], procMin[p], procMinBy[p] = 0, 0, 0
+			procMax[p], procMin[p], procMinBy[p], procMaxBy[p] = 0, 0, 0, 0
 		}
 		for _, v := range vals {
 			cnt[v] = 0
@@ -675,6 +712,7 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 		key := &in.Keys[short.Key]
 		a.OrderCount = newOrderCount(c.h, short, key.Trace, in.Reads[key.TraceBy].Txn, order)
 		a.Explanation = a.OrderCount.text(c.h, key.Trace, order)
+		a.seed = short.Seed
 		c.addAnomaly(a)
 	}
 }
@@ -716,6 +754,9 @@ type OrderBlock struct {
 	From   int      `json:"from"`
 	To     int      `json:"to,omitempty"`
 	Before int64    `json:"before,omitempty"`
+	// After: the transaction whose read (of From-1 values or more) or block (ending at
+	// From-1 or later) gives From, itself when its own read does (omitted: none).
+	After *int64 `json:"after,omitempty"`
 }
 
 // The kinds of an order count's bounds, in the order the explanation lists them.
@@ -760,6 +801,10 @@ func newOrderCount(h *history.History, s *orderShort, trace []int32, traceBy int
 		}
 		if s.Lo[i] <= n {
 			b.From = int(s.Lo[i])
+		}
+		if by := s.LoBy[i]; by >= 0 {
+			index := h.Txns[by].Index
+			b.After = &index
 		}
 		switch {
 		case s.Hi[i] > n:
@@ -813,7 +858,8 @@ func (oc *OrderCount) text(h *history.History, trace []int32, order string) stri
 	}
 	fmt.Fprintf(&b, "\nPositions are counted from 1 in key %s's longest read, by %s: %s.", oc.Key, name(oc.TraceBy), encode.ListAround(h, trace, focus...))
 	fmt.Fprintf(&b, "\nA block is a transaction's appends to the key, in order. Each starts after what its writer, or a transaction before it in %s order, "+
-		"read (past that read's values) or appended (past that block), at the first position from there where the trace shows its values; and", order)
+		"read (past that read's values) or appended (past that block), at the first position from there where the trace shows its values "+
+		"(\"after\" names that transaction when it is another); and", order)
 	for _, r := range oc.Reasons {
 		fmt.Fprintf(&b, "\n  %s (%s):", r.Text, r.Bound)
 		n := 0
@@ -825,6 +871,9 @@ func (oc *OrderCount) text(h *history.History, trace []int32, order string) stri
 				continue
 			}
 			fmt.Fprintf(&b, "\n    %s %s %s", name(bl.Txn), "["+strings.Join(bl.Values, " ")+"]", bl.where())
+			if bl.After != nil && *bl.After != bl.Txn {
+				fmt.Fprintf(&b, ", after %s", name(*bl.After))
+			}
 			if bl.Bound == boundBefore {
 				fmt.Fprintf(&b, ", before %s", name(bl.Before))
 			}

@@ -96,6 +96,17 @@ func checkOrderCountText(t *testing.T, h *history.History, in *encode.Inference,
 		if b.From > 0 && b.Bound != boundNowhere && !shows(b.From, b.Values) || b.To > 0 && !shows(b.To, b.Values) {
 			fail("T%d's block %v does not show at %d or %d", b.Txn, b.Values, b.From, b.To)
 		}
+		if b.After != nil && *b.After != b.Txn {
+			// The transaction its first position comes from precedes it.
+			if !strings.Contains(text, fmt.Sprintf("%s, after T%d", line, *b.After)) {
+				fail("T%d's bound from T%d is not said", b.Txn, *b.After)
+			}
+			a, w := txnByIndex(h, *b.After), txnByIndex(h, b.Txn)
+			procOrder := a.Process >= 0 && a.Process == w.Process && a.Invoke < w.Invoke
+			if !procOrder && !(realtime && a.Complete >= 0 && a.Complete < w.Invoke) {
+				fail("T%d does not precede T%d in process (real-time) order", *b.After, b.Txn)
+			}
+		}
 		if b.Bound == boundPinned && b.From != b.To && b.From > 0 && b.From < b.To {
 			fail("T%d is pinned to %d-%d", b.Txn, b.From, b.To)
 		}
@@ -126,6 +137,16 @@ func checkOrderCountText(t *testing.T, h *history.History, in *encode.Inference,
 			fail("%d appends of %s said to lie there, the listed writers have %d", oc.Appends, val, appends)
 		}
 	}
+}
+
+// txnByIndex finds the transaction with :index i.
+func txnByIndex(h *history.History, i int64) *history.Txn {
+	for t := range h.Txns {
+		if h.Txns[t].Index == i {
+			return &h.Txns[t]
+		}
+	}
+	return nil
 }
 
 // TestOrderCountLostUpdate: a lost update whose loser's process goes on appending to

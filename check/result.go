@@ -155,6 +155,9 @@ type Anomaly struct {
 	OrderCount *OrderCount `json:"order_count,omitempty"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
+	// seed: the transactions a counterexample search starts from, when Txns (cut for
+	// reading) are not all of them (Evidence).
+	seed []int32
 	// oneBase: found on the one-base inference (all reads of a key in a transaction
 	// share a base; a read before an own append places the block), so it holds only for
 	// the models that are not per read.
