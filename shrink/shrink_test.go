@@ -792,3 +792,33 @@ T2 p2 ok [r x [1]] [a x 3] inv=3 cmp=4
 		}
 	}
 }
+
+// TestDdminLinearPasses: ddmin keeps every even item of 200 (a removal succeeds when
+// the rest keeps them all), 1-minimal, with passes over single items that go on after
+// a removal: a few hundred tests, where starting each pass over after a removal took
+// about n²/4.
+func TestDdminLinearPasses(t *testing.T) {
+	const n = 200
+	var items []int32
+	for i := int32(0); i < n; i++ {
+		items = append(items, i)
+	}
+	tests := 0
+	keeps := func(rest []int32) bool {
+		tests++
+		evens := 0
+		for _, x := range rest {
+			if x%2 == 0 {
+				evens++
+			}
+		}
+		return evens == n/2
+	}
+	out := ddmin(items, keeps, func() bool { return false })
+	if len(out) != n/2 || !keeps(out) {
+		t.Fatalf("kept %d items: %v", len(out), out)
+	}
+	if tests > 4*n {
+		t.Errorf("%d tests for %d items", tests, n)
+	}
+}
