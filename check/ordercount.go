@@ -757,6 +757,9 @@ type OrderBlock struct {
 	// After: the transaction whose read (of From-1 values or more) or block (ending at
 	// From-1 or later) gives From, itself when its own read does (omitted: none).
 	After *int64 `json:"after,omitempty"`
+	// Window is the key's longest read around the positions the block takes when it
+	// starts at From (marked).
+	Window *Window `json:"window,omitempty"`
 }
 
 // The kinds of an order count's bounds, in the order the explanation lists them.
@@ -805,6 +808,9 @@ func newOrderCount(h *history.History, s *orderShort, trace []int32, traceBy int
 		if by := s.LoBy[i]; by >= 0 {
 			index := h.Txns[by].Index
 			b.After = &index
+		}
+		if b.From > 0 {
+			b.Window = newWindow(h, trace, b.From, b.From+len(b.Values)-1)
 		}
 		switch {
 		case s.Hi[i] > n:
@@ -873,6 +879,9 @@ func (oc *OrderCount) text(h *history.History, trace []int32, order string) stri
 			fmt.Fprintf(&b, "\n    %s %s %s", name(bl.Txn), "["+strings.Join(bl.Values, " ")+"]", bl.where())
 			if bl.After != nil && *bl.After != bl.Txn {
 				fmt.Fprintf(&b, ", after %s", name(*bl.After))
+			}
+			if bl.Window != nil && bl.From == bl.To {
+				fmt.Fprintf(&b, ": %s", bl.Window)
 			}
 			if bl.Bound == boundBefore {
 				fmt.Fprintf(&b, ", before %s", name(bl.Before))

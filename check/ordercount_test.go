@@ -107,6 +107,17 @@ func checkOrderCountText(t *testing.T, h *history.History, in *encode.Inference,
 				fail("T%d does not precede T%d in process (real-time) order", *b.After, b.Txn)
 			}
 		}
+		if w := b.Window; w != nil {
+			// The window marks the block's values where it starts at From.
+			for p := w.MarkFrom; p <= min(w.MarkTo, w.Length); p++ {
+				if w.Values[p-w.From] != b.Values[p-w.MarkFrom] || w.MarkFrom != b.From {
+					fail("T%d's window %s does not mark %v at %d", b.Txn, w, b.Values, b.From)
+				}
+			}
+			if b.From == b.To && !strings.Contains(text, line+", ") && !strings.Contains(text, line+": "+w.String()) {
+				fail("T%d's window is not shown", b.Txn)
+			}
+		}
 		if b.Bound == boundPinned && b.From != b.To && b.From > 0 && b.From < b.To {
 			fail("T%d is pinned to %d-%d", b.Txn, b.From, b.To)
 		}
