@@ -55,6 +55,9 @@ func (r *Result) Evidence(m string) [][]int32 {
 		for _, t := range a.Txns {
 			txns = append(txns, int32(t.ID))
 		}
+		if len(a.seed) > 0 {
+			txns = a.seed
+		}
 		add(txns)
 	}
 	slices.SortStableFunc(out, func(a, b []int32) int { return len(a) - len(b) })

@@ -70,3 +70,46 @@ func TestCasesStructured(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestVerdictOnly: with VerdictOnly, every history of the corpus gets the same verdict
+// per model, and the solver's "not valid" is not explained by cases (a counterexample
+// search decides its candidates so and explains only the cut it keeps; the G-single
+// search's cases are its decision, and stay). Some history must lose its proof by
+// cases, else the test checks nothing.
+func TestVerdictOnly(t *testing.T) {
+	skipped := 0
+	hasCases := func(res Result) bool {
+		for _, a := range res.Anomalies {
+			if len(a.Cases) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for seed := 0; seed < *seeds/4; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 5))
+		h := brute.Random(rng, brute.Config{Values: 2})
+		for _, m := range []string{"serializable", "read-committed", "snapshot-isolation"} {
+			full, err := Check(h, Options{Models: []string{m}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			only, err := Check(h, Options{Models: []string{m}, VerdictOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full.Valid != only.Valid {
+				t.Fatalf("seed %d, %s: %v with explanations, %v without", seed, m, full.Valid, only.Valid)
+			}
+			if hasCases(only) {
+				t.Fatalf("seed %d, %s: a proof by cases with VerdictOnly", seed, m)
+			}
+			if hasCases(full) {
+				skipped++
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("no history had a proof by cases: the test checks nothing")
+	}
+}

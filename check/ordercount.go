@@ -48,12 +48,22 @@ type orderShort struct {
 	Window     [2]int32
 	Positions  int32
 	Over       bool
-	Txns       []int32
-	// Per transaction of Txns: its block's first possible position, its last (past the
-	// trace: none), and the transaction whose own read pins the block that bounds it
-	// from above (-1 none).
-	Lo, Hi, HiBy []int32
+	// Appends counts Value's appends confined to the window (Over), or those that can
+	// reach a position of it (otherwise).
+	Appends int32
+	Txns    []int32
+	// Per transaction of Txns: its block's first possible position and the transaction
+	// whose read or block gives that bound (-1 none), its last (past the trace: none),
+	// and the transaction whose own read pins the block that bounds it from above (-1
+	// none).
+	Lo, LoBy, Hi, HiBy []int32
+	// Seed: Txns and the transactions their bounds come from, transitively (at most
+	// orderSeedMax).
+	Seed []int32
 }
+
+// orderSeedMax bounds an order count's seed.
+const orderSeedMax = 256
 
 // orderItem is one append of a value, for the matching: it may lie at the positions
 // lo..hi (normalized to positions that show its value); must: it lies in the trace in
@@ -82,6 +92,8 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		writerOf[i] = -1
 	}
 	procMax := make([]int32, len(h.Processes))
+	procMaxBy := make([]int32, len(h.Processes)) // the transaction procMax comes from
+	loBy := make([]int32, n)                     // per writer txn: the transaction its lower bound comes from, -1 none
 	procMin := make([]int32, len(h.Processes))
 	procMinBy := make([]int32, len(h.Processes))
 	var touched []int32
@@ -206,20 +218,24 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		}
 		slices.Sort(events)
 		var rtMax int32
+		rtMaxBy := int32(-1)
 		procs = procs[:0]
 		for _, e := range events {
 			t := int32(e>>1) & (1<<31 - 1)
 			p := h.Txns[t].Process
 			if e&1 == 0 {
 				if wi := writerOf[t]; wi >= 0 {
-					from := max(base[t], 1)
-					if realtime {
-						from = max(from, rtMax)
+					from, by := max(base[t], 1), int32(-1)
+					if base[t] > 0 {
+						by = t
 					}
-					if p >= 0 {
-						from = max(from, procMax[p])
+					if realtime && rtMax > from {
+						from, by = rtMax, rtMaxBy
 					}
-					lo[t] = fit(wi, from)
+					if p >= 0 && procMax[p] > from {
+						from, by = procMax[p], procMaxBy[p]
+					}
+					lo[t], loBy[t] = fit(wi, from), by
 				}
 				continue
 			}
@@ -228,13 +244,17 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 				w := &in.Writers[wi]
 				c = max(c, min(lo[t], tn+1)+w.End-w.Start)
 			}
-			rtMax = max(rtMax, c)
+			if c > rtMax {
+				rtMax, rtMaxBy = c, t
+			}
 			if p >= 0 {
 				if procMax[p] == 0 {
 					procs = append(procs, p)
 					procMin[p], procMinBy[p] = tn+1, -1
 				}
-				procMax[p] = max(procMax[p], c)
+				if c > procMax[p] {
+					procMax[p], procMaxBy[p] = c, t
+				}
 			}
 		}
 		// A writer whose block is past the trace takes its successors' with it (theirs
@@ -332,7 +352,7 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			}
 			for _, it := range its {
 				if it.must {
-					short = &orderShort{Key: int32(k), Value: v, Window: [2]int32{it.lo, it.hi}, Over: true, Txns: []int32{it.txn}}
+					short = &orderShort{Key: int32(k), Value: v, Window: [2]int32{it.lo, it.hi}, Over: true, Appends: 1, Txns: []int32{it.txn}}
 					break
 				}
 			}
@@ -355,16 +375,36 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 		if short != nil {
 			for _, t := range short.Txns {
 				short.Lo = append(short.Lo, min(lo[t], tn+1))
+				short.LoBy = append(short.LoBy, loBy[t])
 				short.Hi = append(short.Hi, hi[t])
 				short.HiBy = append(short.HiBy, hiBy[t])
 			}
+			// The transactions the bounds come from, transitively (a bound from a
+			// transaction's read or block rests on that transaction's own bounds):
+			// where a counterexample search starts.
+			inSeed := map[int32]bool{}
+			var add func(t int32)
+			add = func(t int32) {
+				if t < 0 || inSeed[t] || len(short.Seed) >= orderSeedMax {
+					return
+				}
+				inSeed[t] = true
+				short.Seed = append(short.Seed, t)
+				if writerOf[t] >= 0 {
+					add(loBy[t])
+				}
+				add(hiBy[t])
+			}
+			for _, t := range short.Txns {
+				add(t)
+			}
 		}
 		for _, t := range touched {
-			lo[t], hi[t], hiBy[t], pin[t], pub[t], readQ[t], base[t], writerOf[t] = 0, 0, 0, 0, 0, 0, 0, -1
+			lo[t], hi[t], hiBy[t], pin[t], pub[t], readQ[t], base[t], writerOf[t], loBy[t] = 0, 0, 0, 0, 0, 0, 0, -1, 0
 			mustIn[t] = false
 		}
 		for _, p := range procs {
-			procMax[p], procMin[p], procMinBy[p] = 0, 0, 0
+			procMax[p], procMin[p], procMinBy[p], procMaxBy[p] = 0, 0, 0, 0
 		}
 		for _, v := range vals {
 			cnt[v] = 0
@@ -594,7 +634,7 @@ func matchValue(ps []int32, its []orderItem) *orderShort {
 func hallWindow(ps []int32, its []orderItem) *orderShort {
 	for i := range its {
 		if its[i].must && its[i].lo > its[i].hi {
-			return &orderShort{Over: true, Window: [2]int32{1, 0}, Txns: []int32{its[i].txn}}
+			return &orderShort{Over: true, Window: [2]int32{1, 0}, Appends: 1, Txns: []int32{its[i].txn}}
 		}
 	}
 	work := 0
@@ -618,7 +658,7 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 			}
 			np := int32(y - x + 1)
 			if int32(len(inside)) > np {
-				return &orderShort{Over: true, Window: [2]int32{a, b}, Positions: np, Txns: dedupTxns(inside)}
+				return &orderShort{Over: true, Window: [2]int32{a, b}, Positions: np, Appends: int32(len(inside)), Txns: dedupTxns(inside)}
 			}
 			if int32(len(meet)) < np {
 				var out []int32
@@ -627,7 +667,7 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 						out = append(out, it.txn)
 					}
 				}
-				return &orderShort{Window: [2]int32{a, b}, Positions: np, Txns: dedupTxns(out)}
+				return &orderShort{Window: [2]int32{a, b}, Positions: np, Appends: int32(len(meet)), Txns: dedupTxns(out)}
 			}
 		}
 	}
@@ -669,54 +709,208 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 				a.Txns = append(a.Txns, c.txnRef(t))
 			}
 		}
-		a.Explanation = explainOrderCount(c.h, short, len(in.Keys[short.Key].Trace), order)
+		key := &in.Keys[short.Key]
+		a.OrderCount = newOrderCount(c.h, short, key.Trace, in.Reads[key.TraceBy].Txn, order)
+		a.Explanation = a.OrderCount.text(c.h, key.Trace, order)
+		a.seed = short.Seed
 		c.addAnomaly(a)
 	}
 }
 
-// explainOrderCount says what an order count's proof is, with each listed
-// transaction's bounds.
-func explainOrderCount(h *history.History, s *orderShort, traceLen int, order string) string {
-	key, val := h.Keys[s.Key], h.Values[s.Value]
-	var parts []string
+// OrderCount is an order count's proof (G1c-process, G1c-realtime), structured: key
+// Key's longest read (by transaction TraceBy, Length values) shows Value at Positions
+// positions From..To (counted from 1); Over: Appends appends of Value must lie there,
+// more than that; otherwise only Appends appends of Value can reach them, fewer. Blocks
+// are the writers the count rests on, each with where its block (its appends to the
+// key, in order) may start and why; Reasons says once what each kind of bound means.
+type OrderCount struct {
+	Key       string        `json:"key"`
+	Value     string        `json:"value"`
+	TraceBy   int64         `json:"trace_by"`
+	Length    int           `json:"length"`
+	From      int           `json:"from"`
+	To        int           `json:"to"`
+	Positions int           `json:"positions"`
+	Over      bool          `json:"over"`
+	Appends   int           `json:"appends"`
+	Reasons   []OrderReason `json:"reasons"`
+	Blocks    []OrderBlock  `json:"blocks"`
+}
+
+// OrderReason says what one kind of bound of an order count means.
+type OrderReason struct {
+	Bound string `json:"bound"`
+	Text  string `json:"text"`
+}
+
+// OrderBlock is one writer of an order count: where its block may start, From..To
+// (counted from 1; From 0: only past the trace; To 0: no upper bound, past the trace
+// allowed), and why (Bound, one of the Reasons; Before names the transaction whose
+// block bounds it).
+type OrderBlock struct {
+	Txn    int64    `json:"txn"`
+	Values []string `json:"values"`
+	Bound  string   `json:"bound"`
+	From   int      `json:"from"`
+	To     int      `json:"to,omitempty"`
+	Before int64    `json:"before,omitempty"`
+	// After: the transaction whose read (of From-1 values or more) or block (ending at
+	// From-1 or later) gives From, itself when its own read does (omitted: none).
+	After *int64 `json:"after,omitempty"`
+	// Window is the key's longest read around the positions the block takes when it
+	// starts at From (marked).
+	Window *Window `json:"window,omitempty"`
+}
+
+// The kinds of an order count's bounds, in the order the explanation lists them.
+const (
+	boundPinned    = "pinned"
+	boundBefore    = "before"
+	boundMust      = "must"
+	boundNowhere   = "nowhere"
+	boundUnbounded = "unbounded"
+)
+
+var boundOrder = []string{boundPinned, boundBefore, boundMust, boundNowhere, boundUnbounded}
+
+// boundText says what each kind of bound means, for order ("process" or "process or
+// real-time").
+func boundText(bound, order string) string {
+	switch bound {
+	case boundPinned:
+		return "its writer's own read shows the block, which puts it there"
+	case boundBefore:
+		return fmt.Sprintf("it ends before the block of the transaction named after it, which comes after it in %s order and whose own read puts that block in the trace", order)
+	case boundMust:
+		return fmt.Sprintf("it must be in the trace, before the blocks after it in %s order that must be too: without it and the blocks after it, some value of the key shows at more positions than appends of it can reach", order)
+	case boundNowhere:
+		return "it must be in the trace, and the trace shows its values at no position it may start at"
+	}
+	return "nothing bounds it from above: it may lie past the trace (in no read)"
+}
+
+// newOrderCount structures proof s on key trace (read by transaction traceBy).
+func newOrderCount(h *history.History, s *orderShort, trace []int32, traceBy int32, order string) *OrderCount {
+	oc := &OrderCount{Key: h.Keys[s.Key], Value: h.Values[s.Value], TraceBy: h.Txns[traceBy].Index, Length: len(trace),
+		From: int(s.Window[0]), To: int(s.Window[1]), Positions: int(s.Positions), Over: s.Over, Appends: int(s.Appends)}
+	n := int32(len(trace))
+	used := map[string]bool{}
 	for i, t := range s.Txns {
-		if i == 8 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(s.Txns)-8))
-			break
+		b := OrderBlock{Txn: h.Txns[t].Index}
+		for _, op := range h.TxnOps(int(t)) {
+			if op.Kind == history.Append && op.Key == s.Key {
+				b.Values = append(b.Values, h.Values[op.Value])
+			}
 		}
-		from := "past the trace"
-		if int(s.Lo[i]) <= traceLen {
-			from = fmt.Sprintf("from position %d", s.Lo[i])
+		if s.Lo[i] <= n {
+			b.From = int(s.Lo[i])
+		}
+		if by := s.LoBy[i]; by >= 0 {
+			index := h.Txns[by].Index
+			b.After = &index
+		}
+		if b.From > 0 {
+			b.Window = newWindow(h, trace, b.From, b.From+len(b.Values)-1)
 		}
 		switch {
-		case int(s.Hi[i]) > traceLen:
-			parts = append(parts, fmt.Sprintf("%s %s", encode.TxnName(h, t), from))
+		case s.Hi[i] > n:
+			b.Bound = boundUnbounded
 		case s.Hi[i] == 0:
-			parts = append(parts, fmt.Sprintf("%s nowhere: the trace shows its values at no position it may start at", encode.TxnName(h, t)))
+			b.Bound = boundNowhere
 		case s.HiBy[i] == mustByCount:
-			parts = append(parts, fmt.Sprintf("%s %s to %d: its block must be in the trace (without it and the blocks after it in %s order, "+
-				"some value of the key shows at more positions than appends of it can reach), before those after it that must be too", encode.TxnName(h, t), from, s.Hi[i], order))
+			b.Bound, b.To = boundMust, int(s.Hi[i])
 		case s.HiBy[i] == t:
-			parts = append(parts, fmt.Sprintf("%s at position %d, where its own read puts it", encode.TxnName(h, t), s.Hi[i]))
-		case s.HiBy[i] >= 0:
-			parts = append(parts, fmt.Sprintf("%s %s to %d, before the block of %s, which %s's own read puts in the trace",
-				encode.TxnName(h, t), from, s.Hi[i], encode.TxnName(h, s.HiBy[i]), encode.TxnName(h, s.HiBy[i])))
+			b.Bound, b.To = boundPinned, int(s.Hi[i])
+		default:
+			b.Bound, b.To, b.Before = boundBefore, int(s.Hi[i]), h.Txns[s.HiBy[i]].Index
+		}
+		used[b.Bound] = true
+		oc.Blocks = append(oc.Blocks, b)
+	}
+	for _, bound := range boundOrder {
+		if used[bound] {
+			oc.Reasons = append(oc.Reasons, OrderReason{Bound: bound, Text: boundText(bound, order)})
 		}
 	}
-	bounds := fmt.Sprintf("a block starts after what its writer or a transaction before it in %s order read or appended, "+
-		"and ends before the block of a transaction after it in %s order that must be in the trace", order, order)
-	if s.Over {
-		if s.Window[1] < s.Window[0] {
-			return fmt.Sprintf("on key %s, %s must append %s where the trace shows it, and cannot (%s; positions counted from 1): "+
-				"every attribution has a cycle of ww, wr and %s edges", key, parts[0], val, bounds, order)
+	return oc
+}
+
+// orderBlocksShown bounds the writers the text lists per kind of bound (the JSON has
+// them all).
+const orderBlocksShown = 64
+
+// text says what the proof is, for a person to check: the claim, the key's list around
+// the positions it counts, what bounds a block from below, then each kind of upper
+// bound once, with the writers it applies to and where their blocks may start.
+func (oc *OrderCount) text(h *history.History, trace []int32, order string) string {
+	var b strings.Builder
+	name := func(index int64) string { return "T" + fmt.Sprint(index) }
+	switch {
+	case oc.Over && oc.To < oc.From:
+		fmt.Fprintf(&b, "on key %s, %s's block must be in the trace and fits nowhere it may start (below), so every attribution has a cycle of ww, wr and %s edges.",
+			oc.Key, name(oc.Blocks[0].Txn), order)
+	case oc.Over:
+		fmt.Fprintf(&b, "key %s shows %s at %d positions from %d to %d, and %d appends of %s must lie there, by the transactions below: "+
+			"each one's block must start where given, which puts its %s in those positions. So every attribution has a cycle of ww, wr and %s edges.",
+			oc.Key, oc.Value, oc.Positions, oc.From, oc.To, oc.Appends, oc.Value, oc.Value, order)
+	default:
+		fmt.Fprintf(&b, "key %s shows %s at %d positions from %d to %d, and only %d appends of %s can reach them: those of the transactions below cannot "+
+			"(each one's block must start where given, outside them). So every attribution has a cycle of ww, wr and %s edges.",
+			oc.Key, oc.Value, oc.Positions, oc.From, oc.To, oc.Appends, oc.Value, order)
+	}
+	var focus []int
+	if oc.From <= oc.To {
+		focus = []int{oc.From - 1, oc.To - 1}
+	}
+	fmt.Fprintf(&b, "\nPositions are counted from 1 in key %s's longest read, by %s: %s.", oc.Key, name(oc.TraceBy), encode.ListAround(h, trace, focus...))
+	fmt.Fprintf(&b, "\nA block is a transaction's appends to the key, in order. Each starts after what its writer, or a transaction before it in %s order, "+
+		"read (past that read's values) or appended (past that block), at the first position from there where the trace shows its values "+
+		"(\"after\" names that transaction when it is another); and", order)
+	for _, r := range oc.Reasons {
+		fmt.Fprintf(&b, "\n  %s (%s):", r.Text, r.Bound)
+		n := 0
+		for _, bl := range oc.Blocks {
+			if bl.Bound != r.Bound {
+				continue
+			}
+			if n++; n > orderBlocksShown {
+				continue
+			}
+			fmt.Fprintf(&b, "\n    %s %s %s", name(bl.Txn), "["+strings.Join(bl.Values, " ")+"]", bl.where())
+			if bl.After != nil && *bl.After != bl.Txn {
+				fmt.Fprintf(&b, ", after %s", name(*bl.After))
+			}
+			if bl.Window != nil && bl.From == bl.To {
+				fmt.Fprintf(&b, ": %s", bl.Window)
+			}
+			if bl.Bound == boundBefore {
+				fmt.Fprintf(&b, ", before %s", name(bl.Before))
+			}
 		}
-		return fmt.Sprintf("key %s shows %s at %d positions from %d to %d (counted from 1), and more appends of %s than that must lie there: %s (%s), "+
-			"so every attribution has a cycle of ww, wr and %s edges", key, val, s.Positions, s.Window[0], s.Window[1], val, strings.Join(parts, "; "), bounds, order)
+		if n > orderBlocksShown {
+			fmt.Fprintf(&b, "\n    and %d more (the JSON lists them all)", n-orderBlocksShown)
+		}
 	}
-	others := ""
-	if len(parts) > 0 {
-		others = ": the other appends of it cannot reach them (" + strings.Join(parts, "; ") + ")"
+	return b.String()
+}
+
+// where says where the block may start.
+func (bl *OrderBlock) where() string {
+	switch {
+	case bl.Bound == boundNowhere && bl.From == 0:
+		return "past the trace, and must be in it: nowhere"
+	case bl.Bound == boundNowhere:
+		return fmt.Sprintf("from %d, and must be in the trace: nowhere", bl.From)
+	case bl.From == 0 && bl.To == 0:
+		return "past the trace"
+	case bl.From == 0:
+		return fmt.Sprintf("past the trace, and at %d at the latest: nowhere", bl.To)
+	case bl.To == 0:
+		return fmt.Sprintf("from %d", bl.From)
+	case bl.From > bl.To:
+		return fmt.Sprintf("from %d, and at %d at the latest: nowhere", bl.From, bl.To)
+	case bl.From == bl.To:
+		return fmt.Sprintf("at %d", bl.From)
 	}
-	return fmt.Sprintf("key %s shows %s at %d positions from %d to %d (counted from 1), more than appends of it can fill%s; %s, "+
-		"so every attribution has a cycle of ww, wr and %s edges", key, val, s.Positions, s.Window[0], s.Window[1], others, bounds, order)
+	return fmt.Sprintf("at %d to %d", bl.From, bl.To)
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestOrderCountIsSound(t *testing.T) {
 				if brute.Check(h, m) {
 					t.Fatalf("config %d seed %d: the order count refutes %s on key %s (%+v), the brute force finds it valid\n%s", ci, seed, m, h.Keys[short.Key], short, brute.Format(h))
 				}
+				checkOrderCountText(t, h, in, short, models[m].realtime)
 			}
 		}
 		t.Logf("%s: %d refuted", m, refuted)
@@ -48,6 +50,114 @@ func TestOrderCountIsSound(t *testing.T) {
 			t.Errorf("%s: the order count refuted nothing: the test checks nothing", m)
 		}
 	}
+}
+
+// checkOrderCountText checks an order count's explanation against the history: each
+// kind of bound is said once, every writer is listed under its kind, each listed
+// position shows the writer's values in the key's longest read, and the counts add up.
+func checkOrderCountText(t *testing.T, h *history.History, in *encode.Inference, short *orderShort, realtime bool) {
+	t.Helper()
+	order := "process"
+	if realtime {
+		order = "process or real-time"
+	}
+	key := &in.Keys[short.Key]
+	oc := newOrderCount(h, short, key.Trace, in.Reads[key.TraceBy].Txn, order)
+	text := oc.text(h, key.Trace, order)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("%s\n%s\n%s", fmt.Sprintf(format, args...), text, brute.Format(h))
+	}
+	for _, r := range oc.Reasons {
+		if n := strings.Count(text, r.Text); n != 1 {
+			fail("reason %q said %d times", r.Bound, n)
+		}
+	}
+	if len(oc.Blocks) != len(short.Txns) || len(oc.Blocks) > orderBlocksShown {
+		return
+	}
+	val := h.Values[short.Value]
+	shows := func(p int, vals []string) bool {
+		for i, v := range vals {
+			if p+i > len(key.Trace) {
+				return true // the rest lies past the trace
+			}
+			if h.Values[key.Trace[p+i-1]] != v {
+				return false
+			}
+		}
+		return true
+	}
+	for _, b := range oc.Blocks {
+		line := fmt.Sprintf("T%d [%s] %s", b.Txn, strings.Join(b.Values, " "), b.where())
+		if !strings.Contains(text, line) {
+			fail("T%d is not listed as %q", b.Txn, line)
+		}
+		if b.From > 0 && b.Bound != boundNowhere && !shows(b.From, b.Values) || b.To > 0 && !shows(b.To, b.Values) {
+			fail("T%d's block %v does not show at %d or %d", b.Txn, b.Values, b.From, b.To)
+		}
+		if b.After != nil && *b.After != b.Txn {
+			// The transaction its first position comes from precedes it.
+			if !strings.Contains(text, fmt.Sprintf("%s, after T%d", line, *b.After)) {
+				fail("T%d's bound from T%d is not said", b.Txn, *b.After)
+			}
+			a, w := txnByIndex(h, *b.After), txnByIndex(h, b.Txn)
+			procOrder := a.Process >= 0 && a.Process == w.Process && a.Invoke < w.Invoke
+			if !procOrder && !(realtime && a.Complete >= 0 && a.Complete < w.Invoke) {
+				fail("T%d does not precede T%d in process (real-time) order", *b.After, b.Txn)
+			}
+		}
+		if w := b.Window; w != nil {
+			// The window marks the block's values where it starts at From.
+			for p := w.MarkFrom; p <= min(w.MarkTo, w.Length); p++ {
+				if w.Values[p-w.From] != b.Values[p-w.MarkFrom] || w.MarkFrom != b.From {
+					fail("T%d's window %s does not mark %v at %d", b.Txn, w, b.Values, b.From)
+				}
+			}
+			if b.From == b.To && !strings.Contains(text, line+", ") && !strings.Contains(text, line+": "+w.String()) {
+				fail("T%d's window is not shown", b.Txn)
+			}
+		}
+		if b.Bound == boundPinned && b.From != b.To && b.From > 0 && b.From < b.To {
+			fail("T%d is pinned to %d-%d", b.Txn, b.From, b.To)
+		}
+	}
+	if oc.To < oc.From {
+		return
+	}
+	positions := 0
+	for p := oc.From; p <= oc.To; p++ {
+		if h.Values[key.Trace[p-1]] == val {
+			positions++
+		}
+	}
+	if positions != oc.Positions || oc.Over != (oc.Appends > oc.Positions) || !oc.Over && oc.Appends >= oc.Positions {
+		fail("%d positions show %s in %d-%d (said: %d), %d appends, over %v", positions, val, oc.From, oc.To, oc.Positions, oc.Appends, oc.Over)
+	}
+	if oc.Over {
+		// Every confined append is a listed writer's append of the value.
+		appends := 0
+		for _, b := range oc.Blocks {
+			for _, v := range b.Values {
+				if v == val {
+					appends++
+				}
+			}
+		}
+		if appends < oc.Appends {
+			fail("%d appends of %s said to lie there, the listed writers have %d", oc.Appends, val, appends)
+		}
+	}
+}
+
+// txnByIndex finds the transaction with :index i.
+func txnByIndex(h *history.History, i int64) *history.Txn {
+	for t := range h.Txns {
+		if h.Txns[t].Index == i {
+			return &h.Txns[t]
+		}
+	}
+	return nil
 }
 
 // TestOrderCountLostUpdate: a lost update whose loser's process goes on appending to

@@ -79,6 +79,10 @@ type Options struct {
 	Solver SolverOptions
 	// Progress, when set, is told each phase as it starts (for a terminal display).
 	Progress func(phase string)
+	// VerdictOnly skips the proof by cases that explains a solver's "not valid" (the
+	// verdict stands without it): a counterexample search decides many cuts and
+	// explains only the one it keeps.
+	VerdictOnly bool
 }
 
 // SolverOptions select solver heuristics.
@@ -146,8 +150,14 @@ type Anomaly struct {
 	// first case's), and CasesCover says why they cover every attribution.
 	Cases      []Case `json:"cases,omitempty"`
 	CasesCover string `json:"cases_cover,omitempty"`
+	// OrderCount is the order count's proof, structured (G1c-process, G1c-realtime
+	// found without search).
+	OrderCount *OrderCount `json:"order_count,omitempty"`
 
 	windowUnsat bool // a key without segmentation within windows: a proof, not a name
+	// seed: the transactions a counterexample search starts from, when Txns (cut for
+	// reading) are not all of them (Evidence).
+	seed []int32
 	// oneBase: found on the one-base inference (all reads of a key in a transaction
 	// share a base; a read before an own append places the block), so it holds only for
 	// the models that are not per read.

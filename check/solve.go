@@ -302,6 +302,9 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 // violation is already proven: when the limits run out the explanation is cut short
 // (and says so), and the returned note says so for the model when no case was found.
 func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
+	if c.opts.VerdictOnly {
+		return ""
+	}
 	// The Boolean part alone is easy, but VSIDS from scratch wanders on millions of
 	// variables: follow the guess in variable order, and bound each case's search.
 	s := c.newSolver(v)

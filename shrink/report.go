@@ -29,8 +29,10 @@ type Report struct {
 	EDN       string          `json:"edn"`            // the cut as a Jepsen EDN history
 	File      string          `json:"file,omitempty"` // where --directory wrote it
 	Checks    int             `json:"checks"`         // candidate cuts the checker decided
-	Minimal   bool            `json:"minimal"`        // every single removal was tried
-	Seconds   float64         `json:"seconds"`
+	Minimal   bool            `json:"minimal"`        // every single removal was tried and decided
+	// NotMinimal says why Minimal is false.
+	NotMinimal string  `json:"not_minimal,omitempty"`
+	Seconds    float64 `json:"seconds"`
 
 	cut *Counterexample
 }
@@ -63,34 +65,64 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		}
 		return max(n, 1)
 	}
+	var tried []string // the models searched so far, whose shrinks took the time
 	for i, mr := range res.Models {
 		if mr.Valid != check.Invalid {
 			continue
 		}
 		m := mr.Model
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			// Say so, rather than "0 candidates checked", which reads as if no cut were
+			// found not valid: none was tried.
+			why := fmt.Sprintf("the time for counterexamples ran out before its turn (spent on %s)", strings.Join(tried, ", "))
+			for _, r := range reports {
+				if Sound(m) && cutModels[m] == cutModels[r.cut.Model] {
+					why = fmt.Sprintf("the time for counterexamples ran out (spent on %s) before the counterexample of %s, cut by the same rules, was re-checked under it",
+						strings.Join(tried, ", "), r.cut.Model)
+					break
+				}
+			}
+			failures = append(failures, fmt.Sprintf("no counterexample for %s: %s", m, why))
+			continue
+		}
 		share := deadline
 		if !deadline.IsZero() {
 			share = time.Now().Add(time.Until(deadline) / time.Duration(shrinksLeft(i)))
 		}
-		reused := false
+		reused, unchecked := false, ""
 		for _, r := range reports {
 			// Only a cut made under the same row (reading, first reads) is proved
 			// sound for m.
-			if Sound(m) && cutModels[m] == cutModels[r.cut.Model] && stillInvalid(r.cut.History, m, deadline) {
+			if !Sound(m) || cutModels[m] != cutModels[r.cut.Model] {
+				continue
+			}
+			switch stillInvalid(r.cut.History, m, deadline) {
+			case check.Invalid:
 				r.Models = append(r.Models, m)
 				reused = true
+			case check.Unknown:
+				unchecked = r.cut.Model
+			}
+			if reused {
 				break
 			}
 		}
 		if reused {
 			continue
 		}
+		tried = append(tried, m)
 		seeds := res.Evidence(m)
 		if len(seeds) > 4 {
 			seeds = seeds[:4]
 		}
 		cx, err := Shrink(h, m, seeds, Options{Deadline: share})
+		if afterShrink != nil {
+			afterShrink()
+		}
 		if err != nil {
+			if unchecked != "" {
+				err = fmt.Errorf("%w; the counterexample of %s, cut by the same rules, could not be re-checked under %s in the time left", err, unchecked, m)
+			}
 			failures = append(failures, err.Error())
 			continue
 		}
@@ -99,21 +131,28 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 	return reports, failures
 }
 
-func stillInvalid(h *history.History, m string, deadline time.Time) bool {
+// afterShrink, when set (by tests), runs after each model's shrink.
+var afterShrink func()
+
+// stillInvalid re-checks cut h under model m within the time before deadline.
+func stillInvalid(h *history.History, m string, deadline time.Time) check.Validity {
 	opts := check.Options{Models: []string{m}}
 	if !deadline.IsZero() {
 		if opts.Timeout = time.Until(deadline); opts.Timeout <= 0 {
-			return false
+			return check.Unknown
 		}
 	}
 	res, err := check.Check(h, opts)
-	return err == nil && res.Valid == check.Invalid
+	if err != nil {
+		return check.Unknown
+	}
+	return res.Valid
 }
 
 func newReport(orig *history.History, cx *Counterexample) *Report {
 	h := cx.History
 	r := &Report{Models: []string{cx.Model}, Transactions: len(h.Txns), Original: len(orig.Txns),
-		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal,
+		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal, NotMinimal: cx.NotMinimal,
 		Seconds: cx.Seconds, cut: cx}
 	for i := range h.Txns {
 		ref := check.NewTxnRef(h, int32(i))

@@ -128,15 +128,27 @@ type Counterexample struct {
 	Prefixes []Prefix
 	Result   check.Result // the checker's verdict and anomalies on the cut
 	Checks   int          // candidates the checker decided
-	Minimal  bool         // false when the time ran out before every removal was tried
-	Seconds  float64
+	// Minimal: every single removal (a key, a transaction, a read) from the cut was
+	// tried and decided valid or unsound; false when the time ran out first, or a
+	// removal's check was left undecided by its bounds.
+	Minimal bool
+	// NotMinimal says why Minimal is false ("" when it is true).
+	NotMinimal string
+	Seconds    float64
 
 	cand cand // the cut of the original history that History is
 }
 
-// candidateTime is the least time a candidate's check gets when the search is bounded
-// (else a third of what is left).
-const candidateTime = 2 * time.Second
+// candidateTime is the least time a seed's check gets when the search is bounded (else
+// a third of what is left), and the most a removal's check gets; candidateConflicts
+// bounds a removal's search.
+const (
+	candidateTime      = 2 * time.Second
+	candidateConflicts = 2000
+)
+
+// explainShare is the part of a shrink's time kept for explaining the cut it keeps.
+const explainShare = 0.15
 
 type shrinker struct {
 	h       *history.History
@@ -166,10 +178,15 @@ type shrinker struct {
 	positions  map[int32]map[int32]int
 	checks     int
 	timedOut   bool
-	best       cand
-	bestBuilt  cand // the candidate bestB was built from (best may drop transactions that left no op)
-	bestB      *built
-	bestRes    check.Result
+	// undecided counts the candidates since the last success whose check ended without
+	// a verdict (its bounds): the best cut is then not known to be 1-minimal.
+	undecided int
+	// settled: the last round of minimize removed nothing.
+	settled   bool
+	best      cand
+	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB     *built
+	bestRes   check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -182,6 +199,10 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	t0 := time.Now()
 	s := newShrinker(h, m)
 	s.deadline = opts.Deadline
+	if !opts.Deadline.IsZero() {
+		// The search stops early enough to explain the cut it keeps.
+		s.deadline = t0.Add(time.Duration(float64(opts.Deadline.Sub(t0)) * (1 - explainShare)))
+	}
 	found := s.start(seeds)
 	if found && s.reading == uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
 		// The seed's cut, with its stubs and synthetic writers, outgrew the history:
@@ -189,15 +210,38 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		s.try(whole(h))
 	}
 	if !found {
-		why := "no cut tried was verified not valid"
-		if s.timedOut {
-			why = "the time ran out before a cut was verified not valid"
+		why := fmt.Sprintf("no cut tried was verified not valid (%d checked)", s.checks)
+		switch {
+		case s.timedOut && s.checks == 0:
+			why = "the time ran out before a cut was checked"
+		case s.timedOut:
+			why = fmt.Sprintf("the time ran out before a cut was verified not valid (%d checked, none not valid)", s.checks)
 		}
-		return nil, fmt.Errorf("no counterexample for %s: %s (%d candidates checked)", m, why, s.checks)
+		return nil, fmt.Errorf("no counterexample for %s: %s", m, why)
 	}
 	s.minimize()
-	return &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
-		Result: s.bestRes, Checks: s.checks, Minimal: !s.timedOut, Seconds: time.Since(t0).Seconds(), cand: s.bestBuilt}, nil
+	// The cut kept was checked for its verdict only: check it again, explained. Should
+	// that run out of time, the verdict stands and the explanation is missing.
+	final := check.Options{Models: []string{m}}
+	if !opts.Deadline.IsZero() {
+		final.Timeout = max(time.Until(opts.Deadline), time.Millisecond)
+	}
+	if res, err := check.Check(s.bestB.h, final); err == nil && res.Valid == check.Invalid {
+		s.bestRes = res
+	}
+	cx := &Counterexample{Model: m, History: s.bestB.h, Orig: s.bestB.orig, Prefixes: s.bestB.prefixes,
+		Result: s.bestRes, Checks: s.checks, Seconds: time.Since(t0).Seconds(), cand: s.bestBuilt}
+	switch {
+	case s.timedOut:
+		cx.NotMinimal = "the time ran out"
+	case !s.settled:
+		cx.NotMinimal = "it was still shrinking after the last round"
+	case s.undecided > 0:
+		cx.NotMinimal = fmt.Sprintf("%d of the removals tried last were left undecided by their bounds", s.undecided)
+	default:
+		cx.Minimal = true
+	}
+	return cx, nil
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
@@ -311,7 +355,15 @@ func (s *shrinker) try(c cand) bool {
 		// stay (a stub) and synthetic writers stand for its appends.
 		return false
 	}
-	opts := check.Options{Models: []string{s.model}}
+	// Only the verdict: the cut kept is explained once, at the end (Shrink).
+	opts := check.Options{Models: []string{s.model}, VerdictOnly: true}
+	if s.bestB != nil {
+		// A removal from a cut already not valid: most are decided at once (a replay,
+		// the order count, a short search), and one the solver cannot decide soon (a
+		// pigeonhole over duplicates, as in the whole) is not taken rather than
+		// allowed a share of the time.
+		opts.MaxConflicts = candidateConflicts
+	}
 	if !s.deadline.IsZero() {
 		left := time.Until(s.deadline)
 		if left <= 0 {
@@ -321,19 +373,27 @@ func (s *shrinker) try(c cand) bool {
 		// One hard candidate must not take all the time: it is then not taken, and
 		// smaller ones are tried.
 		opts.Timeout = min(left, max(candidateTime, left/3))
+		if s.bestB != nil {
+			opts.Timeout = min(left, candidateTime)
+		}
 	}
 	res, err := check.Check(b.h, opts)
 	if err != nil {
 		return false
 	}
 	s.checks++
-	if res.Valid == check.Unknown && s.out() {
-		s.timedOut = true
+	if res.Valid == check.Unknown {
+		if s.out() {
+			s.timedOut = true
+		} else {
+			s.undecided++
+		}
 	}
 	if res.Valid != check.Invalid {
 		return false
 	}
 	s.best, s.bestB, s.bestRes, s.bestBuilt = c, b, res, c
+	s.undecided = 0
 	return true
 }
 
@@ -358,6 +418,7 @@ func (s *shrinker) minimize() {
 			s.dropReads()
 		}
 		if s.size() == before {
+			s.settled = !s.out()
 			break
 		}
 	}
@@ -435,26 +496,30 @@ func (s *shrinker) dropReads() {
 }
 
 // ddmin is delta debugging's minimization by complements: it removes chunks of items
-// while test says the rest still fails, halving the chunks when none can go, down to
-// single items (the result is 1-minimal unless stop cut it short). test keeps the
-// state of the last success.
+// while test says the rest still fails, halving the chunks when a pass removed none,
+// down to single items, until a pass over single items removes none (the result is
+// then 1-minimal unless stop cut it short). A pass goes on after a removal from where it
+// was, rather than from the first chunk: the chunks before it were just tried, and
+// starting over makes the passes over single items quadratic (each removal retried
+// every item before it). test keeps the state of the last success.
 func ddmin(items []int32, test func([]int32) bool, stop func() bool) []int32 {
-	n := 2
+	chunk := (len(items) + 1) / 2
 	for len(items) >= 2 && !stop() {
-		chunk := (len(items) + n - 1) / n
+		chunk = min(chunk, (len(items)+1)/2)
 		reduced := false
-		for from := 0; from < len(items) && !stop(); from += chunk {
+		for from := 0; from < len(items) && !stop(); {
 			rest := append(slices.Clone(items[:from]), items[min(from+chunk, len(items)):]...)
 			if test(rest) {
-				items, n, reduced = rest, max(n-1, 2), true
-				break
+				items, reduced = rest, true
+				continue // the next chunk now starts at from
 			}
+			from += chunk
 		}
 		if !reduced {
 			if chunk == 1 {
 				break
 			}
-			n = min(2*n, len(items))
+			chunk = (chunk + 1) / 2
 		}
 	}
 	if len(items) == 1 && !stop() && test(nil) {

@@ -435,6 +435,26 @@ func coveredVersionRead(b *built, covered bool) bool {
 
 var noDeadline time.Time
 
+// oneReport checks h under m, which must find it not valid, shrinks it to exactly one
+// counterexample, and has the brute force confirm that the counterexample is not valid
+// under m either.
+func oneReport(t *testing.T, h *history.History, m string) *Report {
+	t.Helper()
+	res, err := check.Check(h, check.Options{Models: []string{m}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%s: %v %v", m, res.Valid, err)
+	}
+	reports, failures := Counterexamples(h, &res, noDeadline)
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%s: %v %v", m, reports, failures)
+	}
+	r := reports[0]
+	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+		t.Errorf("%s: the brute force finds the counterexample valid (err %v):\n%s", m, err, r.EDN)
+	}
+	return r
+}
+
 // TestRecordedPostgresG2: the G2-item PostgreSQL 15 SERIALIZABLE committed (a recorded
 // history of 2000 transactions, mostly unique values) shrinks to its three transactions
 // and a synthetic writer (the blind writers are pinned by their values), which the brute
@@ -444,22 +464,11 @@ func TestRecordedPostgresG2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Check(h, check.Options{Models: []string{"serializable"}})
-	if err != nil || res.Valid != check.Invalid {
-		t.Fatalf("%v %v", res.Valid, err)
-	}
-	reports, failures := Counterexamples(h, &res, noDeadline)
-	if len(reports) != 1 || len(failures) > 0 {
-		t.Fatalf("%v %v", reports, failures)
-	}
-	cx := reports[0]
+	cx := oneReport(t, h, "serializable")
 	if cx.Transactions > 4 {
 		t.Errorf("counterexample of %d transactions:\n%s", cx.Transactions, cx.EDN)
 	}
 	checkFromOriginal(t, h, &built{h: cx.cut.History, orig: cx.cut.Orig, prefixes: cx.cut.Prefixes})
-	if ok, err := brute.CheckGraph(cx.cut.History, "serializable"); err != nil || ok {
-		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, cx.EDN)
-	}
 }
 
 // TestModelGate: a model the proof does not cover gets an error, not a counterexample
@@ -543,21 +552,10 @@ func TestLostUpdateNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"serializable", "snapshot-isolation", "repeatable-read", "cursor-stability", "consistent-view"} {
-		res, err := check.Check(h, check.Options{Models: []string{m}})
-		if err != nil || res.Valid != check.Invalid {
-			t.Fatalf("%s: %v %v", m, res.Valid, err)
-		}
-		reports, failures := Counterexamples(h, &res, noDeadline)
-		if len(reports) != 1 || len(failures) > 0 {
-			t.Fatalf("%s: %v %v", m, reports, failures)
-		}
-		r := reports[0]
+		r := oneReport(t, h, m)
 		a := r.Anomalies[0]
 		if a.Type != "lost-update" || a.Key != "x" || len(a.Txns) != 2 || r.Transactions > 3 {
 			t.Errorf("%s: counterexample of %d transactions, first anomaly %s on %q with %d transactions:\n%s", m, r.Transactions, a.Type, a.Key, len(a.Txns), r.EDN)
-		}
-		if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
-			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
 		}
 	}
 	// Read committed allows it.
@@ -583,20 +581,9 @@ func TestDuplicateElementsSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range models {
-		res, err := check.Check(h, check.Options{Models: []string{m}})
-		if err != nil || res.Valid != check.Invalid {
-			t.Fatalf("%s: %v %v", m, res.Valid, err)
-		}
-		reports, failures := Counterexamples(h, &res, noDeadline)
-		if len(reports) != 1 || len(failures) > 0 {
-			t.Fatalf("%s: %v %v", m, reports, failures)
-		}
-		r := reports[0]
+		r := oneReport(t, h, m)
 		if r.Transactions > 2 || r.Anomalies[0].Type != "duplicate-elements" {
 			t.Errorf("%s: counterexample of %d transactions, first anomaly %s:\n%s", m, r.Transactions, r.Anomalies[0].Type, r.EDN)
-		}
-		if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
-			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
 		}
 	}
 }
@@ -698,24 +685,13 @@ func TestUncommittedG0Small(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"} {
-		res, err := check.Check(h, check.Options{Models: []string{m}})
-		if err != nil || res.Valid != check.Invalid {
-			t.Fatalf("%s: %v %v", m, res.Valid, err)
-		}
-		reports, failures := Counterexamples(h, &res, noDeadline)
-		if len(reports) != 1 || len(failures) > 0 {
-			t.Fatalf("%s: %v %v", m, reports, failures)
-		}
-		r := reports[0]
+		r := oneReport(t, h, m)
 		cx := r.History()
 		if len(r.Synthetic) == 0 || cx.Txns[0].Status != history.Fail || r.Orig()[0] >= 0 {
 			t.Errorf("%s: the first transaction is not a :fail synthetic writer:\n%s", m, r.EDN)
 		}
 		if original := len(r.Txns) - len(r.Synthetic); original != 3 || !strings.HasPrefix(r.Anomalies[0].Type, "G0") {
 			t.Errorf("%s: %d original transactions, first anomaly %s:\n%s", m, original, r.Anomalies[0].Type, r.EDN)
-		}
-		if ok, err := brute.CheckGraph(cx, m); err != nil || ok {
-			t.Errorf("%s: the brute force finds the counterexample valid (err %v)", m, err)
 		}
 	}
 }
@@ -771,19 +747,78 @@ T5 p1 ok [r y [3 2]] inv=9 cmp=10
 	if !needsVersionReads(t, h, m) {
 		t.Fatal("the history without its version read is not valid")
 	}
-	res, err := check.Check(h, check.Options{Models: []string{m}})
-	if err != nil || res.Valid != check.Invalid {
-		t.Fatalf("%v %v", res.Valid, err)
-	}
-	reports, failures := Counterexamples(h, &res, noDeadline)
-	if len(reports) != 1 || len(failures) > 0 {
-		t.Fatalf("%v %v", reports, failures)
-	}
-	r := reports[0]
+	r := oneReport(t, h, m)
 	if original := len(r.Txns) - len(r.Synthetic); original != 4 || !coveredVersionRead(&built{h: r.History(), orig: r.Orig()}, false) {
 		t.Errorf("%d original transactions:\n%s", original, r.EDN)
 	}
-	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
-		t.Errorf("the brute force finds the counterexample valid (err %v)", err)
+}
+
+// TestTimeSpentByAnotherModel: when the time for counterexamples runs out on one
+// model's shrink, the models after it say so (and which model's counterexample, cut by
+// the same rules, was not re-checked), rather than "0 candidates checked", which reads
+// as if no cut had been found not valid.
+func TestTimeSpentByAnotherModel(t *testing.T) {
+	h, err := brute.Parse(`T0 p0 ok [a x 1] inv=0 cmp=1
+T1 p1 ok [r x [1]] [a x 2] inv=2 cmp=5
+T2 p2 ok [r x [1]] [a x 3] inv=3 cmp=4
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []string{"serializable", "strict-serializable", "read-uncommitted"} // the first two share a row
+	res, err := check.Check(h, check.Options{Models: ms})
+	if err != nil || res.Models[0].Valid != check.Invalid || res.Models[1].Valid != check.Invalid {
+		t.Fatalf("%+v %v", res.Models, err)
+	}
+	// Uncommitted allows the lost update: only the first two get a counterexample.
+	deadline := time.Now().Add(3 * time.Second)
+	afterShrink = func() { time.Sleep(time.Until(deadline)) } // the first shrink takes all the time
+	defer func() { afterShrink = nil }()
+	reports, failures := Counterexamples(h, &res, deadline)
+	if len(reports) != 1 || !slices.Equal(reports[0].Models, []string{"serializable"}) || len(failures) != 1 {
+		t.Fatalf("reports %v, failures %q", reports, failures)
+	}
+	if f := failures[0]; !strings.Contains(f, "strict-serializable") || !strings.Contains(f, "counterexample of serializable") || strings.Contains(f, "0 candidates") {
+		t.Errorf("failure %q", f)
+	}
+	// A deadline already past: nothing is tried, and the failures say so.
+	_, failures = Counterexamples(h, &res, time.Now())
+	if len(failures) != 2 {
+		t.Fatalf("failures %q", failures)
+	}
+	for _, f := range failures {
+		if !strings.Contains(f, "ran out before") || strings.Contains(f, "0 candidates") {
+			t.Errorf("failure %q", f)
+		}
+	}
+}
+
+// TestDdminLinearPasses: ddmin keeps every even item of 200 (a removal succeeds when
+// the rest keeps them all), 1-minimal, with passes over single items that go on after
+// a removal: a few hundred tests, where starting each pass over after a removal took
+// about n²/4.
+func TestDdminLinearPasses(t *testing.T) {
+	const n = 200
+	var items []int32
+	for i := int32(0); i < n; i++ {
+		items = append(items, i)
+	}
+	tests := 0
+	keeps := func(rest []int32) bool {
+		tests++
+		evens := 0
+		for _, x := range rest {
+			if x%2 == 0 {
+				evens++
+			}
+		}
+		return evens == n/2
+	}
+	out := ddmin(items, keeps, func() bool { return false })
+	if len(out) != n/2 || !keeps(out) {
+		t.Fatalf("kept %d items: %v", len(out), out)
+	}
+	if tests > 4*n {
+		t.Errorf("%d tests for %d items", tests, n)
 	}
 }

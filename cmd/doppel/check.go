@@ -383,7 +383,7 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 		}
 		minimal := ""
 		if !cx.Minimal {
-			minimal = ", not minimal: the time ran out"
+			minimal = ", not known to be minimal: " + cx.NotMinimal
 		}
 		fmt.Fprintf(w, "\nCounterexample for %s: %d of the %d transactions, not valid on their own (%d cuts checked in %.2fs%s%s):\n",
 			strings.Join(cx.Models, ", "), cx.Transactions, cx.Original, cx.Checks, cx.Seconds, minimal, where)
