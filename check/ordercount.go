@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 )
 
 // An order count: a proof, key by key and without search, that a per-read model with
@@ -65,7 +67,12 @@ type orderItem struct {
 
 // orderCount looks for a key whose trace the per-read inference in cannot fill under
 // process (and, with realtime, real-time) order; it returns the proof, or nil.
-func orderCount(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *orderShort {
+//
+// win, when not nil, holds windows narrowed for the same model (prune's per-read
+// level): a block starts at or after win.Lo (0-based) and, when win.Hi is inside the
+// trace, at or before it; both hold in every acyclic attribution, so they tighten the
+// bounds.
+func orderCount(h *history.History, in *encode.Inference, realtime bool, win *encode.Windows, stop func() bool) *orderShort {
 	n := len(h.Txns)
 	lo := make([]int32, n)    // per writer txn of the current key: lower bound on its block start
 	hi := make([]int32, n)    // per writer txn: upper bound (past the trace: none)
@@ -213,6 +220,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			if e&1 == 0 {
 				if wi := writerOf[t]; wi >= 0 {
 					from := max(base[t], 1)
+					if win != nil {
+						from = max(from, min(win.Lo[wi], tn)+1)
+					}
 					if realtime {
 						from = max(from, rtMax)
 					}
@@ -291,6 +301,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			}
 			if pin[t] > 0 && pin[t] <= bound {
 				bound, by = pin[t], t
+			}
+			if win != nil && win.Hi[wi] < tn && win.Hi[wi]+1 < bound {
+				bound, by = win.Hi[wi]+1, mustByNarrowing
 			}
 			if mustIn[t] && bound > tn {
 				bound, by = tn, mustByCount
@@ -382,6 +395,10 @@ const mustInTests = 64
 // mustByCount, as an upper bound's source: the block is in the trace because the
 // trace cannot be filled without it and its successors' (findMustIn).
 const mustByCount = -2
+
+// mustByNarrowing, as an upper bound's source: the narrowed windows put the block in
+// the trace, starting at the latest there.
+const mustByNarrowing = -3
 
 // findMustIn marks in mustIn the :ok writers of one key whose block must be in the
 // trace: taking the block past it takes every successor's (process order, and with
@@ -655,13 +672,33 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			continue
 		}
 		c.progress("counting positions under process order")
-		short := orderCount(c.h, in, spec.realtime, c.budget.stop)
-		if short == nil {
-			continue
-		}
 		typ, order := "G1c-process", "process"
 		if spec.realtime {
 			typ, order = "G1c-realtime", "process or real-time"
+		}
+		short := orderCount(c.h, in, spec.realtime, nil, c.budget.stop)
+		if short == nil && !c.budget.out() {
+			// The bounds above come from one key's reads and process (real-time) order;
+			// the thresholds of every key narrow them through the other keys' reads and
+			// appends (prune's per-read level). A contradiction there is a proof, and
+			// the windows it leaves are sound bounds for the count.
+			c.progress("narrowing read by read for " + m)
+			t0 := time.Now()
+			pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: spec.realtime, PerRead: true},
+				Deadline: c.budget.deadline, Stop: c.budget.stop})
+			c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+			if pr.Contradiction != nil {
+				pc := *pr.Contradiction
+				pc.Type = typ // its cycle has ww, wr and order edges only
+				c.addContradiction(m, &pc)
+				continue
+			}
+			if !pr.KeyUnsat && !c.budget.out() {
+				short = orderCount(c.h, in, spec.realtime, pr.Win, c.budget.stop)
+			}
+		}
+		if short == nil {
+			continue
 		}
 		a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[short.Key]}
 		for i, t := range short.Txns {
@@ -696,6 +733,9 @@ func explainOrderCount(h *history.History, s *orderShort, traceLen int, order st
 		case s.HiBy[i] == mustByCount:
 			parts = append(parts, fmt.Sprintf("%s %s to %d: its block must be in the trace (without it and the blocks after it in %s order, "+
 				"some value of the key shows at more positions than appends of it can reach), before those after it that must be too", encode.TxnName(h, t), from, s.Hi[i], order))
+		case s.HiBy[i] == mustByNarrowing:
+			parts = append(parts, fmt.Sprintf("%s %s to %d: its block must start there at the latest, by the thresholds of every key "+
+				"(each block after the blocks before it and before its successors' in %s order, each read after the block it ends with)", encode.TxnName(h, t), from, s.Hi[i], order))
 		case s.HiBy[i] == t:
 			parts = append(parts, fmt.Sprintf("%s at position %d, where its own read puts it", encode.TxnName(h, t), s.Hi[i]))
 		case s.HiBy[i] >= 0:

@@ -8,6 +8,7 @@ import (
 	"doppel/encode"
 	"doppel/history"
 	"doppel/internal/brute"
+	"doppel/prune"
 )
 
 // TestOrderCountIsSound runs the order count alone on random tiny histories: every
@@ -23,7 +24,7 @@ func TestOrderCountIsSound(t *testing.T) {
 	}
 	n := *seeds / 2
 	for _, m := range []string{"strong-session-read-committed", "strong-read-committed"} {
-		refuted := 0
+		refuted, windowed, narrowed := 0, 0, 0
 		for ci, cfg := range cfgs {
 			for seed := 0; seed < n; seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), uint64(7+ci)))
@@ -33,9 +34,25 @@ func TestOrderCountIsSound(t *testing.T) {
 				if len(in.Findings) > 0 {
 					continue
 				}
-				short := orderCount(h, in, models[m].realtime, nil)
+				short := orderCount(h, in, models[m].realtime, nil, nil)
 				if short == nil {
-					continue
+					// Then as proveByOrderCount goes on: the thresholds read by read, and the
+					// count again within their windows.
+					pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: models[m].realtime, PerRead: true}})
+					if pr.Contradiction != nil {
+						narrowed++
+						if brute.Check(h, m) {
+							t.Fatalf("config %d seed %d: the thresholds read by read refute %s (%s), the brute force finds it valid\n%s", ci, seed, m, pr.Contradiction.Text, brute.Format(h))
+						}
+						continue
+					}
+					if pr.KeyUnsat {
+						continue
+					}
+					if short = orderCount(h, in, models[m].realtime, pr.Win, nil); short == nil {
+						continue
+					}
+					windowed++
 				}
 				refuted++
 				if brute.Check(h, m) {
@@ -43,9 +60,9 @@ func TestOrderCountIsSound(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d refuted", m, refuted)
-		if refuted == 0 {
-			t.Errorf("%s: the order count refuted nothing: the test checks nothing", m)
+		t.Logf("%s: %d refuted by the count (%d only within narrowed windows), %d by the thresholds read by read", m, refuted, windowed, narrowed)
+		if refuted == 0 || narrowed == 0 {
+			t.Errorf("%s: the order count or the thresholds refuted nothing: the test checks nothing", m)
 		}
 	}
 }
@@ -80,7 +97,7 @@ func TestOrderCountLostUpdate(t *testing.T) {
 			t.Fatalf("%s: %v (brute force valid=%v), want not valid", m, res.Valid, brute.Check(h, m))
 		}
 		in := encode.InferPerRead(h)
-		if orderCount(h, in, models[m].realtime, nil) == nil {
+		if orderCount(h, in, models[m].realtime, nil, nil) == nil {
 			t.Errorf("%s: the order count finds nothing", m)
 		}
 	}
@@ -130,7 +147,7 @@ func TestOrderCountUpperBounds(t *testing.T) {
 			if brute.Check(h, m) {
 				t.Fatalf("%s: the brute force finds %s valid: the test history is wrong", name, m)
 			}
-			short := orderCount(h, in, models[m].realtime, nil)
+			short := orderCount(h, in, models[m].realtime, nil, nil)
 			if short == nil || !short.Over || short.Window != [2]int32{2, 2} || len(short.Txns) != 2 {
 				t.Fatalf("%s, %s: order count %+v, want two appends of 2 confined to position 2", name, m, short)
 			}
