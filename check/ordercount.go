@@ -603,8 +603,8 @@ func matchValue(ps []int32, its []orderItem) *orderShort {
 	return hallWindow(ps, its)
 }
 
-// hallWindow finds the window matchValue's failure shows (nil if none, or if finding
-// it would cost more than hallWork: the count then claims nothing). Too many must appends: some window of positions holds fewer
+// hallWindow finds the narrowest window matchValue's failure shows (nil if none, or if
+// finding it would cost more than hallWork: the count then claims nothing). Too many must appends: some window of positions holds fewer
 // positions than must appends confined to it (an append that reaches no position is
 // confined to any window). Too few appends: some run of positions outnumbers the
 // appends whose intervals meet it.
@@ -615,8 +615,11 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 		}
 	}
 	work := 0
-	for x := range ps {
-		for y := x; y < len(ps); y++ {
+	// Narrowest windows first: the explanation then names the few appends that
+	// collide, not every append of the value before them.
+	for d := range ps {
+		for x := 0; x+d < len(ps); x++ {
+			y := x + d
 			if work += len(its) + 1; work > hallWork {
 				return nil // a window too costly to find: the count claims nothing
 			}
@@ -685,16 +688,19 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			c.progress("narrowing read by read for " + m)
 			t0 := time.Now()
 			pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: spec.realtime, PerRead: true},
-				Deadline: c.budget.deadline, Stop: c.budget.stop})
+				Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded}) // Stop is asked from two goroutines
 			c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
-			if pr.Contradiction != nil {
+			if !pr.KeyUnsat && !c.budget.out() {
+				// Also where the thresholds found a key that cannot be tiled within the
+				// windows: the count names the few blocks that collide, where the
+				// tiling's explanation lists every writer of the key.
+				short = orderCount(c.h, in, spec.realtime, pr.Win, c.budget.stop)
+			}
+			if short == nil && pr.Contradiction != nil {
 				pc := *pr.Contradiction
 				pc.Type = typ // its cycle has ww, wr and order edges only
 				c.addContradiction(m, &pc)
 				continue
-			}
-			if !pr.KeyUnsat && !c.budget.out() {
-				short = orderCount(c.h, in, spec.realtime, pr.Win, c.budget.stop)
 			}
 		}
 		if short == nil {
