@@ -680,7 +680,7 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			typ, order = "G1c-realtime", "process or real-time"
 		}
 		short := orderCount(c.h, in, spec.realtime, nil, c.budget.stop)
-		if short == nil && !c.budget.out() {
+		if short == nil && !c.budget.out() && !c.opts.Solver.NoPrune {
 			// The bounds above come from one key's reads and process (real-time) order;
 			// the thresholds of every key narrow them through the other keys' reads and
 			// appends (prune's per-read level). A contradiction there is a proof, and
