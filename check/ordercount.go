@@ -699,8 +699,21 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			if short == nil && pr.Contradiction != nil {
 				pc := *pr.Contradiction
 				pc.Type = typ // its cycle has ww, wr and order edges only
-				c.addContradiction(m, &pc)
-				continue
+				if len(pc.Txns) == 0 && pc.Key >= 0 {
+					// A key whose only writers are :info ones: they are what cannot be placed.
+					for _, w := range in.Keys[pc.Key].Writers {
+						if in.Writers[w].Status != history.Fail {
+							pc.Txns = append(pc.Txns, in.Writers[w].Txn)
+						}
+					}
+				}
+				if len(pc.Txns) > 8 && len(pc.Steps) == 0 {
+					pc.Txns = pc.Txns[:8] // a tiling's: its text gives every writer's window
+				}
+				if len(pc.Txns) > 0 {
+					c.addContradiction(m, &pc)
+					continue
+				}
 			}
 		}
 		if short == nil {
