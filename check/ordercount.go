@@ -690,6 +690,12 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: spec.realtime, PerRead: true},
 				Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded}) // Stop is asked from two goroutines
 			c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+			if pr.Contradiction == nil && !pr.KeyUnsat {
+				if c.perReadWin == nil {
+					c.perReadWin = map[string]*encode.Windows{}
+				}
+				c.perReadWin[m] = pr.Win
+			}
 			if !pr.KeyUnsat && !c.budget.out() {
 				// Also where the thresholds found a key that cannot be tiled within the
 				// windows: the count names the few blocks that collide, where the
