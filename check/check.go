@@ -387,6 +387,13 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 				if !c.decide(in, []string{m}, win, m, results) {
 					return false
 				}
+				if r := results[m]; r != nil && r.Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
+					// Proved within the windows but not named (no attribution lies within
+					// them at all, so no cycle to show): decided again on the whole
+					// problem, which names it.
+					delete(results, m)
+					plain = append(plain, m)
+				}
 				continue
 			}
 			plain = append(plain, m)
