@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 )
 
 // An order count: a proof, key by key and without search, that a per-read model with
@@ -75,7 +77,12 @@ type orderItem struct {
 
 // orderCount looks for a key whose trace the per-read inference in cannot fill under
 // process (and, with realtime, real-time) order; it returns the proof, or nil.
-func orderCount(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *orderShort {
+//
+// win, when not nil, holds windows narrowed for the same model (prune's per-read
+// level): a block starts at or after win.Lo (0-based) and, when win.Hi is inside the
+// trace, at or before it; both hold in every acyclic attribution, so they tighten the
+// bounds.
+func orderCount(h *history.History, in *encode.Inference, realtime bool, win *encode.Windows, stop func() bool) *orderShort {
 	n := len(h.Txns)
 	lo := make([]int32, n)    // per writer txn of the current key: lower bound on its block start
 	hi := make([]int32, n)    // per writer txn: upper bound (past the trace: none)
@@ -229,6 +236,11 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 					if base[t] > 0 {
 						by = t
 					}
+					if win != nil {
+						if wl := min(win.Lo[wi], tn) + 1; wl > from {
+							from, by = wl, loByNarrowing
+						}
+					}
 					if realtime && rtMax > from {
 						from, by = rtMax, rtMaxBy
 					}
@@ -311,6 +323,9 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, stop fu
 			}
 			if pin[t] > 0 && pin[t] <= bound {
 				bound, by = pin[t], t
+			}
+			if win != nil && win.Hi[wi] < tn && win.Hi[wi]+1 < bound {
+				bound, by = win.Hi[wi]+1, mustByNarrowing
 			}
 			if mustIn[t] && bound > tn {
 				bound, by = tn, mustByCount
@@ -422,6 +437,14 @@ const mustInTests = 64
 // mustByCount, as an upper bound's source: the block is in the trace because the
 // trace cannot be filled without it and its successors' (findMustIn).
 const mustByCount = -2
+
+// mustByNarrowing, as an upper bound's source: the narrowed windows put the block in
+// the trace, starting at the latest there.
+const mustByNarrowing = -3
+
+// loByNarrowing, as a lower bound's source: the narrowed windows start the block
+// there at the earliest.
+const loByNarrowing = -3
 
 // findMustIn marks in mustIn the :ok writers of one key whose block must be in the
 // trace: taking the block past it takes every successor's (process order, and with
@@ -626,8 +649,8 @@ func matchValue(ps []int32, its []orderItem) *orderShort {
 	return hallWindow(ps, its)
 }
 
-// hallWindow finds the window matchValue's failure shows (nil if none, or if finding
-// it would cost more than hallWork: the count then claims nothing). Too many must appends: some window of positions holds fewer
+// hallWindow finds the narrowest window matchValue's failure shows (nil if none, or if
+// finding it would cost more than hallWork: the count then claims nothing). Too many must appends: some window of positions holds fewer
 // positions than must appends confined to it (an append that reaches no position is
 // confined to any window). Too few appends: some run of positions outnumbers the
 // appends whose intervals meet it.
@@ -638,8 +661,11 @@ func hallWindow(ps []int32, its []orderItem) *orderShort {
 		}
 	}
 	work := 0
-	for x := range ps {
-		for y := x; y < len(ps); y++ {
+	// Narrowest windows first: the explanation then names the few appends that
+	// collide, not every append of the value before them.
+	for d := range ps {
+		for x := 0; x+d < len(ps); x++ {
+			y := x + d
 			if work += len(its) + 1; work > hallWork {
 				return nil // a window too costly to find: the count claims nothing
 			}
@@ -695,13 +721,55 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 			continue
 		}
 		c.progress("counting positions under process order")
-		short := orderCount(c.h, in, spec.realtime, c.budget.stop)
-		if short == nil {
-			continue
-		}
 		typ, order := "G1c-process", "process"
 		if spec.realtime {
 			typ, order = "G1c-realtime", "process or real-time"
+		}
+		short := orderCount(c.h, in, spec.realtime, nil, c.budget.stop)
+		if short == nil && !c.budget.out() && !c.opts.Solver.NoPrune {
+			// The bounds above come from one key's reads and process (real-time) order;
+			// the thresholds of every key narrow them through the other keys' reads and
+			// appends (prune's per-read level). A contradiction there is a proof, and
+			// the windows it leaves are sound bounds for the count.
+			c.progress("narrowing read by read for " + m)
+			t0 := time.Now()
+			pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: spec.realtime, PerRead: true},
+				Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded}) // Stop is asked from two goroutines
+			c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+			if pr.Contradiction == nil && !pr.KeyUnsat {
+				if c.perReadWin == nil {
+					c.perReadWin = map[string]*encode.Windows{}
+				}
+				c.perReadWin[m] = pr.Win
+			}
+			if !pr.KeyUnsat && !c.budget.out() {
+				// Also where the thresholds found a key that cannot be tiled within the
+				// windows: the count names the few blocks that collide, where the
+				// tiling's explanation lists every writer of the key.
+				short = orderCount(c.h, in, spec.realtime, pr.Win, c.budget.stop)
+			}
+			if short == nil && pr.Contradiction != nil {
+				pc := *pr.Contradiction
+				pc.Type = typ // its cycle has ww, wr and order edges only
+				if len(pc.Txns) == 0 && pc.Key >= 0 {
+					// A key whose only writers are :info ones: they are what cannot be placed.
+					for _, w := range in.Keys[pc.Key].Writers {
+						if in.Writers[w].Status != history.Fail {
+							pc.Txns = append(pc.Txns, in.Writers[w].Txn)
+						}
+					}
+				}
+				if len(pc.Txns) > 8 && len(pc.Steps) == 0 {
+					pc.Txns = pc.Txns[:8] // a tiling's: its text gives every writer's window
+				}
+				if len(pc.Txns) > 0 {
+					c.addContradiction(m, &pc)
+					continue
+				}
+			}
+		}
+		if short == nil {
+			continue
 		}
 		a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[short.Key]}
 		for i, t := range short.Txns {
@@ -757,6 +825,9 @@ type OrderBlock struct {
 	// After: the transaction whose read (of From-1 values or more) or block (ending at
 	// From-1 or later) gives From, itself when its own read does (omitted: none).
 	After *int64 `json:"after,omitempty"`
+	// FromNarrowed: From comes from the thresholds of every key (the narrowed windows),
+	// not from one transaction.
+	FromNarrowed bool `json:"from_narrowed,omitempty"`
 	// Window is the key's longest read around the positions the block takes when it
 	// starts at From (marked).
 	Window *Window `json:"window,omitempty"`
@@ -767,11 +838,12 @@ const (
 	boundPinned    = "pinned"
 	boundBefore    = "before"
 	boundMust      = "must"
+	boundNarrowed  = "narrowed"
 	boundNowhere   = "nowhere"
 	boundUnbounded = "unbounded"
 )
 
-var boundOrder = []string{boundPinned, boundBefore, boundMust, boundNowhere, boundUnbounded}
+var boundOrder = []string{boundPinned, boundBefore, boundMust, boundNarrowed, boundNowhere, boundUnbounded}
 
 // boundText says what each kind of bound means, for order ("process" or "process or
 // real-time").
@@ -783,6 +855,8 @@ func boundText(bound, order string) string {
 		return fmt.Sprintf("it ends before the block of the transaction named after it, which comes after it in %s order and whose own read puts that block in the trace", order)
 	case boundMust:
 		return fmt.Sprintf("it must be in the trace, before the blocks after it in %s order that must be too: without it and the blocks after it, some value of the key shows at more positions than appends of it can reach", order)
+	case boundNarrowed:
+		return fmt.Sprintf("it must start there at the latest, by the thresholds of every key (each block after the blocks before it and before its successors' in %s order, each read after the block it ends with)", order)
 	case boundNowhere:
 		return "it must be in the trace, and the trace shows its values at no position it may start at"
 	}
@@ -809,6 +883,7 @@ func newOrderCount(h *history.History, s *orderShort, trace []int32, traceBy int
 			index := h.Txns[by].Index
 			b.After = &index
 		}
+		b.FromNarrowed = s.LoBy[i] == loByNarrowing
 		if b.From > 0 {
 			b.Window = newWindow(h, trace, b.From, b.From+len(b.Values)-1)
 		}
@@ -819,6 +894,8 @@ func newOrderCount(h *history.History, s *orderShort, trace []int32, traceBy int
 			b.Bound = boundNowhere
 		case s.HiBy[i] == mustByCount:
 			b.Bound, b.To = boundMust, int(s.Hi[i])
+		case s.HiBy[i] == mustByNarrowing:
+			b.Bound, b.To = boundNarrowed, int(s.Hi[i])
 		case s.HiBy[i] == t:
 			b.Bound, b.To = boundPinned, int(s.Hi[i])
 		default:
@@ -865,7 +942,7 @@ func (oc *OrderCount) text(h *history.History, trace []int32, order string) stri
 	fmt.Fprintf(&b, "\nPositions are counted from 1 in key %s's longest read, by %s: %s.", oc.Key, name(oc.TraceBy), encode.ListAround(h, trace, focus...))
 	fmt.Fprintf(&b, "\nA block is a transaction's appends to the key, in order. Each starts after what its writer, or a transaction before it in %s order, "+
 		"read (past that read's values) or appended (past that block), at the first position from there where the trace shows its values "+
-		"(\"after\" names that transaction when it is another); and", order)
+		"(\"after\" names that transaction when it is another), or, where marked, where the thresholds of every key put it; and", order)
 	for _, r := range oc.Reasons {
 		fmt.Fprintf(&b, "\n  %s (%s):", r.Text, r.Bound)
 		n := 0
@@ -879,6 +956,9 @@ func (oc *OrderCount) text(h *history.History, trace []int32, order string) stri
 			fmt.Fprintf(&b, "\n    %s %s %s", name(bl.Txn), "["+strings.Join(bl.Values, " ")+"]", bl.where())
 			if bl.After != nil && *bl.After != bl.Txn {
 				fmt.Fprintf(&b, ", after %s", name(*bl.After))
+			}
+			if bl.FromNarrowed {
+				b.WriteString(", from the thresholds of every key")
 			}
 			if bl.Window != nil && bl.From == bl.To {
 				fmt.Fprintf(&b, ": %s", bl.Window)

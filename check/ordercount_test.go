@@ -9,6 +9,7 @@ import (
 	"doppel/encode"
 	"doppel/history"
 	"doppel/internal/brute"
+	"doppel/prune"
 )
 
 // TestOrderCountIsSound runs the order count alone on random tiny histories: every
@@ -24,7 +25,7 @@ func TestOrderCountIsSound(t *testing.T) {
 	}
 	n := *seeds / 2
 	for _, m := range []string{"strong-session-read-committed", "strong-read-committed"} {
-		refuted := 0
+		refuted, windowed, narrowed := 0, 0, 0
 		for ci, cfg := range cfgs {
 			for seed := 0; seed < n; seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), uint64(7+ci)))
@@ -34,9 +35,25 @@ func TestOrderCountIsSound(t *testing.T) {
 				if len(in.Findings) > 0 {
 					continue
 				}
-				short := orderCount(h, in, models[m].realtime, nil)
+				short := orderCount(h, in, models[m].realtime, nil, nil)
 				if short == nil {
-					continue
+					// Then as proveByOrderCount goes on: the thresholds read by read, and the
+					// count again within their windows.
+					pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: models[m].realtime, PerRead: true}})
+					if pr.Contradiction != nil {
+						narrowed++
+						if brute.Check(h, m) {
+							t.Fatalf("config %d seed %d: the thresholds read by read refute %s (%s), the brute force finds it valid\n%s", ci, seed, m, pr.Contradiction.Text, brute.Format(h))
+						}
+						continue
+					}
+					if pr.KeyUnsat {
+						continue
+					}
+					if short = orderCount(h, in, models[m].realtime, pr.Win, nil); short == nil {
+						continue
+					}
+					windowed++
 				}
 				refuted++
 				if brute.Check(h, m) {
@@ -45,9 +62,9 @@ func TestOrderCountIsSound(t *testing.T) {
 				checkOrderCountText(t, h, in, short, models[m].realtime)
 			}
 		}
-		t.Logf("%s: %d refuted", m, refuted)
-		if refuted == 0 {
-			t.Errorf("%s: the order count refuted nothing: the test checks nothing", m)
+		t.Logf("%s: %d refuted by the count (%d only within narrowed windows), %d by the thresholds read by read", m, refuted, windowed, narrowed)
+		if refuted == 0 || narrowed == 0 {
+			t.Errorf("%s: the order count or the thresholds refuted nothing: the test checks nothing", m)
 		}
 	}
 }
@@ -190,7 +207,7 @@ func TestOrderCountLostUpdate(t *testing.T) {
 			t.Fatalf("%s: %v (brute force valid=%v), want not valid", m, res.Valid, brute.Check(h, m))
 		}
 		in := encode.InferPerRead(h)
-		if orderCount(h, in, models[m].realtime, nil) == nil {
+		if orderCount(h, in, models[m].realtime, nil, nil) == nil {
 			t.Errorf("%s: the order count finds nothing", m)
 		}
 	}
@@ -240,7 +257,7 @@ func TestOrderCountUpperBounds(t *testing.T) {
 			if brute.Check(h, m) {
 				t.Fatalf("%s: the brute force finds %s valid: the test history is wrong", name, m)
 			}
-			short := orderCount(h, in, models[m].realtime, nil)
+			short := orderCount(h, in, models[m].realtime, nil, nil)
 			if short == nil || !short.Over || short.Window != [2]int32{2, 2} || len(short.Txns) != 2 {
 				t.Fatalf("%s, %s: order count %+v, want two appends of 2 confined to position 2", name, m, short)
 			}
@@ -258,5 +275,57 @@ func TestOrderCountUpperBounds(t *testing.T) {
 		if res, _ := Check(h, Options{Models: []string{"read-committed"}}); res.Valid != Valid {
 			t.Errorf("%s: read-committed %v, want valid (without process order the losers' blocks go past the trace)", name, res.Valid)
 		}
+	}
+}
+
+// TestOrderCountThroughOtherKeys: two lost updates of 2 after [1] on x (key 0), each
+// loser's process going on to append to another key (y, z) that a transaction reads
+// before appending to x and reading its own append there (pinned at 3 and at 4). So
+// each loser's block must end before that pinned block: both at position 2, the only
+// one showing 2. The count on x alone sees no order between a loser and the pinned
+// block (the path runs through y or z); the thresholds read by read do, and the count
+// within their windows names the two appends.
+func TestOrderCountThroughOtherKeys(t *testing.T) {
+	const edn = `{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append 0 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 3, :type :invoke, :process 2, :f :txn, :value [[:r 0 nil] [:append 0 2]]}
+{:index 4, :type :ok, :process 1, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 5, :type :ok, :process 2, :f :txn, :value [[:r 0 [1]] [:append 0 2]]}
+{:index 6, :type :invoke, :process 1, :f :txn, :value [[:append 1 5]]}
+{:index 7, :type :ok, :process 1, :f :txn, :value [[:append 1 5]]}
+{:index 8, :type :invoke, :process 2, :f :txn, :value [[:append 2 6]]}
+{:index 9, :type :ok, :process 2, :f :txn, :value [[:append 2 6]]}
+{:index 10, :type :invoke, :process 3, :f :txn, :value [[:r 1 nil] [:append 0 3] [:r 0 nil]]}
+{:index 11, :type :ok, :process 3, :f :txn, :value [[:r 1 [5]] [:append 0 3] [:r 0 [1 2 3]]]}
+{:index 12, :type :invoke, :process 4, :f :txn, :value [[:r 2 nil] [:append 0 4] [:r 0 nil]]}
+{:index 13, :type :ok, :process 4, :f :txn, :value [[:r 2 [6]] [:append 0 4] [:r 0 [1 2 3 4]]]}
+`
+	h, err := history.ParseEDN(strings.NewReader(edn), "through-other-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const m = "strong-session-read-committed"
+	if brute.Check(h, m) || !brute.Check(h, "read-committed") {
+		t.Fatalf("the brute force finds %s valid=%v, read-committed valid=%v: the test history is wrong", m, brute.Check(h, m), brute.Check(h, "read-committed"))
+	}
+	in := encode.InferPerRead(h)
+	if short := orderCount(h, in, false, nil, nil); short != nil {
+		t.Fatalf("the count on x alone refutes it (%+v): the test no longer needs the other keys", short)
+	}
+	// One conflict is too few for the solver to refute it: only the thresholds decide.
+	res, err := Check(h, Options{Models: []string{m}, MaxConflicts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != Invalid || len(res.Anomalies) == 0 {
+		t.Fatalf("%v %+v, want not valid by the thresholds read by read", res.Valid, res.Anomalies)
+	}
+	a := res.Anomalies[len(res.Anomalies)-1]
+	if a.Type != "G1c-process" || !strings.Contains(a.Explanation, "thresholds of every key") || len(a.Txns) != 2 {
+		t.Fatalf("anomaly %s with %d transactions: %s; want G1c-process naming the two losers within the thresholds' windows", a.Type, len(a.Txns), a.Explanation)
+	}
+	if res, _ := Check(h, Options{Models: []string{"read-committed"}}); res.Valid != Valid {
+		t.Errorf("read-committed: %v, want valid (without process order the losers' blocks go past the trace)", res.Valid)
 	}
 }

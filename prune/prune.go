@@ -42,6 +42,13 @@ type Level struct {
 	// With Realtime (and Process), strong snapshot isolation: a commit precedes the
 	// start of what was invoked after it completed.
 	Split bool
+	// PerRead: the per-read models with process (and real-time) order (strong-session
+	// and strong read committed), on a per-read inference. Their graph has no rw edge,
+	// so a read of l values puts its transaction after θ(x,l) only, never before
+	// θ(x,l+1); only a read after the transaction's own appends pins its block, and a
+	// version read places nothing. The writers' blocks still follow the order of the
+	// graph (ww edges), so the thresholds and passes hold as for the serial models.
+	PerRead bool
 }
 
 // Options bound the work.
@@ -351,7 +358,7 @@ func (p *pruner) build() {
 	boundary := make([][]bool, len(in.Keys))
 	for ri := range in.Reads {
 		r := &in.Reads[ri]
-		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] {
+		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] || p.opts.Level.PerRead && r.Version {
 			continue
 		}
 		if boundary[r.Key] == nil {
@@ -379,6 +386,14 @@ func (p *pruner) build() {
 			continue
 		}
 		n := int32(len(in.Keys[r.Key].Trace))
+		if p.opts.Level.PerRead && (r.Version || r.Own == 0) {
+			if !r.Version {
+				// After the writer of the block its read ends with (wr), and nothing
+				// more: a read before its own appends only keeps its block after it.
+				p.static = append(p.static, edge{from: b + 2*r.Len + 1, to: p.startN(r.Txn), kind: eReadAfter, key: r.Key, aux: int32(ri)})
+			}
+			continue
+		}
 		if r.Writes {
 			// Its block is pinned: start at Len-Own (past the trace: never observed).
 			w := p.writerOf(r.Txn, r.Key)
@@ -1034,8 +1049,15 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			w := e.aux
 			n := int32(len(in.Keys[e.key].Trace))
 			how := "as the other keys' reads and real-time order allow"
-			if p.pinned[w] {
+			switch {
+			case p.pinned[w] && p.opts.Level.PerRead:
+				how = "its own read after appending shows it there"
+			case p.pinned[w]:
 				how = "it read the key right before appending"
+			case p.opts.Level.PerRead && p.opts.Level.Realtime:
+				how = "as the other keys' reads, process and real-time order allow"
+			case p.opts.Level.PerRead:
+				how = "as the other keys' reads and process order allow"
 			}
 			return fmt.Sprintf("%s's append of %s to %s can only start at %s (%s)", name(in.Writers[w].Txn),
 				encode.ShortList(h, in.Vals(w)), keyName(e.key), windowText(p.win.Lo[w], p.win.Hi[w], n), how)

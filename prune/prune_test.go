@@ -22,6 +22,8 @@ var levels = []struct {
 	{Level{Process: true}, "strong-session-serializable"},
 	{Level{Process: true, Realtime: true}, "strict-serializable"},
 	{Level{Split: true}, "snapshot-isolation"},
+	{Level{Process: true, PerRead: true}, "strong-session-read-committed"},
+	{Level{Process: true, Realtime: true, PerRead: true}, "strong-read-committed"},
 }
 
 // TestContradictionsAreSound: a contradiction is a proof, so the brute force must find
@@ -33,11 +35,15 @@ func TestContradictionsAreSound(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		cfg := brute.Config{Values: 1 + seed%3}
 		h := brute.Random(rng, cfg)
-		in := encode.Infer(h)
-		if len(in.Findings) > 0 {
-			continue
-		}
+		oneBase, perRead := encode.Infer(h), encode.InferPerRead(h)
 		for _, lv := range levels {
+			in := oneBase
+			if lv.level.PerRead {
+				in = perRead
+			}
+			if len(in.Findings) > 0 {
+				continue
+			}
 			res := Run(in, Options{Level: lv.level})
 			valid := brute.Check(h, lv.model)
 			if res.Contradiction != nil {
