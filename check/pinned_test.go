@@ -51,7 +51,7 @@ func TestPinnedCycles(t *testing.T) {
 		if len(in.Findings) > 0 {
 			t.Fatalf("%s: findings %+v", tc.name, in.Findings)
 		}
-		serial, snapshot := pinnedCycles(h, in)
+		serial, snapshot := pinnedCycles(h, in, nil)
 		if serial != tc.serial || snapshot != tc.snapshot {
 			t.Errorf("%s: pinned cycles serial %v snapshot %v, want %v %v", tc.name, serial, snapshot, tc.serial, tc.snapshot)
 		}
@@ -86,7 +86,7 @@ func TestPinnedCyclesAreSound(t *testing.T) {
 			if len(in.Findings) > 0 {
 				continue
 			}
-			serial, snapshot := pinnedCycles(h, in)
+			serial, snapshot := pinnedCycles(h, in, nil)
 			if snapshot && !serial {
 				t.Fatalf("config %d seed %d: a snapshot cycle without a serial one\n%s", ci, seed, brute.Format(h))
 			}

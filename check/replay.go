@@ -44,7 +44,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	noReplay := func(snapshot bool) bool {
 		if pinned == 0 {
 			pinned = 1
-			if serial, snap := pinnedCycles(h, in); serial {
+			if serial, snap := pinnedCycles(h, in, c.budget.stop); serial {
 				pinned |= 2
 				if snap {
 					pinned |= 4
