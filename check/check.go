@@ -424,8 +424,8 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 // serialWitnessForWeak tries, before the per-read problem, to prove the models left by
 // a stronger one: strict serializability (which implies every per-read model), else
 // serializability (those without process or real-time order), each on its narrowed
-// problem with capped conflicts, by a checker of its own (as read uncommitted's
-// strictNarrowedWitness). A per-read problem is larger than a serial one (each read its
+// problem with capped conflicts, by a checker of its own (narrowedWitness, as read
+// uncommitted's). A per-read problem is larger than a serial one (each read its
 // own base), and where the replays got stuck the narrowing mostly still proves a serial
 // order at once: read committed was unknown where serializable took 0.3 s. It returns
 // the models still left.
@@ -442,18 +442,7 @@ func (c *checker) serialWitnessForWeak(left []string, results map[string]*ModelR
 		if !implied {
 			continue
 		}
-		sub, ready := c.witnessChecker()
-		if !ready {
-			return left
-		}
-		c.progress("narrowing for " + strong + " (a witness for the weaker models)")
-		lift := sub.budget.capConflicts(strictWitnessConflicts)
-		v, _ := sub.decideNarrowed(in, strong)
-		lift()
-		ok := v == Valid && len(sub.res.Anomalies) == 0 && !sub.keyUnsat
-		c.addWitnessStats(sub, ok)
-		c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
-		if !ok {
+		if !c.narrowedWitness(in, strong, "a witness for the weaker models") {
 			continue
 		}
 		rest := left[:0:0]

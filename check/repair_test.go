@@ -89,17 +89,7 @@ func TestPerReadRepairProvesDenseInjections(t *testing.T) {
 		{workload.InjectWriteSkew, 19, 1000},
 		{workload.InjectLostUpdate, 16, 3000},
 	} {
-		spec := workload.DefaultSpec()
-		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = c.txns/100, 3, 1, 10, 6, c.txns, c.seed
-		bld := history.NewBuilder(c.inject)
-		opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{c.inject}, InjectAt: workload.DefaultInjectAt}
-		if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := denseHistory(t, c.txns, c.seed, c.inject)
 		res, err := check.Check(h, check.Options{Models: []string{"read-committed"}, MaxConflicts: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -123,17 +113,7 @@ func TestSnapshotRepairProvesWriteSkews(t *testing.T) {
 		seed int64
 		txns int
 	}{{1, 1000}, {5, 1000}, {8, 1000}, {2, 3000}} {
-		spec := workload.DefaultSpec()
-		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = c.txns/100, 3, 1, 10, 6, c.txns, c.seed
-		bld := history.NewBuilder("write-skew")
-		opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectWriteSkew}, InjectAt: workload.DefaultInjectAt}
-		if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := denseHistory(t, c.txns, c.seed, workload.InjectWriteSkew)
 		res, err := check.Check(h, check.Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -155,16 +135,7 @@ func TestSerialWitnessProvesWeakModels(t *testing.T) {
 		seed int64
 		txns int
 	}{{20, 1000}, {20, 3000}} {
-		spec := workload.DefaultSpec()
-		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = c.txns/100, 3, 1, 10, 6, c.txns, c.seed
-		bld := history.NewBuilder("dense")
-		if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := denseHistory(t, c.txns, c.seed, "")
 		for _, models := range [][]string{{"read-committed"}, {"read-committed", "strong-session-read-committed"}} {
 			res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1})
 			if err != nil {
@@ -175,4 +146,26 @@ func TestSerialWitnessProvesWeakModels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// denseHistory is `doppel gen --keys txns/100 --val-domain 3 --dup-keys 1 --sessions 10
+// --ops 6 --txns txns --seed seed [--inject inject]`: a serializable run on few keys of
+// three values, with one anomaly injected unless inject is "".
+func denseHistory(t *testing.T, txns int, seed int64, inject string) *history.History {
+	t.Helper()
+	spec := workload.DefaultSpec()
+	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = txns/100, 3, 1, 10, 6, txns, seed
+	opt := workload.SimOptions{Behaviour: workload.SimSerializable}
+	if inject != "" {
+		opt.Inject, opt.InjectAt = []string{inject}, workload.DefaultInjectAt
+	}
+	bld := history.NewBuilder("dense")
+	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -147,13 +147,21 @@ func (c *checker) strictNarrowedWitness(in *encode.Inference) bool {
 	if len(in.Findings) > 0 {
 		return false
 	}
+	return c.narrowedWitness(in, strict, "a witness for read uncommitted")
+}
+
+// narrowedWitness decides model on its narrowed problem with capped conflicts, by a
+// checker of its own (what it finds there is no evidence about c's models, and must
+// neither show nor hide any): true when it is valid, which proves the models it
+// implies.
+func (c *checker) narrowedWitness(in *encode.Inference, model, why string) bool {
 	sub, ready := c.witnessChecker()
 	if !ready {
 		return false
 	}
-	c.progress("narrowing for strict-serializable (a witness for read uncommitted)")
+	c.progress("narrowing for " + model + " (" + why + ")")
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
-	v, _ := sub.decideNarrowed(in, strict)
+	v, _ := sub.decideNarrowed(in, model)
 	lift()
 	ok := v == Valid && len(sub.res.Anomalies) == 0 && !sub.keyUnsat
 	c.addWitnessStats(sub, ok)
