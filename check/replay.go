@@ -40,21 +40,16 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	}
 	// Pinned blocks alone may already close a cycle no serial (or snapshot) order
 	// escapes: then no such replay is tried (see pinnedCycles).
-	pinned := 0 // 1: looked, 2: serial cycle, 4: snapshot cycle
+	var pinnedLooked, serialCycle, snapshotCycle bool
 	noReplay := func(snapshot bool) bool {
-		if pinned == 0 {
-			pinned = 1
-			if serial, snap := pinnedCycles(h, in, c.budget.stop); serial {
-				pinned |= 2
-				if snap {
-					pinned |= 4
-				}
-			}
+		if !pinnedLooked {
+			pinnedLooked = true
+			serialCycle, snapshotCycle = pinnedCycles(h, in, c.budget.stop)
 		}
 		if snapshot {
-			return pinned&4 != 0
+			return snapshotCycle
 		}
-		return pinned&2 != 0
+		return serialCycle
 	}
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {
