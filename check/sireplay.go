@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"doppel/encode"
 	"doppel/history"
@@ -299,13 +300,26 @@ func (s *siReplay) commit(t int32) {
 // after it started (first-committer-wins). Like verifySerial it uses the traces only as
 // reference lists.
 func verifySI(h *history.History, in *encode.Inference, events []siEvent, process, realtime bool) error {
-	if err := verifySIEvents(h, in, events); err != nil {
+	return verifySIStop(h, in, events, process, realtime, nil)
+}
+
+// verifySIStop is verifySI that asks stop (when not nil) every few milliseconds
+// whether to give up, and then returns errStopped: at a million transactions it
+// takes seconds.
+func verifySIStop(h *history.History, in *encode.Inference, events []siEvent, process, realtime bool, stop func() bool) error {
+	if err := verifySIEvents(h, in, events, stop); err != nil {
 		return err
 	}
+	return verifySIOrders(h, events, process, realtime)
+}
+
+// verifySIOrders checks that events, already verified as a snapshot-isolated
+// execution, keep process order (when asked) and real-time order (when asked): the
+// commit of the earlier transaction before the start of the later.
+func verifySIOrders(h *history.History, events []siEvent, process, realtime bool) error {
 	if !process && !realtime {
 		return nil
 	}
-	// The orders: the commit of the earlier transaction before the start of the later.
 	startAt := make([]int32, len(h.Txns))
 	commitAt := make([]int32, len(h.Txns))
 	ran := make([]bool, len(h.Txns))
@@ -351,22 +365,19 @@ func verifySI(h *history.History, in *encode.Inference, events []siEvent, proces
 }
 
 // verifySIEvents re-executes start and commit events: snapshot reads and
-// first-committer-wins.
-func verifySIEvents(h *history.History, in *encode.Inference, events []siEvent) error {
+// first-committer-wins. A first pass checks that each transaction that runs starts
+// once and then commits once; the keys are then re-executed in two independent halves
+// (as verifySerial's), since it is memory-bound: a key's position and trace are a
+// cache miss per operation.
+func verifySIEvents(h *history.History, in *encode.Inference, events []siEvent, stop func() bool) error {
 	const (
 		notStarted = iota
 		started
 		committed
 	)
 	state := make([]uint8, len(h.Txns))
-	pos := make([]int32, len(in.Keys))
-	// Per key, how many commits appended to it: a writer's start count must still hold
-	// at its commit (first-committer-wins).
-	commits := make([]int32, len(in.Keys))
-	type held struct{ key, commitsAtStart int32 }
-	snap := map[int32][]held{}
-	var own []int32
-	for _, ev := range events {
+	startAt := make([]int32, len(h.Txns)) // the index of each transaction's start event
+	for i, ev := range events {
 		t := ev.Txn
 		if t < 0 || int(t) >= len(h.Txns) {
 			return fmt.Errorf("transaction %d out of range", t)
@@ -374,69 +385,16 @@ func verifySIEvents(h *history.History, in *encode.Inference, events []siEvent) 
 		if h.Txns[t].Status == history.Fail {
 			return fmt.Errorf("failed transaction %d runs", t)
 		}
-		ops := h.TxnOps(int(t))
-		if !ev.Commit {
-			if state[t] != notStarted {
-				return fmt.Errorf("transaction %d starts twice", t)
-			}
+		switch {
+		case !ev.Commit && state[t] != notStarted:
+			return fmt.Errorf("transaction %d starts twice", t)
+		case !ev.Commit:
 			state[t] = started
-			var hs []held
-			for i := range ops {
-				op := &ops[i]
-				if op.Kind == history.Append {
-					hs = append(hs, held{op.Key, commits[op.Key]})
-					continue
-				}
-				if h.Txns[t].Status != history.OK || !op.Known {
-					continue
-				}
-				// The snapshot's list, then t's own appends to the key so far.
-				own = own[:0]
-				for j := range ops[:i] {
-					if ops[j].Kind == history.Append && ops[j].Key == op.Key {
-						own = append(own, ops[j].Value)
-					}
-				}
-				L := in.Keys[op.Key].Trace
-				vals := h.ReadList(op)
-				base := pos[op.Key]
-				if int32(len(vals)) != base+int32(len(own)) || base > int32(len(L)) {
-					return fmt.Errorf("transaction %d reads %d values where its snapshot has %d and it appended %d", t, len(vals), base, len(own))
-				}
-				for j, v := range vals {
-					if int32(j) < base && L[j] != v || int32(j) >= base && own[int32(j)-base] != v {
-						return fmt.Errorf("transaction %d reads a value its snapshot does not have", t)
-					}
-				}
-			}
-			snap[t] = hs
-			continue
-		}
-		if state[t] != started {
+			startAt[t] = int32(i)
+		case state[t] != started:
 			return fmt.Errorf("transaction %d commits without starting, or twice", t)
-		}
-		state[t] = committed
-		for _, x := range snap[t] {
-			if commits[x.key] != x.commitsAtStart {
-				return fmt.Errorf("transaction %d commits to a key another transaction committed to after it started", t)
-			}
-		}
-		delete(snap, t)
-		bumped := own[:0]
-		for i := range ops {
-			op := &ops[i]
-			if op.Kind != history.Append {
-				continue
-			}
-			L := in.Keys[op.Key].Trace
-			if p := pos[op.Key]; p < int32(len(L)) && L[p] != op.Value {
-				return fmt.Errorf("transaction %d appends at position %d a value other than the trace's", t, p)
-			}
-			pos[op.Key]++
-			bumped = append(bumped, op.Key)
-		}
-		for _, k := range bumped {
-			commits[k]++ // once per append is enough: any change is detected
+		default:
+			state[t] = committed
 		}
 	}
 	for t := range h.Txns {
@@ -445,6 +403,80 @@ func verifySIEvents(h *history.History, in *encode.Inference, events []siEvent) 
 		}
 		if state[t] == started {
 			return fmt.Errorf("transaction %d starts but does not commit", t)
+		}
+	}
+	return inHalves(func(part, parts int32, quit *atomic.Bool) error {
+		return replaySnapshots(h, in, events, startAt, part, parts, quit)
+	}, stop)
+}
+
+// replaySnapshots re-executes events, structurally checked, on the keys k with
+// k % parts == part: each :ok read at its transaction's start sees the committed list
+// plus the transaction's own earlier appends, value by value; each commit's appends
+// match the trace where they land; and no key a transaction appends to was committed
+// to by another after it started (first-committer-wins).
+func replaySnapshots(h *history.History, in *encode.Inference, events []siEvent, startAt []int32, part, parts int32, quit *atomic.Bool) error {
+	pos := make([]int32, len(in.Keys))
+	// Per key, the index of the last commit event that appended to it, or -1.
+	lastCommit := make([]int32, len(in.Keys))
+	for k := range lastCommit {
+		lastCommit[k] = -1
+	}
+	var own []int32
+	for i, ev := range events {
+		if i&(stopEvery-1) == 0 && quit.Load() {
+			return errStopped
+		}
+		t := ev.Txn
+		ops := h.TxnOps(int(t))
+		if ev.Commit {
+			for j := range ops {
+				op := &ops[j]
+				if op.Kind != history.Append || op.Key%parts != part {
+					continue
+				}
+				if lastCommit[op.Key] > startAt[t] {
+					return fmt.Errorf("transaction %d commits to a key another transaction committed to after it started", t)
+				}
+				L := in.Keys[op.Key].Trace
+				if p := pos[op.Key]; p < int32(len(L)) && L[p] != op.Value {
+					return fmt.Errorf("transaction %d appends at position %d a value other than the trace's", t, p)
+				}
+				pos[op.Key]++
+			}
+			for j := range ops {
+				if op := &ops[j]; op.Kind == history.Append && op.Key%parts == part {
+					lastCommit[op.Key] = int32(i)
+				}
+			}
+			continue
+		}
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		for j := range ops {
+			op := &ops[j]
+			if op.Kind == history.Append || !op.Known || op.Key%parts != part {
+				continue
+			}
+			// The snapshot's list, then t's own appends to the key so far.
+			own = own[:0]
+			for _, o := range ops[:j] {
+				if o.Kind == history.Append && o.Key == op.Key {
+					own = append(own, o.Value)
+				}
+			}
+			L := in.Keys[op.Key].Trace
+			vals := h.ReadList(op)
+			base := pos[op.Key]
+			if int32(len(vals)) != base+int32(len(own)) || base > int32(len(L)) {
+				return fmt.Errorf("transaction %d reads %d values where its snapshot has %d and it appended %d", t, len(vals), base, len(own))
+			}
+			for j, v := range vals {
+				if int32(j) < base && L[j] != v || int32(j) >= base && own[int32(j)-base] != v {
+					return fmt.Errorf("transaction %d reads a value its snapshot does not have", t)
+				}
+			}
 		}
 	}
 	return nil
