@@ -27,6 +27,12 @@ const maxStalled = 2
 // whole history.
 var repairWork = 2
 
+// progressCredit is the events the repairs may run again for each event by which they
+// got the replay further: repairs that keep getting further are worth their cost (on
+// commit-anywhere windows at 10K, a valid history's repairs need 2.1-2.3 replays'
+// worth), while those that stall end early either way.
+const progressCredit = 4
+
 // perReadRepairWork is repairWork for the read-by-read replay (see runRepaired).
 var perReadRepairWork = 4
 
@@ -80,14 +86,17 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 		return r, 0, true
 	}
 	// Work: events replayed again by the resumed copies, bounded by a few replays'
-	// worth (a repair that cannot succeed must not cost much more than the replay).
+	// worth (a repair that cannot succeed must not cost much more than the replay)
+	// plus progressCredit for each event gained.
 	furthest, stalled, work := r.steps(), 0, 0
+	stuckAt, baseWork := furthest, maxWork
 	for repairs := 0; repairs < maxRepairs; repairs++ {
 		if stop != nil && stop() {
 			return nil, repairs, false
 		}
 		if r.steps() > furthest {
 			furthest, stalled = r.steps(), 0
+			maxWork = baseWork + progressCredit*(furthest-stuckAt)
 		} else if stalled++; stalled > maxStalled {
 			return nil, repairs, false // the undone choices lead nowhere: not this kind of mistake
 		}
@@ -343,11 +352,12 @@ func newFilledBy(slots int) []int32 {
 }
 
 // lateRead returns a key that committed transaction t reads with fewer values than
-// the key has now (a read the replay passed), or -1.
-func (r *replay) lateRead(t int32) int32 {
+// the key already holds (with t's own earlier appends), and the read's length without
+// them; -1 if none.
+func (r *replay) lateRead(t int32) (int32, int32) {
 	h := r.h
 	if h.Txns[t].Status != history.OK {
-		return -1
+		return -1, 0
 	}
 	r.epoch++
 	for _, op := range h.TxnOps(int(t)) {
@@ -360,10 +370,29 @@ func (r *replay) lateRead(t int32) int32 {
 		if op.Kind == history.Append {
 			ks.local++
 		} else if op.Known && op.End-op.Start < ks.local {
-			return k
+			return k, op.End - op.Start - (ks.local - ks.pos)
 		}
 	}
-	return -1
+	return -1, 0
+}
+
+// passedBy returns the block (writer, start) that moved key k past position l, where a
+// read of k's first l values waits: undone, its writer's block starts elsewhere. -1 if
+// it is pinned there or avoided.
+func (r *replay) passedBy(k, l int32) (int32, int32) {
+	ks := &r.keys[k]
+	for p := min(l, ks.n-1); p >= 0; p-- {
+		x := r.filledBy[ks.base+p]
+		if x < 0 {
+			continue
+		}
+		wr := &r.in.Writers[x]
+		if p+wr.End-wr.Start <= l || r.pinnedAt(wr.Txn, k, p) || r.avoid[uint64(x)<<32|uint64(p)] {
+			return -1, -1
+		}
+		return x, p
+	}
+	return -1, -1
 }
 
 // blame lists, for a stuck replay, the choices that may have been wrong, as writer<<32 |
@@ -393,9 +422,13 @@ func (r *replay) blame() []uint64 {
 		}
 	}
 	for _, t := range stuck {
-		// A read already passed: the writer that moved the key past it.
-		if k := r.lateRead(t); k >= 0 {
+		// A read already passed: t's own block due earlier, or the block that moved
+		// the key past it.
+		if k, l := r.lateRead(t); k >= 0 {
 			add(t, k)
+			if x, p := r.passedBy(k, l); x >= 0 {
+				cs = append(cs, cand{x, p, r.keys[k].pos - p, r.midpoint(t)})
+			}
 		}
 		// Runnable but for one key, whose block fits only at an earlier position
 		// another writer of the same values took.
