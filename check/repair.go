@@ -37,7 +37,7 @@ const progressCredit = 4
 var perReadRepairWork = 4
 
 // repairWidth is how many undone choices a repair tries.
-const repairWidth = 4
+const repairWidth = 8
 
 // repairRun is a replay the repair loop can copy and resume: serial or snapshot
 // isolation.
