@@ -145,8 +145,8 @@ func TestLostUpdateSearchStops(t *testing.T) {
 	}
 }
 
-// TestReplaySetUpAndVerificationStop: the serial replay's set-up and its verification
-// give up when their stop hook says so (a verification given up is no rejection);
+// TestReplaySetUpAndVerificationStop: the serial replay's set-up and its verification,
+// and the snapshot isolation verification, give up when their stop hook says so (a verification given up is no rejection);
 // never told to, they replay and accept the order.
 func TestReplaySetUpAndVerificationStop(t *testing.T) {
 	h := stopHistory(t, 3000, 1, false)
@@ -165,5 +165,16 @@ func TestReplaySetUpAndVerificationStop(t *testing.T) {
 	}
 	if err := verifySerialStop(h, in, order, true, true, func() bool { return true }); err != errStopped {
 		t.Fatalf("verification told to stop: %v, want errStopped", err)
+	}
+	// The snapshot isolation verification likewise.
+	events, ok, _ := scheduleSnapshot(h, in, commit, nil, false, false, nil)
+	if !ok {
+		t.Fatal("the snapshot replay did not complete")
+	}
+	if err := verifySIStop(h, in, events, true, true, func() bool { return false }); err != nil {
+		t.Fatalf("snapshot verification never stopped: %v", err)
+	}
+	if err := verifySIStop(h, in, events, true, true, func() bool { return true }); err != errStopped {
+		t.Fatalf("snapshot verification told to stop: %v, want errStopped", err)
 	}
 }

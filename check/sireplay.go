@@ -310,6 +310,9 @@ func verifySIStop(h *history.History, in *encode.Inference, events []siEvent, pr
 	if err := verifySIEvents(h, in, events, stop); err != nil {
 		return err
 	}
+	if stop != nil && (process || realtime) && stop() { // the orders' sort: a second at 1M
+		return errStopped
+	}
 	return verifySIOrders(h, events, process, realtime)
 }
 
