@@ -290,7 +290,7 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	for _, m := range names {
 		if win == nil && results[m].Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
 			n := len(p.In.Findings)
-			if p.ExplainOpenKeys() {
+			if p.ExplainOpenKeys() || c.diagnoseUnsatKeys() {
 				for _, f := range p.In.Findings[n:] {
 					if !c.hasFinding(f) {
 						c.addFinding(f)

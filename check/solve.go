@@ -696,6 +696,97 @@ func (c *checker) timeOrder(v *view) []sat.Var {
 	return order
 }
 
+// diagnoseUnsatKeys names, as ExplainOpenKeys does, the open keys whose own clauses
+// have no solution, deciding each with the solver where ExplainOpenKeys's bounded
+// search gave up (a pigeonhole over duplicate values takes it millions of steps). A
+// key's clauses are a connected part of the problem's: keys share only the variables of
+// :info transactions' commits, which are left free (a clause on them alone is left
+// out), so "no solution" is about the key alone, whatever the other keys say. It
+// reports whether it added a finding; the limits bound it.
+func (c *checker) diagnoseUnsatKeys() bool {
+	p := c.p
+	in := p.In
+	n := int(p.NumVars)
+	shared := make([]bool, n)
+	for _, cv := range p.CommitVar {
+		if cv >= 0 {
+			shared[cv] = true
+		}
+	}
+	// Union-find over the variables that are not shared, joined by clauses.
+	parent := make([]int32, n)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	var find func(x int32) int32
+	find = func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for i := range p.ClauseEnd {
+		root := int32(-1)
+		for _, l := range p.Clause(i) {
+			if x := l >> 1; !shared[x] {
+				if r := find(x); root < 0 {
+					root = r
+				} else if r != root {
+					parent[r] = root
+				}
+			}
+		}
+	}
+	before := len(in.Findings)
+	for k := range p.SegVar {
+		if len(p.SegVar[k]) == 0 || in.Keys[k].Bad || c.budget.out() {
+			continue
+		}
+		root := find(p.SegVar[k][0])
+		// The part must be key k's alone (another key's variables in it would make
+		// "no solution" a claim about both).
+		alone := true
+		for j := range p.SegVar {
+			if j != k && len(p.SegVar[j]) > 0 && find(p.SegVar[j][0]) == root {
+				alone = false
+				break
+			}
+		}
+		if !alone {
+			continue
+		}
+		s := sat.New()
+		for range n {
+			s.NewVar()
+		}
+		lits := make([]sat.Lit, 0, 8)
+		for i := range p.ClauseEnd {
+			lits = lits[:0]
+			in := false
+			for _, l := range p.Clause(i) {
+				if x := l >> 1; !shared[x] && find(x) == root {
+					in = true
+				}
+				lits = append(lits, sat.Lit(l))
+			}
+			if in {
+				s.AddClause(lits...)
+			}
+		}
+		release := c.bound(s)
+		status := sat.Unknown
+		if lim, ok := c.budget.limit(0); ok {
+			status = c.solveCounted(s, lim)
+		}
+		release()
+		if status == sat.Unsat {
+			in.Diagnose(int32(k))
+		}
+	}
+	return len(in.Findings) > before
+}
+
 // solveCounted runs s for at most limit conflicts and adds what the run cost to the
 // result's counters (one solver may be resumed many times: only the difference counts).
 func (c *checker) solveCounted(s *sat.Solver, limit int64) sat.Status {

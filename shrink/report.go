@@ -75,6 +75,10 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 			// Say so, rather than "0 candidates checked", which reads as if no cut were
 			// found not valid: none was tried.
 			why := fmt.Sprintf("the time for counterexamples ran out before its turn (spent on %s)", strings.Join(tried, ", "))
+			if len(tried) == 0 {
+				// No shrink took it: the check itself used up the time (--timeout).
+				why = "the time limit was reached before the search for counterexamples began (the check used it up)"
+			}
 			for _, r := range reports {
 				if Sound(m) && cutModels[m] == cutModels[r.cut.Model] {
 					why = fmt.Sprintf("the time for counterexamples ran out (spent on %s) before the counterexample of %s, cut by the same rules, was re-checked under it",
