@@ -77,7 +77,7 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 			why := fmt.Sprintf("the time for counterexamples ran out before its turn (spent on %s)", strings.Join(tried, ", "))
 			if len(tried) == 0 {
 				// No shrink took it: the check itself used up the time (--timeout).
-				why = "the time limit was reached before the search for counterexamples began (the check used it up)"
+				why = "the time limit was reached before the search for counterexamples began"
 			} else {
 				for _, r := range reports {
 					if Sound(m) && cutModels[m] == cutModels[r.cut.Model] {
