@@ -33,9 +33,14 @@ type checker struct {
 	// edges: data edges of the problem, then process, then real-time ones.
 	edges []encode.Edge
 	// siGuards holds the guards of edges only snapshot isolation has.
-	siGuards   []encode.Lit
-	litNames   []string // what each variable means, for explanations
-	litChoices []Choice // ... and structurally
+	siGuards []encode.Lit
+	// varRefs locates what each variable of varRefsView's problem means, for
+	// explanations (indexVars).
+	varRefs     []varRef
+	varRefsView *view
+	// spare is the storage of the last solver a model's decision built, which the next
+	// one takes over (sat.Solver.Recycle); nil outside solve.
+	spare *sat.Solver
 	// c.edges is data edges, then process edges, then real-time ones.
 	nData, nDataProcess int
 	dataCyclic          bool            // the known data edges alone have a cycle
@@ -285,7 +290,7 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	for _, m := range names {
 		if win == nil && results[m].Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
 			n := len(p.In.Findings)
-			if p.ExplainOpenKeys() {
+			if p.ExplainOpenKeys() || c.diagnoseUnsatKeys() {
 				for _, f := range p.In.Findings[n:] {
 					if !c.hasFinding(f) {
 						c.addFinding(f)
@@ -511,7 +516,7 @@ func allPerRead(names []string) bool {
 
 // resetProblem forgets the previous problem's graph state before another is built.
 func (c *checker) resetProblem() {
-	c.p, c.edges, c.siGuards, c.litNames, c.litChoices = nil, nil, nil, nil, nil
+	c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView = nil, nil, nil, nil, nil
 	c.nData, c.nDataProcess = 0, 0
 	c.dataCyclic = false
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false

@@ -150,12 +150,9 @@ func (w *Window) String() string {
 	return b.String()
 }
 
-// choiceOf describes guard literal l structurally (nameVars has the words).
+// choiceOf describes guard literal l structurally, with its words.
 func (c *checker) choiceOf(v *view, l encode.Lit) Choice {
-	if len(c.litChoices) != int(c.p.NumVars+v.extraVars) {
-		c.nameVars(v)
-	}
-	ch := c.litChoices[l>>1]
+	_, ch := c.varMeaning(v, l>>1)
 	ch.Text = c.describeLit(v, l)
 	ch.Not = l&1 == 1
 	return ch

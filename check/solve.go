@@ -25,6 +25,10 @@ const maxShownAttributions = 8
 func (c *checker) newSolver(v *view) *sat.Solver {
 	p := c.p
 	s := sat.New()
+	if c.spare != nil {
+		s, c.spare = c.spare.Recycle(), nil
+	}
+	s.Reserve(int(p.NumVars+v.extraVars), len(p.ClauseEnd), len(p.Clauses))
 	for i := int32(0); i < p.NumVars+v.extraVars; i++ {
 		if i&(1<<13-1) == 0 && c.budget.out() {
 			return nil
@@ -63,7 +67,10 @@ func (c *checker) bound(s *sat.Solver) (release func()) {
 // segmentation choices with the acyclicity theory over the view's edges.
 func (c *checker) solve(m string, v *view) (Validity, string) {
 	t0 := time.Now()
-	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
+	defer func() {
+		c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
+		c.spare = nil // its memory is not held past the model's decision
+	}()
 	if v.split && !c.opts.Solver.NoWitness {
 		c.progress("deciding " + m + ": looking for a serializable solution")
 		if c.serializableWitness(m) {
@@ -241,11 +248,13 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if s == nil {
 		return sat.Unknown, false
 	}
+	defer func() { c.spare = s }()
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)
 	}
 	g := theory.NewGraph(v.nodes)
 	g.Propagation = cfg.propagate
+	g.Reserve(len(v.edges), 2*len(v.edges))
 	guard := make([]sat.Lit, 0, 4)
 	for i := range v.edges {
 		e := &v.edges[i]
@@ -311,6 +320,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	if s == nil {
 		return c.explanationCut(m)
 	}
+	defer func() { c.spare = s }()
 	defer c.bound(s)()
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)
@@ -455,65 +465,98 @@ func (c *checker) explanationCut(m string) string {
 
 // describeLit says what a guard literal chooses, in the history's terms.
 func (c *checker) describeLit(v *view, l encode.Lit) string {
-	if len(c.litNames) != int(c.p.NumVars+v.extraVars) {
-		c.nameVars(v)
-	}
-	name := c.litNames[l>>1]
-	if name == "" {
-		name = fmt.Sprintf("choice %d", l>>1)
-	}
+	name, _ := c.varMeaning(v, l>>1)
 	if l&1 == 1 {
 		return "not (" + name + ")"
 	}
 	return name
 }
 
-// nameVars describes the problem's variables that guards use.
-func (c *checker) nameVars(v *view) {
-	p, h, in := c.p, c.h, c.p.In
-	c.litNames = make([]string, p.NumVars+v.extraVars)
-	c.litChoices = make([]Choice, p.NumVars+v.extraVars)
+// Kinds of varRef: what a variable of the problem chooses.
+const (
+	varNone       uint8 = iota
+	varPosition         // a writer's block at a candidate position: key, candidate
+	varUnobserved       // a writer's append in no list: key, writer
+	varCommitted        // an :info transaction committed: transaction
+	varOrder            // an order of two writers, or commit before start: edge of the view
+)
+
+// varRef locates what a variable means; the words are made only for the variables an
+// explanation names (a dense history has millions of variables and names a few dozen).
+type varRef struct {
+	kind uint8
+	a, b int32
+}
+
+// indexVars records, for the problem's variables that guards use, where their meaning
+// is (nameVar makes the words). Later kinds override earlier ones, as the guards of
+// the view's edges are what a step names.
+func (c *checker) indexVars(v *view) {
+	p := c.p
+	refs := make([]varRef, p.NumVars+v.extraVars)
 	for k := range p.SegVar {
-		trace := in.Keys[k].Trace
 		for i, sv := range p.SegVar[k] {
-			cand := p.Plans[k].Cands[i]
-			w := in.Writers[cand.Writer]
-			vals := in.Vals(cand.Writer)
-			c.litNames[sv] = fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, w.Txn),
-				encode.ShortList(h, vals), cand.Pos+1, h.Keys[k])
-			ch := Choice{Kind: "position", Txn: h.Txns[w.Txn].Index, Key: h.Keys[k], Position: int(cand.Pos) + 1,
-				Window: newWindow(h, trace, int(cand.Pos)+1, int(cand.Pos)+len(vals))}
-			for _, x := range vals {
-				ch.Values = append(ch.Values, h.Values[x])
-			}
-			c.litChoices[sv] = ch
+			refs[sv] = varRef{varPosition, int32(k), int32(i)}
 		}
 		for _, w := range p.Plans[k].Unobserved {
 			if u, ok := p.UnobservedVar(int32(k), w); ok {
-				c.litNames[u] = fmt.Sprintf("%s's append to key %s is not in the list", encode.TxnName(h, in.Writers[w].Txn), h.Keys[k])
-				c.litChoices[u] = Choice{Kind: "unobserved", Txn: h.Txns[in.Writers[w].Txn].Index, Key: h.Keys[k]}
+				refs[u] = varRef{varUnobserved, int32(k), w}
 			}
 		}
 	}
 	for t, cv := range p.CommitVar {
 		if cv >= 0 {
-			c.litNames[cv] = encode.TxnName(h, int32(t)) + " committed"
-			c.litChoices[cv] = Choice{Kind: "committed", Txn: h.Txns[t].Index}
+			refs[cv] = varRef{kind: varCommitted, a: int32(t)}
 		}
 	}
 	for i := range v.edges {
 		e := &v.edges[i]
 		if e.G0 < 0 && e.Pos < 0 {
 			g := c.guard(e)
-			if o := g[len(g)-1]; o&1 == 0 && !v.split {
-				c.litNames[o>>1] = fmt.Sprintf("%s's append to key %s comes before %s's, after the list", encode.TxnName(h, e.From), h.Keys[e.Key], encode.TxnName(h, e.To))
-				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[e.From].Index, Other: h.Txns[e.To].Index}
-			} else if o&1 == 0 {
-				c.litNames[o>>1] = fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To)))
-				c.litChoices[o>>1] = Choice{Kind: "order", Txn: h.Txns[v.txn(e.From)].Index, Other: h.Txns[v.txn(e.To)].Index}
+			if o := g[len(g)-1]; o&1 == 0 {
+				refs[o>>1] = varRef{kind: varOrder, a: int32(i)}
 			}
 		}
 	}
+	c.varRefs, c.varRefsView = refs, v
+}
+
+// varMeaning says what variable x chooses, in words and structurally.
+func (c *checker) varMeaning(v *view, x encode.Lit) (string, Choice) {
+	if c.varRefsView != v || len(c.varRefs) != int(c.p.NumVars+v.extraVars) {
+		c.indexVars(v)
+	}
+	p, h, in := c.p, c.h, c.p.In
+	r := c.varRefs[x]
+	switch r.kind {
+	case varPosition:
+		k := r.a
+		cand := p.Plans[k].Cands[r.b]
+		w := in.Writers[cand.Writer]
+		vals := in.Vals(cand.Writer)
+		ch := Choice{Kind: "position", Txn: h.Txns[w.Txn].Index, Key: h.Keys[k], Position: int(cand.Pos) + 1,
+			Window: newWindow(h, in.Keys[k].Trace, int(cand.Pos)+1, int(cand.Pos)+len(vals))}
+		for _, x := range vals {
+			ch.Values = append(ch.Values, h.Values[x])
+		}
+		return fmt.Sprintf("%s's %s is at position %d of key %s", encode.TxnName(h, w.Txn),
+			encode.ShortList(h, vals), cand.Pos+1, h.Keys[k]), ch
+	case varUnobserved:
+		wt := in.Writers[r.b].Txn
+		return fmt.Sprintf("%s's append to key %s is not in the list", encode.TxnName(h, wt), h.Keys[r.a]),
+			Choice{Kind: "unobserved", Txn: h.Txns[wt].Index, Key: h.Keys[r.a]}
+	case varCommitted:
+		return encode.TxnName(h, r.a) + " committed", Choice{Kind: "committed", Txn: h.Txns[r.a].Index}
+	case varOrder:
+		e := &v.edges[r.a]
+		if !v.split {
+			return fmt.Sprintf("%s's append to key %s comes before %s's, after the list", encode.TxnName(h, e.From), h.Keys[e.Key], encode.TxnName(h, e.To)),
+				Choice{Kind: "order", Txn: h.Txns[e.From].Index, Other: h.Txns[e.To].Index}
+		}
+		return fmt.Sprintf("%s committed before %s started", encode.TxnName(h, v.txn(e.From)), encode.TxnName(h, v.txn(e.To))),
+			Choice{Kind: "order", Txn: h.Txns[v.txn(e.From)].Index, Other: h.Txns[v.txn(e.To)].Index}
+	}
+	return fmt.Sprintf("choice %d", x), Choice{}
 }
 
 // exportAll writes the solver instance of every model asked for, whatever decides the
@@ -651,6 +694,97 @@ func (c *checker) timeOrder(v *view) []sat.Var {
 	slices.SortStableFunc(order, func(a, b sat.Var) int { return cmp.Compare(key[a], key[b]) })
 	c.staticOrder = order
 	return order
+}
+
+// diagnoseUnsatKeys names, as ExplainOpenKeys does, the open keys whose own clauses
+// have no solution, deciding each with the solver where ExplainOpenKeys's bounded
+// search gave up (a pigeonhole over duplicate values takes it millions of steps). A
+// key's clauses are a connected part of the problem's: keys share only the variables of
+// :info transactions' commits, which are left free (a clause on them alone is left
+// out), so "no solution" is about the key alone, whatever the other keys say. It
+// reports whether it added a finding; the limits bound it.
+func (c *checker) diagnoseUnsatKeys() bool {
+	p := c.p
+	in := p.In
+	n := int(p.NumVars)
+	shared := make([]bool, n)
+	for _, cv := range p.CommitVar {
+		if cv >= 0 {
+			shared[cv] = true
+		}
+	}
+	// Union-find over the variables that are not shared, joined by clauses.
+	parent := make([]int32, n)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	var find func(x int32) int32
+	find = func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for i := range p.ClauseEnd {
+		root := int32(-1)
+		for _, l := range p.Clause(i) {
+			if x := l >> 1; !shared[x] {
+				if r := find(x); root < 0 {
+					root = r
+				} else if r != root {
+					parent[r] = root
+				}
+			}
+		}
+	}
+	before := len(in.Findings)
+	for k := range p.SegVar {
+		if len(p.SegVar[k]) == 0 || in.Keys[k].Bad || c.budget.out() {
+			continue
+		}
+		root := find(p.SegVar[k][0])
+		// The part must be key k's alone (another key's variables in it would make
+		// "no solution" a claim about both).
+		alone := true
+		for j := range p.SegVar {
+			if j != k && len(p.SegVar[j]) > 0 && find(p.SegVar[j][0]) == root {
+				alone = false
+				break
+			}
+		}
+		if !alone {
+			continue
+		}
+		s := sat.New()
+		for range n {
+			s.NewVar()
+		}
+		lits := make([]sat.Lit, 0, 8)
+		for i := range p.ClauseEnd {
+			lits = lits[:0]
+			in := false
+			for _, l := range p.Clause(i) {
+				if x := l >> 1; !shared[x] && find(x) == root {
+					in = true
+				}
+				lits = append(lits, sat.Lit(l))
+			}
+			if in {
+				s.AddClause(lits...)
+			}
+		}
+		release := c.bound(s)
+		status := sat.Unknown
+		if lim, ok := c.budget.limit(0); ok {
+			status = c.solveCounted(s, lim)
+		}
+		release()
+		if status == sat.Unsat {
+			in.Diagnose(int32(k))
+		}
+	}
+	return len(in.Findings) > before
 }
 
 // solveCounted runs s for at most limit conflicts and adds what the run cost to the

@@ -150,11 +150,70 @@ func (s *Solver) NewVar() Var {
 	s.polarity = append(s.polarity, true)
 	s.seen = append(s.seen, 0)
 	s.explanation = append(s.explanation, nil)
-	s.watches = append(s.watches, nil, nil)
+	if n := len(s.watches); n+2 <= cap(s.watches) {
+		// A recycled solver's watch lists: emptied, their storage kept.
+		s.watches = s.watches[:n+2]
+		s.watches[n], s.watches[n+1] = s.watches[n][:0], s.watches[n+1][:0]
+	} else {
+		s.watches = append(s.watches, nil, nil)
+	}
 	s.levelStamp = append(s.levelStamp, 0)
 	s.order.grow(len(s.assigns))
 	s.order.insert(v)
 	return v
+}
+
+// Reserve sizes the solver's storage for vars variables and clauses problem clauses of
+// lits literals in all, before they are added. It changes nothing else: without it the
+// slices grow by doubling, and on a problem of millions of variables the copies (into
+// fresh memory, each page faulted in) took half of the solver's construction.
+func (s *Solver) Reserve(vars, clauses, lits int) {
+	n := len(s.assigns) + vars
+	s.assigns = reserve(s.assigns, vars)
+	s.level = reserve(s.level, vars)
+	s.reason = reserve(s.reason, vars)
+	s.trailPos = reserve(s.trailPos, vars)
+	s.activity = reserve(s.activity, vars)
+	s.polarity = reserve(s.polarity, vars)
+	s.seen = reserve(s.seen, vars)
+	s.explanation = reserve(s.explanation, vars)
+	s.watches = reserve(s.watches, 2*vars)
+	s.trail = reserve(s.trail, n-len(s.trail))
+	s.order.heap = reserve(s.order.heap, vars)
+	s.order.index = reserve(s.order.index, n-len(s.order.index))
+	s.arena = reserve(s.arena, lits+clauseHeader*clauses)
+	s.origLits = reserve(s.origLits, lits)
+	s.origEnd = reserve(s.origEnd, clauses)
+}
+
+// reserve returns x with room for n more elements. Unlike slices.Grow it does not
+// copy a zeroed buffer in: memory fresh from the system is zero already.
+func reserve[T any](x []T, n int) []T {
+	if cap(x)-len(x) >= n {
+		return x
+	}
+	r := make([]T, len(x), len(x)+n)
+	copy(r, x)
+	return r
+}
+
+// Recycle returns an empty solver, as New, that takes over s's storage (emptied): the
+// next problem's variables and clauses are written over the memory s used, rather than
+// into fresh memory (on problems of millions of variables, faulting in and zeroing
+// fresh pages costs more than the search). s must not be used afterwards.
+func (s *Solver) Recycle() *Solver {
+	r := New()
+	r.assigns, r.level, r.reason, r.trailPos = s.assigns[:0], s.level[:0], s.reason[:0], s.trailPos[:0]
+	r.activity, r.polarity, r.seen = s.activity[:0], s.polarity[:0], s.seen[:0]
+	clear(s.explanation)
+	r.explanation = s.explanation[:0]
+	r.watches = s.watches[:0]
+	r.trail = s.trail[:0]
+	r.order.heap, r.order.index = s.order.heap[:0], s.order.index[:0]
+	r.arena, r.origLits, r.origEnd = s.arena[:0], s.origLits[:0], s.origEnd[:0]
+	r.learnts = s.learnts[:0]
+	*s = Solver{}
+	return r
 }
 
 // NumVars returns the number of variables.

@@ -391,3 +391,67 @@ func TestSetPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycleSolvesAsNew: a solver built on a recycled one's storage (after a search
+// that learned clauses, set phases and left watch lists behind, on a problem bigger or
+// smaller than the next) decides each random formula as the brute force does, with a
+// model that satisfies it.
+func TestRecycleSolvesAsNew(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	s := New()
+	counts := [3]int{}
+	for iter := 0; iter < 600; iter++ {
+		n := 6 + rng.Intn(15)
+		cnf := randomCNF(rng, n, int(float64(n)*4.26), 3)
+		want := bruteForce(n, cnf, nil)
+		s = s.Recycle()
+		if iter%2 == 0 {
+			s.Reserve(n, len(cnf), 3*len(cnf))
+		}
+		for s.NumVars() < n {
+			s.NewVar()
+		}
+		for _, c := range cnf {
+			s.AddClause(c...)
+		}
+		if s.NumVars() != n || s.NumClauses() > len(cnf) {
+			t.Fatalf("iter %d: %d variables, %d clauses after recycling (want %d, at most %d)", iter, s.NumVars(), s.NumClauses(), n, len(cnf))
+		}
+		got := s.Solve()
+		counts[got]++
+		if (got == Sat) != want || got == Unknown {
+			t.Fatalf("iter %d: recycled solver says %v, brute force SAT=%v", iter, got, want)
+		}
+		if got == Sat && !satisfies(cnf, modelOf(s, n)) {
+			t.Fatalf("iter %d: the recycled solver's model does not satisfy the clauses", iter)
+		}
+	}
+	if counts[Sat] < 50 || counts[Unsat] < 50 {
+		t.Fatalf("unbalanced test: %v", counts)
+	}
+}
+
+// TestRecycleReusesStorage: building the same problem on a recycled solver allocates
+// far less than on a new one (its variables' and clauses' storage is taken over).
+func TestRecycleReusesStorage(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	const n = 2000
+	cnf := randomCNF(rng, n, 4*n, 3)
+	build := func(s *Solver) *Solver {
+		s.Reserve(n, len(cnf), 3*len(cnf))
+		for s.NumVars() < n {
+			s.NewVar()
+		}
+		for _, c := range cnf {
+			s.AddClause(c...)
+		}
+		return s
+	}
+	fresh := testing.AllocsPerRun(5, func() { build(New()) })
+	s := build(New())
+	recycled := testing.AllocsPerRun(5, func() { s = build(s.Recycle()) })
+	if recycled*10 > fresh {
+		t.Fatalf("recycled build: %.0f allocations, a new one %.0f", recycled, fresh)
+	}
+	t.Logf("allocations: new %.0f, recycled %.0f", fresh, recycled)
+}

@@ -75,12 +75,21 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 			// Say so, rather than "0 candidates checked", which reads as if no cut were
 			// found not valid: none was tried.
 			why := fmt.Sprintf("the time for counterexamples ran out before its turn (spent on %s)", strings.Join(tried, ", "))
-			for _, r := range reports {
-				if Sound(m) && cutModels[m] == cutModels[r.cut.Model] {
-					why = fmt.Sprintf("the time for counterexamples ran out (spent on %s) before the counterexample of %s, cut by the same rules, was re-checked under it",
-						strings.Join(tried, ", "), r.cut.Model)
-					break
+			if len(tried) == 0 {
+				// No shrink took it: the check itself used up the time (--timeout).
+				why = "the time limit was reached before the search for counterexamples began"
+			} else {
+				for _, r := range reports {
+					if Sound(m) && cutModels[m] == cutModels[r.cut.Model] {
+						why = fmt.Sprintf("the time for counterexamples ran out (spent on %s) before the counterexample of %s, cut by the same rules, was re-checked under it",
+							strings.Join(tried, ", "), r.cut.Model)
+						break
+					}
 				}
+			}
+			if cx, ok := wholeCounterexample(h, m, res, why); ok {
+				reports = append(reports, newReport(h, cx))
+				continue
 			}
 			failures = append(failures, fmt.Sprintf("no counterexample for %s: %s", m, why))
 			continue
@@ -115,13 +124,17 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		if len(seeds) > 4 {
 			seeds = seeds[:4]
 		}
-		cx, err := Shrink(h, m, seeds, Options{Deadline: share})
+		cx, err := Shrink(h, m, seeds, Options{Deadline: share, WholeInvalid: true})
 		if afterShrink != nil {
 			afterShrink()
 		}
 		if err != nil {
 			if unchecked != "" {
 				err = fmt.Errorf("%w; the counterexample of %s, cut by the same rules, could not be re-checked under %s in the time left", err, unchecked, m)
+			}
+			if cx, ok := wholeCounterexample(h, m, res, strings.TrimPrefix(err.Error(), "no counterexample for "+m+": ")); ok {
+				reports = append(reports, newReport(h, cx))
+				continue
 			}
 			failures = append(failures, err.Error())
 			continue

@@ -115,6 +115,12 @@ func SoundModels() []string {
 // Options bound a shrink.
 type Options struct {
 	Deadline time.Time // zero: no limit
+	// WholeInvalid: the caller's check found the whole history not valid under the
+	// model. The whole is then the last candidate without a check of its own (for the
+	// readings whose cut of the whole is the history itself), so that a model whose
+	// checks do not end within their bounds (a solver-hard read committed problem) still
+	// gets a counterexample, the history, rather than none.
+	WholeInvalid bool
 }
 
 // Counterexample is a sub-history that is not valid under Model.
@@ -182,11 +188,13 @@ type shrinker struct {
 	// a verdict (its bounds): the best cut is then not known to be 1-minimal.
 	undecided int
 	// settled: the last round of minimize removed nothing.
-	settled   bool
-	best      cand
-	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
-	bestB     *built
-	bestRes   check.Result
+	settled bool
+	// wholeInvalid: Options.WholeInvalid.
+	wholeInvalid bool
+	best         cand
+	bestBuilt    cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB        *built
+	bestRes      check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -199,6 +207,7 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	t0 := time.Now()
 	s := newShrinker(h, m)
 	s.deadline = opts.Deadline
+	s.wholeInvalid = opts.WholeInvalid
 	if !opts.Deadline.IsZero() {
 		// The search stops early enough to explain the cut it keeps.
 		s.deadline = t0.Add(time.Duration(float64(opts.Deadline.Sub(t0)) * (1 - explainShare)))
@@ -220,6 +229,12 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		return nil, fmt.Errorf("no counterexample for %s: %s", m, why)
 	}
 	s.minimize()
+	if s.wholeInvalid && s.reading != uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
+		// Synthetic writers outgrew the history: the history itself is smaller.
+		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
+			s.best, s.bestB, s.bestBuilt, s.bestRes = whole(h), b, whole(h), check.Result{}
+		}
+	}
 	// The cut kept was checked for its verdict only: check it again, explained. Should
 	// that run out of time, the verdict stands and the explanation is missing.
 	final := check.Options{Models: []string{m}}
@@ -242,6 +257,30 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		cx.Minimal = true
 	}
 	return cx, nil
+}
+
+// wholeCounterexample is the history itself as m's counterexample, for a model the
+// caller's check found not valid whose search found no smaller cut (why says what
+// happened): its explanation is the caller's anomalies that count for m. None under
+// read uncommitted, whose cut of the whole keeps only the longest reads.
+func wholeCounterexample(h *history.History, m string, res *check.Result, why string) (*Counterexample, bool) {
+	if !Sound(m) || cutModels[m].reading == uncommitted {
+		return nil, false
+	}
+	s := newShrinker(h, m)
+	c := whole(h)
+	b, ok := s.build(c)
+	if !ok || len(b.h.Txns) != len(h.Txns) {
+		return nil, false
+	}
+	cx := &Counterexample{Model: m, History: b.h, Orig: b.orig, Prefixes: b.prefixes, cand: c,
+		NotMinimal: "it is the whole history: " + why}
+	for _, a := range res.Anomalies {
+		if check.CountsFor(&a, m) {
+			cx.Result.Anomalies = append(cx.Result.Anomalies, a)
+		}
+	}
+	return cx, true
 }
 
 func newShrinker(h *history.History, m string) *shrinker {
@@ -305,13 +344,25 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		}
 		tiers = append(tiers, cand{txns: txns, keys: first.keys})
 	}
-	tiers = append(tiers, whole(h))
+	// The whole, known not valid, is taken unchecked: the cut of every transaction and
+	// key is the history itself, except under read uncommitted (its longest reads only).
+	trusted := s.wholeInvalid && s.reading != uncommitted
+	if !trusted {
+		tiers = append(tiers, whole(h))
+	}
 	for _, c := range tiers {
 		if s.try(c) {
 			return true
 		}
 		if s.timedOut {
-			return false
+			break
+		}
+	}
+	if trusted {
+		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
+			s.best, s.bestB, s.bestBuilt = whole(h), b, whole(h)
+			s.undecided = 0
+			return true
 		}
 	}
 	return false

@@ -775,20 +775,30 @@ T2 p2 ok [r x [1]] [a x 3] inv=3 cmp=4
 	afterShrink = func() { time.Sleep(time.Until(deadline)) } // the first shrink takes all the time
 	defer func() { afterShrink = nil }()
 	reports, failures := Counterexamples(h, &res, deadline)
-	if len(reports) != 1 || !slices.Equal(reports[0].Models, []string{"serializable"}) || len(failures) != 1 {
+	if len(reports) != 2 || !slices.Equal(reports[0].Models, []string{"serializable"}) || len(failures) != 0 {
 		t.Fatalf("reports %v, failures %q", reports, failures)
 	}
-	if f := failures[0]; !strings.Contains(f, "strict-serializable") || !strings.Contains(f, "counterexample of serializable") || strings.Contains(f, "0 candidates") {
-		t.Errorf("failure %q", f)
+	// The second model's turn came after the time was spent: its counterexample is the
+	// whole history (known not valid), saying why, rather than none.
+	if r := reports[1]; !slices.Equal(r.Models, []string{"strict-serializable"}) || r.Minimal || r.Transactions != len(h.Txns) ||
+		!strings.Contains(r.NotMinimal, "whole history") || !strings.Contains(r.NotMinimal, "counterexample of serializable") ||
+		strings.Contains(r.NotMinimal, "0 candidates") || len(r.Anomalies) == 0 {
+		t.Errorf("strict-serializable: %+v", r)
 	}
-	// A deadline already past: nothing is tried, and the failures say so.
-	_, failures = Counterexamples(h, &res, time.Now())
-	if len(failures) != 2 {
-		t.Fatalf("failures %q", failures)
+	// A deadline already past: nothing is tried; each model gets the whole history,
+	// which says that the check used the time up (not "spent on" nobody).
+	reports, failures = Counterexamples(h, &res, time.Now())
+	if len(reports) != 2 || len(failures) != 0 {
+		t.Fatalf("reports %v, failures %q", reports, failures)
 	}
-	for _, f := range failures {
-		if !strings.Contains(f, "ran out before") || strings.Contains(f, "0 candidates") {
-			t.Errorf("failure %q", f)
+	for _, r := range reports {
+		if !strings.Contains(r.NotMinimal, "before the search for counterexamples began") || strings.Contains(r.NotMinimal, "spent on") ||
+			r.Transactions != len(h.Txns) {
+			t.Errorf("%v: %q", r.Models, r.NotMinimal)
+		}
+		back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
+		if err != nil || brute.Check(back, r.Models[0]) {
+			t.Errorf("%v: the whole history's EDN is valid or does not parse (%v)", r.Models, err)
 		}
 	}
 }

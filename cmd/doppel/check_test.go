@@ -352,6 +352,24 @@ func TestCheckCounterexample(t *testing.T) {
 	}
 }
 
+// TestCheckWholeHistoryCounterexample: with no time to shrink, each model found not
+// valid gets the history itself as its counterexample (written, not valid again), said
+// in one line rather than listing every transaction a second time.
+func TestCheckWholeHistoryCounterexample(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	file := filepath.Join("..", "..", "testdata", "cases", "writeskew.edn")
+	code, out := captureCheck(t, "-d", dir, "-c", "serializable", "--shrink", "1ns", file)
+	_, cxText, _ := strings.Cut(out, "Counterexample for serializable: 3 of the 3 transactions")
+	if code != exitInvalid || !strings.Contains(cxText, "it is the whole history") || !strings.Contains(cxText, "(the whole history: its transactions and anomalies are the ones above)") ||
+		strings.Contains(cxText, "   - T") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	cx := filepath.Join(dir, "counterexample.edn")
+	if code, out := captureCheck(t, "-c", "serializable", "--shrink", "0", cx); code != exitInvalid {
+		t.Errorf("%s: exit %d, want 1:\n%s", cx, code, out)
+	}
+}
+
 // bigHistory writes a valid history of n transactions, one a process, each appending to
 // and reading its own key: more operations than a parse takes between two looks at
 // the limits.
