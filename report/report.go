@@ -43,7 +43,7 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(p, []byte(cx.EDN), 0o644); err != nil {
+			if err := os.WriteFile(p, []byte(cx.EDNText()), 0o644); err != nil {
 				return err
 			}
 		}
@@ -57,6 +57,9 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 		}
 		v := cxView{Models: strings.Join(cx.Models, ", "), File: filepath.ToSlash(rel), Anomalies: cx.Anomalies,
 			Size: fmt.Sprintf("%d of the %d transactions", cx.Transactions, cx.Original)}
+		if cx.WholeHistory {
+			v.Size = fmt.Sprintf("the whole history (%d transactions; no smaller cut was verified)", cx.Original)
+		}
 		for _, t := range cx.Txns {
 			name := fmt.Sprintf("T%d", t.Index)
 			where := fmt.Sprintf("line %d, %s", t.Line, t.Status)

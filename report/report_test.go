@@ -44,7 +44,7 @@ func TestWriteFiles(t *testing.T) {
 	}
 	// One counterexample serves the three models: DIR/counterexample.edn, on the page.
 	edn, err := os.ReadFile(filepath.Join(dir, "counterexample.edn"))
-	if err != nil || cxs[0].File != filepath.Join(dir, "counterexample.edn") || !bytes.Equal(edn, []byte(cxs[0].EDN)) {
+	if err != nil || cxs[0].File != filepath.Join(dir, "counterexample.edn") || !bytes.Equal(edn, []byte(cxs[0].EDNText())) {
 		t.Errorf("counterexample.edn: %v, file %q", err, cxs[0].File)
 	}
 	if page, _ := os.ReadFile(filepath.Join(dir, "index.html")); !bytes.Contains(page, []byte(`<a href="counterexample.edn">`)) {

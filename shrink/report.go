@@ -26,16 +26,25 @@ type Report struct {
 	Txns      []check.TxnRef `json:"txns"` // the cut's transactions, named as in the original
 	// Anomalies are the checker's on the cut: the explanation to follow by hand.
 	Anomalies []check.Anomaly `json:"anomalies"`
-	EDN       string          `json:"edn"`            // the cut as a Jepsen EDN history
-	File      string          `json:"file,omitempty"` // where --directory wrote it
-	Checks    int             `json:"checks"`         // candidate cuts the checker decided
-	Minimal   bool            `json:"minimal"`        // every single removal was tried and decided
+	// EDN is the cut as a Jepsen EDN history; empty when the cut is the whole history
+	// and not known minimal (WholeHistory: the input itself, no smaller cut verified),
+	// as is Txns.
+	EDN          string `json:"edn,omitempty"`
+	WholeHistory bool   `json:"whole_history,omitempty"`
+	File         string `json:"file,omitempty"` // where --directory wrote it
+	Checks       int    `json:"checks"`         // candidate cuts the checker decided
+	Minimal      bool   `json:"minimal"`        // every single removal was tried and decided
 	// NotMinimal says why Minimal is false.
 	NotMinimal string  `json:"not_minimal,omitempty"`
 	Seconds    float64 `json:"seconds"`
 
 	cut *Counterexample
+	edn string // the cut's EDN, also for a whole history (see EDNText)
 }
+
+// EDNText is the counterexample as a Jepsen EDN history, for the file --directory
+// writes: EDN, or the whole history's when it is the counterexample.
+func (r *Report) EDNText() string { return r.edn }
 
 // Counterexamples shrinks h for every model res found not valid, within the time
 // before deadline (zero: none). A counterexample found for one model serves another of
@@ -168,13 +177,20 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 		Prefixes: cx.Prefixes, Anomalies: cx.Result.Anomalies, Checks: cx.Checks, Minimal: cx.Minimal, NotMinimal: cx.NotMinimal,
 		Seconds: cx.Seconds, cut: cx}
 	for i := range h.Txns {
-		ref := check.NewTxnRef(h, int32(i))
 		if cx.Orig[i] < 0 {
 			r.Synthetic = append(r.Synthetic, h.Txns[i].Index)
 		}
-		r.Txns = append(r.Txns, ref)
 	}
-	r.EDN = EDN(cx)
+	r.edn = EDN(cx)
+	if r.WholeHistory = len(h.Txns) == len(orig.Txns) && len(r.Synthetic) == 0 && !cx.Minimal; r.WholeHistory {
+		// The input itself, no smaller cut verified: not listed again (at 100K
+		// transactions it would be most of the output).
+		return r
+	}
+	for i := range h.Txns {
+		r.Txns = append(r.Txns, check.NewTxnRef(h, int32(i)))
+	}
+	r.EDN = r.edn
 	return r
 }
 

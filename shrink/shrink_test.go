@@ -346,17 +346,17 @@ func TestCounterexamplesOnCorpus(t *testing.T) {
 			}
 			// It loads in doppel check: the EDN parses back to the same verdict, the
 			// checker's and the brute force's.
-			back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
+			back, err := history.Parse(strings.NewReader(r.EDNText()), "counterexample.edn")
 			if err != nil {
-				t.Fatalf("seed %d: the counterexample's EDN does not parse: %v\n%s", seed, err, r.EDN)
+				t.Fatalf("seed %d: the counterexample's EDN does not parse: %v\n%s", seed, err, r.EDNText())
 			}
 			again, err := check.Check(back, check.Options{Models: r.Models})
 			if err != nil || again.Valid != check.Invalid {
-				t.Fatalf("seed %d: the checker finds the counterexample's EDN %v under %v (err %v)\n%s", seed, again.Valid, r.Models, err, r.EDN)
+				t.Fatalf("seed %d: the checker finds the counterexample's EDN %v under %v (err %v)\n%s", seed, again.Valid, r.Models, err, r.EDNText())
 			}
 			for _, m := range r.Models {
 				if brute.Check(back, m) {
-					t.Fatalf("seed %d: the counterexample's EDN is valid under %s\n%s", seed, m, r.EDN)
+					t.Fatalf("seed %d: the counterexample's EDN is valid under %s\n%s", seed, m, r.EDNText())
 				}
 			}
 			found++
@@ -450,7 +450,7 @@ func oneReport(t *testing.T, h *history.History, m string) *Report {
 	}
 	r := reports[0]
 	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
-		t.Errorf("%s: the brute force finds the counterexample valid (err %v):\n%s", m, err, r.EDN)
+		t.Errorf("%s: the brute force finds the counterexample valid (err %v):\n%s", m, err, r.EDNText())
 	}
 	return r
 }
@@ -555,7 +555,7 @@ func TestLostUpdateNamed(t *testing.T) {
 		r := oneReport(t, h, m)
 		a := r.Anomalies[0]
 		if a.Type != "lost-update" || a.Key != "x" || len(a.Txns) != 2 || r.Transactions > 3 {
-			t.Errorf("%s: counterexample of %d transactions, first anomaly %s on %q with %d transactions:\n%s", m, r.Transactions, a.Type, a.Key, len(a.Txns), r.EDN)
+			t.Errorf("%s: counterexample of %d transactions, first anomaly %s on %q with %d transactions:\n%s", m, r.Transactions, a.Type, a.Key, len(a.Txns), r.EDNText())
 		}
 	}
 	// Read committed allows it.
@@ -583,7 +583,7 @@ func TestDuplicateElementsSmall(t *testing.T) {
 	for _, m := range models {
 		r := oneReport(t, h, m)
 		if r.Transactions > 2 || r.Anomalies[0].Type != "duplicate-elements" {
-			t.Errorf("%s: counterexample of %d transactions, first anomaly %s:\n%s", m, r.Transactions, r.Anomalies[0].Type, r.EDN)
+			t.Errorf("%s: counterexample of %d transactions, first anomaly %s:\n%s", m, r.Transactions, r.Anomalies[0].Type, r.EDNText())
 		}
 	}
 }
@@ -688,10 +688,10 @@ func TestUncommittedG0Small(t *testing.T) {
 		r := oneReport(t, h, m)
 		cx := r.History()
 		if len(r.Synthetic) == 0 || cx.Txns[0].Status != history.Fail || r.Orig()[0] >= 0 {
-			t.Errorf("%s: the first transaction is not a :fail synthetic writer:\n%s", m, r.EDN)
+			t.Errorf("%s: the first transaction is not a :fail synthetic writer:\n%s", m, r.EDNText())
 		}
 		if original := len(r.Txns) - len(r.Synthetic); original != 3 || !strings.HasPrefix(r.Anomalies[0].Type, "G0") {
-			t.Errorf("%s: %d original transactions, first anomaly %s:\n%s", m, original, r.Anomalies[0].Type, r.EDN)
+			t.Errorf("%s: %d original transactions, first anomaly %s:\n%s", m, original, r.Anomalies[0].Type, r.EDNText())
 		}
 	}
 }
@@ -749,7 +749,7 @@ T5 p1 ok [r y [3 2]] inv=9 cmp=10
 	}
 	r := oneReport(t, h, m)
 	if original := len(r.Txns) - len(r.Synthetic); original != 4 || !coveredVersionRead(&built{h: r.History(), orig: r.Orig()}, false) {
-		t.Errorf("%d original transactions:\n%s", original, r.EDN)
+		t.Errorf("%d original transactions:\n%s", original, r.EDNText())
 	}
 }
 
@@ -796,7 +796,7 @@ T2 p2 ok [r x [1]] [a x 3] inv=3 cmp=4
 			r.Transactions != len(h.Txns) {
 			t.Errorf("%v: %q", r.Models, r.NotMinimal)
 		}
-		back, err := history.Parse(strings.NewReader(r.EDN), "counterexample.edn")
+		back, err := history.Parse(strings.NewReader(r.EDNText()), "counterexample.edn")
 		if err != nil || brute.Check(back, r.Models[0]) {
 			t.Errorf("%v: the whole history's EDN is valid or does not parse (%v)", r.Models, err)
 		}

@@ -273,15 +273,15 @@ func TestInjectedCounterexample(t *testing.T) {
 				}
 			}
 			if named != 2 {
-				t.Errorf("%s: counterexample for %v names %d of the injected :index %v:\n%s", kind, cx.Models, named, want, cx.EDN)
+				t.Errorf("%s: counterexample for %v names %d of the injected :index %v:\n%s", kind, cx.Models, named, want, cx.EDNText())
 			}
-			h, err := history.Parse(strings.NewReader(cx.EDN), "counterexample.edn")
+			h, err := history.Parse(strings.NewReader(cx.EDNText()), "counterexample.edn")
 			if err != nil {
 				t.Fatalf("%s: %v", kind, err)
 			}
 			for _, m := range cx.Models {
 				if ok, err := brute.CheckModel(h, m); err != nil || ok {
-					t.Errorf("%s: the counterexample for %s is valid by the brute force (err %v)\n%s", kind, m, err, cx.EDN)
+					t.Errorf("%s: the counterexample for %s is valid by the brute force (err %v)\n%s", kind, m, err, cx.EDNText())
 				}
 			}
 		}

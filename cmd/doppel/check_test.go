@@ -354,7 +354,8 @@ func TestCheckCounterexample(t *testing.T) {
 
 // TestCheckWholeHistoryCounterexample: with no time to shrink, each model found not
 // valid gets the history itself as its counterexample (written, not valid again), said
-// in one line rather than listing every transaction a second time.
+// in one line rather than listing every transaction a second time (in the JSON:
+// whole_history, without the EDN and the transactions).
 func TestCheckWholeHistoryCounterexample(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "report")
 	file := filepath.Join("..", "..", "testdata", "cases", "writeskew.edn")
@@ -367,6 +368,23 @@ func TestCheckWholeHistoryCounterexample(t *testing.T) {
 	cx := filepath.Join(dir, "counterexample.edn")
 	if code, out := captureCheck(t, "-c", "serializable", "--shrink", "0", cx); code != exitInvalid {
 		t.Errorf("%s: exit %d, want 1:\n%s", cx, code, out)
+	}
+	// In the JSON, the input is not repeated either: no EDN, no transactions.
+	code, out = captureCheck(t, "--json", "-c", "serializable", "--shrink", "1ns", file)
+	var res struct {
+		Counterexamples []struct {
+			Transactions int               `json:"transactions"`
+			WholeHistory bool              `json:"whole_history"`
+			EDN          string            `json:"edn"`
+			Txns         []json.RawMessage `json:"txns"`
+		} `json:"counterexamples"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInvalid {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if len(res.Counterexamples) != 1 || !res.Counterexamples[0].WholeHistory || res.Counterexamples[0].Transactions != 3 ||
+		res.Counterexamples[0].EDN != "" || len(res.Counterexamples[0].Txns) != 0 {
+		t.Errorf("JSON counterexamples: %+v", res.Counterexamples)
 	}
 }
 
