@@ -378,6 +378,11 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		if left = rest; len(left) == 0 {
 			return true
 		}
+		// A lost update rules out the serial witness; the relaxed one leaves its
+		// losers' reads to the verification.
+		if left = c.relaxedWitness(in, left, results); len(left) == 0 {
+			return true
+		}
 		if left = c.serialWitnessForWeak(left, results); len(left) == 0 {
 			return true
 		}
