@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"time"
 
 	"doppel/encode"
@@ -78,125 +79,61 @@ func relaxedReads(h *history.History, in *encode.Inference, lost []Anomaly) []re
 }
 
 // relaxedHistory returns a copy of h (its micro-ops and transactions copied, the rest
-// shared) in which the reads ops are not known and their transactions are detached
-// from process and real-time order (no process, no invoke, no completion): a loser
-// whose block a serial order puts past the trace would otherwise hold back its
-// successors in those orders, which read committed does not have. The orders the
-// models asked have are checked on the real history (verifyOrders).
-func relaxedHistory(h *history.History, reads []relaxedRead) *history.History {
+// shared) in which the reads are not known; with detach their transactions are also
+// detached from process and real-time order (no process, no invoke, no completion): a
+// lost update's loser whose block a serial order puts past the trace would otherwise
+// hold back its successors in those orders, which read committed does not have. The
+// orders the models asked have are checked on the real history (verifyOrders).
+func relaxedHistory(h *history.History, reads []relaxedRead, detach bool) *history.History {
 	hr := *h
 	hr.Ops = append([]history.MicroOp(nil), h.Ops...)
 	hr.Txns = append([]history.Txn(nil), h.Txns...)
 	for _, r := range reads {
 		hr.Ops[r.op].Known = false
-		tx := &hr.Txns[r.txn]
-		tx.Process, tx.Invoke, tx.Complete = -1, -1, -1
+		if detach {
+			tx := &hr.Txns[r.txn]
+			tx.Process, tx.Invoke, tx.Complete = -1, -1, -1
+		}
 	}
 	return &hr
 }
 
-// relaxedWitness tries, for the per-read models of left that a read-by-read replay can
-// prove (replayable), a serial order of the history with the lost updates' losers'
-// reads left unknown (relaxedReads), and proves each model whose checks
-// verifyPerRead's re-execution of the real history accepts. in is the per-read
-// inference of c.h. It returns the models still left.
+// maxRelaxRounds bounds the rounds of relaxedWitness (each one narrowing, a few replays).
+const maxRelaxRounds = 8
+
+// relaxedWitness tries to prove the per-read models of left that a read-by-read replay
+// can prove (replayable) by a serial order of a relaxed history: the lost updates'
+// losers' reads (relaxedReads), then, round by round, the reads whose anti-dependencies
+// close the serial narrowing's contradiction, are left unknown, and the serial replays
+// (anywhere, then within the narrowed windows) run on that history. An order counts
+// for a model only when verifyPerRead's re-execution of the real history accepts it,
+// with the model's orders. First with the relaxed transactions detached from the
+// orders (read committed), then, for the models with process order still left,
+// attached. in is the per-read inference of c.h. It returns the models still left.
 func (c *checker) relaxedWitness(in *encode.Inference, left []string, results map[string]*ModelResult) []string {
 	var want []string
+	process := false
 	for _, m := range left {
 		if c.replayable(m) && !c.proven[m] {
 			want = append(want, m)
+			process = process || models[m].process
 		}
 	}
+	if len(want) == 0 || c.oneBaseIn == nil || len(c.oneBaseIn.Findings) > 0 || c.opts.Solver.NoWitness || c.budget.out() {
+		return left
+	}
+	t0, prune0 := time.Now(), c.res.Stats.PruneSeconds
 	var lost []Anomaly
 	for _, a := range c.res.Anomalies {
 		if a.Type == "lost-update" {
 			lost = append(lost, a)
 		}
 	}
-	if len(want) == 0 || len(lost) == 0 || c.oneBaseIn == nil || c.opts.Solver.NoWitness || c.budget.out() {
-		return left
-	}
-	t0 := time.Now()
-	defer func() { c.res.Stats.SolveSeconds += time.Since(t0).Seconds() }()
 	relax := relaxedReads(c.h, c.oneBaseIn, lost)
-	if len(relax) == 0 {
-		return left
+	if !c.relaxedRounds(in, want, relax, true) && process {
+		c.relaxedRounds(in, want, relax, false)
 	}
-	c.progress("replaying serially with the lost updates' reads relaxed")
-	hr := relaxedHistory(c.h, relax)
-	ir := encode.InferStop(hr, c.budget.stop)
-	if ir == nil || len(ir.Findings) > 0 || c.budget.out() {
-		return left
-	}
-	// accept proves the models of want whose orders order keeps; it reports whether
-	// every one is proved.
-	accept := func(order []int32) bool {
-		at, err := verifyPerReadLists(c.h, in, order)
-		if err != nil {
-			return false // the relaxed reads are not committed prefixes there
-		}
-		all := true
-		for _, m := range want {
-			spec := models[m]
-			if c.proven[m] {
-				continue
-			}
-			if verifyOrders(c.h, at, spec.process, spec.realtime) != nil {
-				all = false
-				continue
-			}
-			c.proven[m] = true
-			c.res.Stats.Witnessed++
-			c.res.Stats.Replayed++
-		}
-		return all
-	}
-	commit := commitsOf(hr)
-	p := &encode.Problem{In: ir, Commit: commit}
-	guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
-	repair := !c.opts.Solver.NoRepair
-	// replays runs the serial replays within win (nil: anywhere), guided by edges, by
-	// midpoint and by completion, then repaired; it reports whether every model is
-	// proved.
-	replays := func(edges []encode.Edge, win *encode.Windows) bool {
-		for _, byCompletion := range []bool{false, true} {
-			if c.budget.out() {
-				return false
-			}
-			if order, ok := scheduleWithin(hr, ir, commit, edges, byCompletion, win, c.budget.stop); ok && accept(order) {
-				return true
-			}
-		}
-		if !repair || c.budget.out() {
-			return false
-		}
-		order, ok, n := scheduleRepaired(hr, ir, commit, edges, false, win, c.budget.stop)
-		c.res.Stats.Repairs += n
-		return ok && accept(order)
-	}
-	done := replays(guide, nil) || replays(nil, nil)
-	if !done && !c.opts.Solver.NoPrune {
-		// Within the windows of the serial models' narrowing on the relaxed history:
-		// strict serializability's (real time narrows the most) guided, then
-		// serializability's unguided.
-		for _, lv := range []prune.Level{{Process: true, Realtime: true}, {}} {
-			if done || c.budget.out() {
-				break
-			}
-			c.progress("narrowing with the lost updates' reads relaxed")
-			t1 := time.Now()
-			pr := prune.Run(ir, prune.Options{Level: lv, Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded})
-			c.res.Stats.PruneSeconds += time.Since(t1).Seconds()
-			if pr.Contradiction != nil || pr.KeyUnsat {
-				continue
-			}
-			edges := guide
-			if !lv.Process {
-				edges = nil
-			}
-			done = replays(edges, pr.Win)
-		}
-	}
+	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
 	rest := left[:0:0]
 	for _, m := range left {
 		if c.proven[m] {
@@ -206,4 +143,128 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 		}
 	}
 	return rest
+}
+
+// relaxedRounds runs relaxedWitness's rounds from the reads relax, the relaxed
+// transactions detached from the orders or not; it reports whether every model of want
+// is proved.
+func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []relaxedRead, detach bool) bool {
+	h := c.h
+	relax = slices.Clone(relax)
+	relaxed := map[int32]bool{}
+	for _, r := range relax {
+		relaxed[r.op] = true
+	}
+	// accept proves the models of want whose orders order keeps; it reports whether
+	// every one is proved.
+	accept := func(order []int32) bool {
+		at, err := verifyPerReadLists(h, in, order)
+		if err != nil {
+			return false // a relaxed read is no committed prefix there: no witness
+		}
+		all := true
+		for _, m := range want {
+			spec := models[m]
+			if c.proven[m] {
+				continue
+			}
+			if verifyOrders(h, at, spec.process, spec.realtime) != nil {
+				all = false
+				continue
+			}
+			c.proven[m] = true
+			c.res.Stats.Witnessed++
+			c.res.Stats.Replayed++
+		}
+		return all
+	}
+	// The narrowing levels: strict serializability's first (real time narrows the most),
+	// then, detached, serializability's (read committed has no order), else strong
+	// session serializability's.
+	levels := []prune.Level{{Process: true, Realtime: true}, {}}
+	if !detach {
+		levels[1] = prune.Level{Process: true}
+	}
+	for round := 0; round < maxRelaxRounds && !c.budget.out(); round++ {
+		hr, ir := h, c.oneBaseIn
+		if len(relax) > 0 {
+			c.progress("replaying serially with reads relaxed")
+			hr = relaxedHistory(h, relax, detach)
+			if ir = encode.InferStop(hr, c.budget.stop); ir == nil || len(ir.Findings) > 0 || c.budget.out() {
+				return false
+			}
+		}
+		commit := commitsOf(hr)
+		p := &encode.Problem{In: ir, Commit: commit}
+		guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
+		process := p.ProcessEdges()
+		// replays runs the serial replays within win (nil: anywhere), guided by edges,
+		// by midpoint and by completion, then repaired; it reports whether every model
+		// is proved.
+		replays := func(edges []encode.Edge, win *encode.Windows) bool {
+			for _, byCompletion := range []bool{false, true} {
+				if c.budget.out() {
+					return false
+				}
+				if order, ok := scheduleWithin(hr, ir, commit, edges, byCompletion, win, c.budget.stop); ok && accept(order) {
+					return true
+				}
+			}
+			if c.opts.Solver.NoRepair || c.budget.out() {
+				return false
+			}
+			order, ok, n := scheduleRepaired(hr, ir, commit, edges, false, win, c.budget.stop)
+			c.res.Stats.Repairs += n
+			return ok && accept(order)
+		}
+		// With nothing relaxed the history is the real one, whose serial replays ran.
+		if len(relax) > 0 && (replays(guide, nil) || replays(nil, nil)) {
+			return true
+		}
+		if c.opts.Solver.NoPrune {
+			return false
+		}
+		var fresh []relaxedRead
+		for _, lv := range levels {
+			if c.budget.out() {
+				return false
+			}
+			c.progress("narrowing with reads relaxed")
+			t1 := time.Now()
+			pr := prune.Run(ir, prune.Options{Level: lv, Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded})
+			c.res.Stats.PruneSeconds += time.Since(t1).Seconds()
+			if pr.KeyUnsat {
+				return false
+			}
+			if pr.Contradiction == nil {
+				edges := guide
+				switch {
+				case !lv.Process:
+					edges = nil
+				case !lv.Realtime:
+					edges = process
+				}
+				if replays(edges, pr.Win) {
+					return true
+				}
+				continue
+			}
+			// The reads whose anti-dependencies the cycle runs through: read committed
+			// has none, so the next round leaves them unknown.
+			for _, st := range pr.Contradiction.Steps {
+				if st.Read >= 0 && !relaxed[st.Read] {
+					relaxed[st.Read] = true
+					fresh = append(fresh, relaxedRead{op: st.Read, txn: st.From})
+				}
+			}
+			if len(fresh) > 0 {
+				break
+			}
+		}
+		if len(fresh) == 0 {
+			return false
+		}
+		relax = append(relax, fresh...)
+	}
+	return false
 }
