@@ -99,7 +99,7 @@ func relaxedHistory(h *history.History, reads []relaxedRead, detach bool) *histo
 }
 
 // maxRelaxRounds bounds the rounds of relaxedWitness (each one narrowing, a few replays).
-const maxRelaxRounds = 8
+const maxRelaxRounds = 4
 
 // relaxedWitness tries to prove the per-read models of left that a read-by-read replay
 // can prove (replayable) by a serial order of a relaxed history: the lost updates'
@@ -130,7 +130,11 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 		}
 	}
 	relax := relaxedReads(c.h, c.oneBaseIn, lost)
-	if !c.relaxedRounds(in, want, relax, true) && process {
+	// Attached only after a detached order that read committed accepts but the orders
+	// did not: otherwise (the history is not even read committed, or no serial order
+	// of the relaxed one was found) the more constrained pass would fail too, and on a
+	// long history each round costs an inference and two narrowings.
+	if all, lists := c.relaxedRounds(in, want, relax, true); !all && lists && process {
 		c.relaxedRounds(in, want, relax, false)
 	}
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
@@ -147,8 +151,8 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 
 // relaxedRounds runs relaxedWitness's rounds from the reads relax, the relaxed
 // transactions detached from the orders or not; it reports whether every model of want
-// is proved.
-func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []relaxedRead, detach bool) bool {
+// is proved, and whether some order passed verifyPerRead's lists (the orders aside).
+func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []relaxedRead, detach bool) (all, lists bool) {
 	h := c.h
 	relax = slices.Clone(relax)
 	relaxed := map[int32]bool{}
@@ -162,6 +166,7 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 		if err != nil {
 			return false // a relaxed read is no committed prefix there: no witness
 		}
+		lists = true
 		all := true
 		for _, m := range want {
 			spec := models[m]
@@ -191,7 +196,7 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 			c.progress("replaying serially with reads relaxed")
 			hr = relaxedHistory(h, relax, detach)
 			if ir = encode.InferStop(hr, c.budget.stop); ir == nil || len(ir.Findings) > 0 || c.budget.out() {
-				return false
+				return false, lists
 			}
 		}
 		commit := commitsOf(hr)
@@ -219,22 +224,22 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 		}
 		// With nothing relaxed the history is the real one, whose serial replays ran.
 		if len(relax) > 0 && (replays(guide, nil) || replays(nil, nil)) {
-			return true
+			return true, lists
 		}
 		if c.opts.Solver.NoPrune {
-			return false
+			return false, lists
 		}
 		var fresh []relaxedRead
 		for _, lv := range levels {
 			if c.budget.out() {
-				return false
+				return false, lists
 			}
 			c.progress("narrowing with reads relaxed")
 			t1 := time.Now()
 			pr := prune.Run(ir, prune.Options{Level: lv, Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded})
 			c.res.Stats.PruneSeconds += time.Since(t1).Seconds()
 			if pr.KeyUnsat {
-				return false
+				return false, lists
 			}
 			if pr.Contradiction == nil {
 				edges := guide
@@ -245,7 +250,7 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 					edges = process
 				}
 				if replays(edges, pr.Win) {
-					return true
+					return true, lists
 				}
 				continue
 			}
@@ -262,9 +267,9 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 			}
 		}
 		if len(fresh) == 0 {
-			return false
+			return false, lists
 		}
 		relax = append(relax, fresh...)
 	}
-	return false
+	return false, lists
 }
