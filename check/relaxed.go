@@ -9,27 +9,29 @@ import (
 	"doppel/prune"
 )
 
-// A serial witness for the per-read models on a history with lost updates (DESIGN.md,
-// "A relaxed serial witness"). A lost update rules out every serial order (two blocks
-// pinned right after one list), so serialWitnessForWeak cannot help, and on long lists
-// of few values the read-by-read replay gets lost among the duplicates long before
-// the lost update (a dense 1000-transaction history: stuck after 111) and the
-// per-read problem is too large to decide. Read committed does not pin a block by a
-// read before the transaction's own append, so the losers' reads need not be exact:
-// the serial machinery (replays, narrowing, repairs) runs on the history with those
-// reads left unknown, where it mostly finds a serial order at once, and the order
-// counts only when verifyPerRead re-executes it against the real history (every read
-// a committed prefix ending at a block end; the models' process and real-time order).
+// A serial witness for the per-read models on histories that are not serializable
+// because of what read committed allows (DESIGN.md, "A relaxed serial witness"): a
+// lost update rules out every serial order (two blocks pinned right after one list), a
+// G-single or a write skew closes a cycle through anti-dependencies, so
+// serialWitnessForWeak cannot help, and on long lists of few values the read-by-read
+// replay gets lost among the duplicates long before the anomaly (a dense
+// 1000-transaction history: stuck after 111) and the per-read problem is too large to
+// decide. Read committed needs no read to be exact (a read may show an older committed
+// list, and a read before the transaction's own append places no block), so the serial
+// machinery (replays, narrowing, repairs) runs on the history with some reads left
+// unknown, where it mostly finds a serial order at once; the order counts only when
+// verifyPerRead re-executes it against the real history (every read a committed prefix
+// ending at a block end; the models' process and real-time order).
 
 // relaxedRead is a read micro-op (an index into h.Ops) and its transaction.
 type relaxedRead struct{ op, txn int32 }
 
-// relaxedReads lists the read micro-ops of the lost updates'
-// losers: per lost update (transactions whose first read of a key before their first
-// append to it showed one list), every member's reads of the key before its first
-// append, except those of the member whose first appended value is the one in's trace
-// of the key shows right after that list (the winner, whose read stays exact; the
-// first such member when several are).
+// relaxedReads lists the read micro-ops of the lost updates' losers: per lost update
+// (transactions whose first read of a key before their first append to it showed one
+// list), every member's reads of the key before its first append, except those of the
+// member whose first appended value is the one in's trace of the key shows right after
+// that list (the winner, whose read stays exact; the first such member when several
+// are).
 func relaxedReads(h *history.History, in *encode.Inference, lost []Anomaly) []relaxedRead {
 	keyOf := make(map[string]int32, len(h.Keys))
 	for k, name := range h.Keys {
