@@ -36,4 +36,16 @@ func TestRelaxedWitnessProvesReadCommitted(t *testing.T) {
 			}
 		}
 	}
+	// Asked with serializable, whose decision diagnoses the lost update's key on the
+	// one-base inference first (findings there say nothing about read committed).
+	h := denseHistory(t, 1000, 20, "lost-update")
+	res, err := check.Check(h, check.Options{Models: []string{"read-committed", "serializable"}, MaxConflicts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mr := range res.Models {
+		if want := mr.Model == "read-committed"; (mr.Valid == check.Valid) != want {
+			t.Errorf("lost-update seed 20, 1000 transactions, with serializable: %s %v, want valid=%v", mr.Model, mr.Valid, want)
+		}
+	}
 }
