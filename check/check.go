@@ -303,11 +303,11 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	return true
 }
 
-// decideWeak decides the per-read models: proved by a replay, implied by a model
-// decided valid, refuted by the order count or the thresholds read by read, or on the
-// per-read problem (within the per-read windows for the models with process order,
-// whole for the others). It reports false when the limits ran out before the encoding
-// was complete.
+// decideWeak decides the per-read models: proved by a replay (or the relaxed serial
+// witness), implied by a model decided valid, refuted by the order count or the
+// thresholds read by read, or on the per-read problem (within the per-read windows for
+// the models with process order, whole for the others). It reports false when the
+// limits ran out before the encoding was complete.
 func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) bool {
 	var left []string
 	for _, m := range weak {
@@ -381,6 +381,11 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			}
 		}
 		if left = rest; len(left) == 0 {
+			return true
+		}
+		// A lost update rules out the serial witness; the relaxed one leaves its
+		// losers' reads to the verification.
+		if left = c.relaxedWitness(in, left, results); len(left) == 0 {
 			return true
 		}
 		if left = c.serialWitnessForWeak(left, results); len(left) == 0 {

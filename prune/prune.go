@@ -97,6 +97,9 @@ type Step struct {
 	Kind     string
 	Key      int32 // -1 for process and real-time order
 	Why      string
+	// Read is the read micro-op (an index into History.Ops) whose anti-dependency the
+	// step is, -1 when it is none.
+	Read int32
 }
 
 const inf = int32(1<<31 - 1)
@@ -1122,7 +1125,10 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		if e.to < p.nTN && from >= 0 {
 			to := p.txnOf(e.to)
 			st := Step{From: from, To: to, Kind: hopKind(out, e), Key: e.key,
-				Why: fmt.Sprintf("%s < %s because %s", name(from), name(to), strings.Join(why, ", and "))}
+				Why: fmt.Sprintf("%s < %s because %s", name(from), name(to), strings.Join(why, ", and ")), Read: -1}
+			if out.kind == eReadBefore && out.aux >= 0 {
+				st.Read = p.in.Reads[out.aux].Op
+			}
 			c.Steps = append(c.Steps, st)
 			c.Txns = append(c.Txns, from)
 			from, why = to, why[:0]

@@ -1,0 +1,280 @@
+package check
+
+import (
+	"slices"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+	"doppel/prune"
+)
+
+// A serial witness for the per-read models on histories that are not serializable
+// because of what read committed allows (DESIGN.md, "A relaxed serial witness"): a
+// lost update rules out every serial order (two blocks pinned right after one list), a
+// G-single or a write skew closes a cycle through anti-dependencies, so
+// serialWitnessForWeak cannot help, and on long lists of few values the read-by-read
+// replay gets lost among the duplicates long before the anomaly (a dense
+// 1000-transaction history: stuck after 111) and the per-read problem is too large to
+// decide. Read committed needs no read to be exact (a read may show an older committed
+// list, and a read before the transaction's own append places no block), so the serial
+// machinery (replays, narrowing, repairs) runs on the history with some reads left
+// unknown, where it mostly finds a serial order at once; the order counts only when
+// verifyPerRead re-executes it against the real history (every read a committed prefix
+// ending at a block end; the models' process and real-time order).
+
+// relaxedRead is a read micro-op (an index into h.Ops) and its transaction.
+type relaxedRead struct{ op, txn int32 }
+
+// relaxedReads lists the read micro-ops of the lost updates' losers: per lost update
+// (transactions whose first read of a key before their first append to it showed one
+// list), every member's reads of the key before its first append, except those of the
+// member whose first appended value is the one in's trace of the key shows right after
+// that list (the winner, whose read stays exact; the first such member when several
+// are).
+func relaxedReads(h *history.History, in *encode.Inference, lost []Anomaly) []relaxedRead {
+	keyOf := make(map[string]int32, len(h.Keys))
+	for k, name := range h.Keys {
+		keyOf[name] = int32(k)
+	}
+	var out []relaxedRead
+	for _, a := range lost {
+		if a.Type != "lost-update" || a.Model != "" {
+			continue
+		}
+		k, ok := keyOf[a.Key]
+		if !ok {
+			continue
+		}
+		var trace []int32
+		if int(k) < len(in.Keys) {
+			trace = in.Keys[k].Trace
+		}
+		winner := -1
+		for i, ref := range a.Txns {
+			ops := h.TxnOps(ref.ID)
+			ap := firstOnKey(ops, k, history.Append)
+			r := firstOnKey(ops, k, history.Read)
+			if ap < 0 || r < 0 || r > ap {
+				continue
+			}
+			if q := int(ops[r].End - ops[r].Start); q < len(trace) && trace[q] == ops[ap].Value {
+				winner = i
+				break
+			}
+		}
+		for i, ref := range a.Txns {
+			if i == winner {
+				continue
+			}
+			tx := &h.Txns[ref.ID]
+			ops := h.Ops[tx.OpStart:tx.OpEnd]
+			ap := firstOnKey(ops, k, history.Append)
+			for j := 0; j < ap; j++ {
+				if ops[j].Kind == history.Read && ops[j].Key == k && ops[j].Known {
+					out = append(out, relaxedRead{op: tx.OpStart + int32(j), txn: int32(ref.ID)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// relaxedHistory returns a copy of h (its micro-ops and transactions copied, the rest
+// shared) in which the reads are not known; with detach their transactions are also
+// detached from process and real-time order (no process, no invoke, no completion): a
+// lost update's loser whose block a serial order puts past the trace would otherwise
+// hold back its successors in those orders, which read committed does not have. The
+// orders the models asked have are checked on the real history (verifyOrders).
+func relaxedHistory(h *history.History, reads []relaxedRead, detach bool) *history.History {
+	hr := *h
+	hr.Ops = append([]history.MicroOp(nil), h.Ops...)
+	hr.Txns = append([]history.Txn(nil), h.Txns...)
+	for _, r := range reads {
+		hr.Ops[r.op].Known = false
+		if detach {
+			tx := &hr.Txns[r.txn]
+			tx.Process, tx.Invoke, tx.Complete = -1, -1, -1
+		}
+	}
+	return &hr
+}
+
+// maxRelaxRounds bounds the rounds of relaxedWitness (each one narrowing, a few replays).
+const maxRelaxRounds = 4
+
+// relaxedWitness tries to prove the per-read models of left that a read-by-read replay
+// can prove (replayable) by a serial order of a relaxed history: the lost updates'
+// losers' reads (relaxedReads), then, round by round, the reads whose anti-dependencies
+// close the serial narrowing's contradiction, are left unknown, and the serial replays
+// (anywhere, then within the narrowed windows) run on that history. An order counts
+// for a model only when verifyPerRead's re-execution of the real history accepts it,
+// with the model's orders. First with the relaxed transactions detached from the
+// orders (read committed), then, for the models with process order still left,
+// attached. in is the per-read inference of c.h. It returns the models still left.
+func (c *checker) relaxedWitness(in *encode.Inference, left []string, results map[string]*ModelResult) []string {
+	var want []string
+	process := false
+	for _, m := range left {
+		if c.replayable(m) && !c.proven[m] {
+			want = append(want, m)
+			process = process || models[m].process
+		}
+	}
+	// c.oneBaseIn's findings (a key the one-base models cannot tile, diagnosed when they
+	// were decided) say nothing about the per-read models: the relaxed history's own
+	// inference is asked, and the verification decides.
+	if len(want) == 0 || c.oneBaseIn == nil || c.opts.Solver.NoWitness || c.budget.out() {
+		return left
+	}
+	t0, prune0 := time.Now(), c.res.Stats.PruneSeconds
+	var lost []Anomaly
+	for _, a := range c.res.Anomalies {
+		if a.Type == "lost-update" {
+			lost = append(lost, a)
+		}
+	}
+	relax := relaxedReads(c.h, c.oneBaseIn, lost)
+	// Attached only after a detached order that read committed accepts but the orders
+	// did not: otherwise (the history is not even read committed, or no serial order
+	// of the relaxed one was found) the more constrained pass would fail too, and on a
+	// long history each round costs an inference and two narrowings.
+	if all, lists := c.relaxedRounds(in, want, relax, true); !all && lists && process {
+		c.relaxedRounds(in, want, relax, false)
+	}
+	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
+	rest := left[:0:0]
+	for _, m := range left {
+		if c.proven[m] {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return rest
+}
+
+// relaxedRounds runs relaxedWitness's rounds from the reads relax, the relaxed
+// transactions detached from the orders or not; it reports whether every model of want
+// is proved, and whether some order passed verifyPerRead's lists (the orders aside).
+func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []relaxedRead, detach bool) (all, lists bool) {
+	h := c.h
+	relax = slices.Clone(relax)
+	relaxed := map[int32]bool{}
+	for _, r := range relax {
+		relaxed[r.op] = true
+	}
+	// accept proves the models of want whose orders order keeps; it reports whether
+	// every one is proved.
+	accept := func(order []int32) bool {
+		at, err := verifyPerReadLists(h, in, order)
+		if err != nil {
+			return false // a relaxed read is no committed prefix there: no witness
+		}
+		lists = true
+		all := true
+		for _, m := range want {
+			spec := models[m]
+			if c.proven[m] {
+				continue
+			}
+			if verifyOrders(h, at, spec.process, spec.realtime) != nil {
+				all = false
+				continue
+			}
+			c.proven[m] = true
+			c.res.Stats.Witnessed++
+			c.res.Stats.Replayed++
+		}
+		return all
+	}
+	// The narrowing levels: strict serializability's first (real time narrows the most),
+	// then, detached, serializability's (read committed has no order), else strong
+	// session serializability's.
+	levels := []prune.Level{{Process: true, Realtime: true}, {}}
+	if !detach {
+		levels[1] = prune.Level{Process: true}
+	}
+	for round := 0; round < maxRelaxRounds && !c.budget.out(); round++ {
+		hr, ir := h, c.oneBaseIn
+		if len(relax) > 0 {
+			c.progress("replaying serially with reads relaxed")
+			hr = relaxedHistory(h, relax, detach)
+			if ir = encode.InferStop(hr, c.budget.stop); ir == nil || len(ir.Findings) > 0 || c.budget.out() {
+				return false, lists
+			}
+		}
+		commit := commitsOf(hr)
+		p := &encode.Problem{In: ir, Commit: commit}
+		guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
+		process := p.ProcessEdges()
+		// replays runs the serial replays within win (nil: anywhere), guided by edges,
+		// by midpoint and by completion, then repaired; it reports whether every model
+		// is proved.
+		replays := func(edges []encode.Edge, win *encode.Windows) bool {
+			for _, byCompletion := range []bool{false, true} {
+				if c.budget.out() {
+					return false
+				}
+				if order, ok := scheduleWithin(hr, ir, commit, edges, byCompletion, win, c.budget.stop); ok && accept(order) {
+					return true
+				}
+			}
+			if c.opts.Solver.NoRepair || c.budget.out() {
+				return false
+			}
+			order, ok, n := scheduleRepaired(hr, ir, commit, edges, false, win, c.budget.stop)
+			c.res.Stats.Repairs += n
+			return ok && accept(order)
+		}
+		// With nothing relaxed the history is the real one, whose serial replays ran.
+		if len(relax) > 0 && (replays(guide, nil) || replays(nil, nil)) {
+			return true, lists
+		}
+		if c.opts.Solver.NoPrune {
+			return false, lists
+		}
+		var fresh []relaxedRead
+		for _, lv := range levels {
+			if c.budget.out() {
+				return false, lists
+			}
+			c.progress("narrowing with reads relaxed")
+			t1 := time.Now()
+			pr := prune.Run(ir, prune.Options{Level: lv, Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded})
+			c.res.Stats.PruneSeconds += time.Since(t1).Seconds()
+			if pr.KeyUnsat {
+				return false, lists
+			}
+			if pr.Contradiction == nil {
+				edges := guide
+				switch {
+				case !lv.Process:
+					edges = nil
+				case !lv.Realtime:
+					edges = process
+				}
+				if replays(edges, pr.Win) {
+					return true, lists
+				}
+				continue
+			}
+			// The reads whose anti-dependencies the cycle runs through: read committed
+			// has none, so the next round leaves them unknown.
+			for _, st := range pr.Contradiction.Steps {
+				if st.Read >= 0 && !relaxed[st.Read] {
+					relaxed[st.Read] = true
+					fresh = append(fresh, relaxedRead{op: st.Read, txn: st.From})
+				}
+			}
+			if len(fresh) > 0 {
+				break
+			}
+		}
+		if len(fresh) == 0 {
+			return false, lists
+		}
+		relax = append(relax, fresh...)
+	}
+	return false, lists
+}
