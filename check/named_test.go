@@ -3,9 +3,11 @@ package check
 import (
 	"flag"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"doppel/history"
 	"doppel/internal/brute"
 )
 
@@ -116,6 +118,30 @@ func TestKeyAnomalyNames(t *testing.T) {
 			if mr.Valid == Invalid && !namesForbidden(&res, mr) {
 				t.Errorf("%s: %s is %v with %v", tc.name, mr.Model, mr.Valid, mr.AnomalyTypes)
 			}
+		}
+	}
+}
+
+// TestNoAttributionIsNamedForTheModel: a snapshot isolation counterexample the
+// narrowing by thresholds refutes without a cycle to show. Its anomaly is named as the
+// most permissive cycle the model forbids (G-nonadjacent in the split graph), not
+// serializability's G2-item, which snapshot isolation allows (the verdict then named
+// nothing the model forbids).
+func TestNoAttributionIsNamedForTheModel(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "named", "si-no-attribution.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(h, Options{Models: []string{"snapshot-isolation"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != Invalid || len(res.Models) != 1 || len(res.Models[0].AnomalyTypes) == 0 {
+		t.Fatalf("%v, models %+v: want not valid, naming an anomaly snapshot isolation forbids", res.Valid, res.Models)
+	}
+	for _, typ := range res.Models[0].AnomalyTypes {
+		if !contains(models["snapshot-isolation"].forbid, typ) {
+			t.Errorf("%s is not an anomaly snapshot isolation forbids", typ)
 		}
 	}
 }

@@ -225,7 +225,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	if pr.Contradiction != nil {
 		c.addContradiction(m, pr.Contradiction)
 	} else {
-		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].process, models[m].realtime), Model: m, oneBase: true,
+		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].snapshot, models[m].process, models[m].realtime), Model: m, oneBase: true,
 			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
 	}
 	return Invalid, ""

@@ -1190,8 +1190,9 @@ func cycleType(rw, wr int, process, realtime bool) string {
 
 // NoAttributionType names a violation proved without a single cycle to show: as the
 // cycles of several attributions with at least two anti-dependencies would be (the most
-// permissive name), marked with the strongest order the proof may use.
-func NoAttributionType(process, realtime bool) string {
+// permissive name: G2-item, or in snapshot isolation's split graph, where two are never
+// adjacent, G-nonadjacent), marked with the strongest order the proof may use.
+func NoAttributionType(split, process, realtime bool) string {
 	p := &pruner{opts: Options{Level: Level{Process: process, Realtime: realtime}}}
-	return p.suffix(cycleType(2, 0, false, false))
+	return p.suffix(encode.CycleType(2, 0, split, false, false))
 }
