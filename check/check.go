@@ -351,15 +351,7 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		t1 := time.Now()
 		c.provePerRead(in, replayable)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
-		rest := left[:0:0]
-		for _, m := range left {
-			if c.proven[m] {
-				results[m] = &ModelResult{Model: m, Valid: Valid}
-			} else {
-				rest = append(rest, m)
-			}
-		}
-		if left = rest; len(left) == 0 {
+		if left = c.takeProven(left, results); len(left) == 0 {
 			return true
 		}
 	}
@@ -757,4 +749,18 @@ func (c *checker) addFinding(f encode.Finding) {
 		a.Txns = append(a.Txns, c.txnRef(t))
 	}
 	c.res.Anomalies = append(c.res.Anomalies, a)
+}
+
+// takeProven records each model of left a witness proved as valid in results, and
+// returns the others.
+func (c *checker) takeProven(left []string, results map[string]*ModelResult) []string {
+	rest := left[:0:0]
+	for _, m := range left {
+		if c.proven[m] {
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return rest
 }

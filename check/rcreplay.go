@@ -371,22 +371,29 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 			c.res.Stats.ReplayRejected++ // the replay's bookkeeping disagrees: a bug
 			continue
 		}
-		all := true
-		for _, m := range names {
-			spec := models[m]
-			if c.proven[m] {
-				continue
-			}
-			if verifyOrders(h, at, spec.process, spec.realtime) != nil {
-				all = false
-				continue
-			}
-			c.proven[m] = true
-			c.res.Stats.Witnessed++
-			c.res.Stats.Replayed++
-		}
-		if all {
+		if c.proveOrdered(at, names) {
 			return
 		}
 	}
+}
+
+// proveOrdered proves each model of names not proven yet whose process and real-time
+// orders hold for a verified order (at: verifyPerReadLists's positions), and reports
+// whether every one is proved.
+func (c *checker) proveOrdered(at []int32, names []string) bool {
+	all := true
+	for _, m := range names {
+		spec := models[m]
+		if c.proven[m] {
+			continue
+		}
+		if verifyOrders(c.h, at, spec.process, spec.realtime) != nil {
+			all = false
+			continue
+		}
+		c.proven[m] = true
+		c.res.Stats.Witnessed++
+		c.res.Stats.Replayed++
+	}
+	return all
 }

@@ -143,15 +143,7 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 		c.relaxedRounds(in, want, relax, false)
 	}
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
-	rest := left[:0:0]
-	for _, m := range left {
-		if c.proven[m] {
-			results[m] = &ModelResult{Model: m, Valid: Valid}
-		} else {
-			rest = append(rest, m)
-		}
-	}
-	return rest
+	return c.takeProven(left, results)
 }
 
 // relaxedRounds runs relaxedWitness's rounds from the reads relax, the relaxed
@@ -172,21 +164,7 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 			return false // a relaxed read is no committed prefix there: no witness
 		}
 		lists = true
-		all := true
-		for _, m := range want {
-			spec := models[m]
-			if c.proven[m] {
-				continue
-			}
-			if verifyOrders(h, at, spec.process, spec.realtime) != nil {
-				all = false
-				continue
-			}
-			c.proven[m] = true
-			c.res.Stats.Witnessed++
-			c.res.Stats.Replayed++
-		}
-		return all
+		return c.proveOrdered(at, want)
 	}
 	// The narrowing levels: strict serializability's first (real time narrows the most),
 	// then, detached, serializability's (read committed has no order), else strong
