@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"doppel/internal/slicesx"
 )
 
 // Reasons of assigned variables: a clause reference (>= 0), or one of these.
@@ -169,32 +171,21 @@ func (s *Solver) NewVar() Var {
 // fresh memory, each page faulted in) took half of the solver's construction.
 func (s *Solver) Reserve(vars, clauses, lits int) {
 	n := len(s.assigns) + vars
-	s.assigns = reserve(s.assigns, vars)
-	s.level = reserve(s.level, vars)
-	s.reason = reserve(s.reason, vars)
-	s.trailPos = reserve(s.trailPos, vars)
-	s.activity = reserve(s.activity, vars)
-	s.polarity = reserve(s.polarity, vars)
-	s.seen = reserve(s.seen, vars)
-	s.explanation = reserve(s.explanation, vars)
-	s.watches = reserve(s.watches, 2*vars)
-	s.trail = reserve(s.trail, n-len(s.trail))
-	s.order.heap = reserve(s.order.heap, vars)
-	s.order.index = reserve(s.order.index, n-len(s.order.index))
-	s.arena = reserve(s.arena, lits+clauseHeader*clauses)
-	s.origLits = reserve(s.origLits, lits)
-	s.origEnd = reserve(s.origEnd, clauses)
-}
-
-// reserve returns x with room for n more elements. Unlike slices.Grow it does not
-// copy a zeroed buffer in: memory fresh from the system is zero already.
-func reserve[T any](x []T, n int) []T {
-	if cap(x)-len(x) >= n {
-		return x
-	}
-	r := make([]T, len(x), len(x)+n)
-	copy(r, x)
-	return r
+	s.assigns = slicesx.Reserve(s.assigns, vars)
+	s.level = slicesx.Reserve(s.level, vars)
+	s.reason = slicesx.Reserve(s.reason, vars)
+	s.trailPos = slicesx.Reserve(s.trailPos, vars)
+	s.activity = slicesx.Reserve(s.activity, vars)
+	s.polarity = slicesx.Reserve(s.polarity, vars)
+	s.seen = slicesx.Reserve(s.seen, vars)
+	s.explanation = slicesx.Reserve(s.explanation, vars)
+	s.watches = slicesx.Reserve(s.watches, 2*vars)
+	s.trail = slicesx.Reserve(s.trail, n-len(s.trail))
+	s.order.heap = slicesx.Reserve(s.order.heap, vars)
+	s.order.index = slicesx.Reserve(s.order.index, n-len(s.order.index))
+	s.arena = slicesx.Reserve(s.arena, lits+clauseHeader*clauses)
+	s.origLits = slicesx.Reserve(s.origLits, lits)
+	s.origEnd = slicesx.Reserve(s.origEnd, clauses)
 }
 
 // Recycle returns an empty solver, as New, that takes over s's storage (emptied): the

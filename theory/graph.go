@@ -21,6 +21,7 @@ package theory
 import (
 	"slices"
 
+	"doppel/internal/slicesx"
 	"doppel/sat"
 )
 
@@ -205,21 +206,10 @@ func (g *Graph) AddEdge(from, to int, guard []sat.Lit) int {
 // Reserve makes room for edges more edges with guardLits guard literals in all, before
 // they are added (millions of edges otherwise grow the slices by doubling).
 func (g *Graph) Reserve(edges, guardLits int) {
-	g.from = reserve(g.from, edges)
-	g.to = reserve(g.to, edges)
-	g.guardStart = reserve(g.guardStart, edges)
-	g.guardLits = reserve(g.guardLits, guardLits)
-}
-
-// reserve returns x with room for n more elements (without slices.Grow's copy of a
-// zeroed buffer).
-func reserve[T any](x []T, n int) []T {
-	if cap(x)-len(x) >= n {
-		return x
-	}
-	r := make([]T, len(x), len(x)+n)
-	copy(r, x)
-	return r
+	g.from = slicesx.Reserve(g.from, edges)
+	g.to = slicesx.Reserve(g.to, edges)
+	g.guardStart = slicesx.Reserve(g.guardStart, edges)
+	g.guardLits = slicesx.Reserve(g.guardLits, guardLits)
 }
 
 // Edge returns an edge's endpoints and guard (deduplicated; do not modify).
