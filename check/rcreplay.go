@@ -346,8 +346,7 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 	var guides [][]encode.Edge
 	if !c.budget.out() {
 		p := &encode.Problem{In: in, Commit: commitsOf(h)}
-		guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
-		guides = append(guides, guide)
+		guides = append(guides, append(p.ProcessEdges(), encode.RealtimeGuide()))
 	}
 	guides = append(guides, nil)
 	repair := !c.opts.Solver.NoRepair

@@ -184,8 +184,8 @@ func (c *checker) relaxedRounds(in *encode.Inference, want []string, relax []rel
 		}
 		commit := commitsOf(hr)
 		p := &encode.Problem{In: ir, Commit: commit}
-		guide, _ := p.AppendRealtimeEdges(p.ProcessEdges(), c.budget.stop)
 		process := p.ProcessEdges()
+		guide := append(slices.Clip(process), encode.RealtimeGuide())
 		// replays runs the serial replays within win (nil: anywhere), guided by edges,
 		// by midpoint and by completion, then repaired; it reports whether every model
 		// is proved.

@@ -55,10 +55,8 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	guideEdges := func() []encode.Edge {
 		if guide == nil && !c.budget.out() {
 			p := &encode.Problem{In: in, Commit: commit} // order edges need only these
-			process := p.ProcessEdges()
-			// The real-time edges are the most: computed in place, stoppable.
-			guide = append(make([]encode.Edge, 0, len(process)+4*len(h.Txns)), process...)
-			guide, _ = p.AppendRealtimeEdges(guide, c.budget.stop)
+			// Real-time order without its edges: a replay keeps it through gates.
+			guide = append(p.ProcessEdges(), encode.RealtimeGuide())
 		}
 		return guide
 	}

@@ -77,6 +77,13 @@ type replay struct {
 	// resolved (run, or dropped with their own predecessors resolved).
 	succStart, succ []int32
 	preds           []int32
+	// Real-time order without its edges (the guide held encode.RealtimeGuide):
+	// rtCompleted, the :ok transactions by completion; rtRan of them ran in a row from
+	// the first; the transactions invoked after exactly g of them completed are
+	// rtGated[rtGateStart[g]:rtGateStart[g+1]], each counting one predecessor in preds
+	// until rtRan reaches g.
+	rtCompleted, rtGateStart, rtGated []int32
+	rtRan                             int32
 
 	// Per key, together so that one cache line serves an operation.
 	keys []replayKey
@@ -206,6 +213,10 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 	// Order edges between transactions that may run, in CSR form.
 	r.succStart = make([]int32, n+1)
 	usable := func(e *encode.Edge) bool {
+		if e.IsRealtimeGuide() {
+			r.gateRealtime()
+			return false
+		}
 		return (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 &&
 			e.From < n && e.To < n && commit[e.From] != encode.NotCommitted && commit[e.To] != encode.NotCommitted
 	}
@@ -221,7 +232,7 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 	r.succ = make([]int32, r.succStart[n])
 	fill := append([]int32(nil), r.succStart[:n]...)
 	for i := range orderEdges {
-		if e := &orderEdges[i]; usable(e) {
+		if e := &orderEdges[i]; !e.IsRealtimeGuide() && usable(e) {
 			r.succ[fill[e.From]] = e.To
 			fill[e.From]++
 		}
@@ -247,6 +258,53 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 		r.readSlot[i] = -1
 	}
 	return r
+}
+
+// gateRealtime sets up real-time order as gates (see rtCompleted), once.
+func (r *replay) gateRealtime() {
+	if r.rtGateStart != nil {
+		return
+	}
+	p := &encode.Problem{In: r.in, Commit: r.commit}
+	completed, gate := p.RealtimeGates()
+	r.rtCompleted = completed
+	r.rtGateStart = make([]int32, len(completed)+2)
+	for t, g := range gate {
+		if g > 0 {
+			r.rtGateStart[g+1]++
+			r.preds[t]++
+		}
+	}
+	for g := range len(completed) + 1 {
+		r.rtGateStart[g+1] += r.rtGateStart[g]
+	}
+	r.rtGated = make([]int32, r.rtGateStart[len(completed)+1])
+	fill := slices.Clone(r.rtGateStart)
+	for t, g := range gate {
+		if g > 0 {
+			r.rtGated[fill[g]] = int32(t)
+			fill[g]++
+		}
+	}
+}
+
+// passRealtime releases the transactions whose real-time predecessors have now all
+// run, as resolve does the successors of an edge.
+func (r *replay) passRealtime() {
+	for r.rtRan < int32(len(r.rtCompleted)) && r.state[r.rtCompleted[r.rtRan]] == rDone {
+		r.rtRan++
+		for _, s := range r.rtGated[r.rtGateStart[r.rtRan]:r.rtGateStart[r.rtRan+1]] {
+			r.preds[s]--
+			if r.preds[s] != 0 {
+				continue
+			}
+			if r.state[s] == rDead {
+				r.resolve(s)
+			} else {
+				r.try(s)
+			}
+		}
+	}
 }
 
 // placeReads fills readSlot and pending with the reads of every committed :ok
@@ -889,6 +947,9 @@ func (r *replay) install(t int32) {
 		r.wake(w)
 	}
 	r.resolve(t)
+	if r.rtGateStart != nil {
+		r.passRealtime()
+	}
 }
 
 // wake retries a list of waiting transactions.

@@ -80,3 +80,55 @@ func TestStopHooks(t *testing.T) {
 		t.Fatal("AppendRealtimeEdges does not append RealtimeEdges")
 	}
 }
+
+// TestRealtimeGatesAreRealtimeOrder: T1 precedes T2 by RealtimeGates (T1 among the
+// first gate[T2] completed transactions) exactly when a path of RealtimeEdges leads
+// from T1 to T2, on random histories with :info, failed and never-completed
+// transactions, whatever the commit choice.
+func TestRealtimeGatesAreRealtimeOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for i := 0; i < 2000; i++ {
+		cfg := brute.Config{MinTxns: 2, MaxTxns: 4 + rng.IntN(14), MaxKeys: 1 + rng.IntN(3), Values: 1 + rng.IntN(3),
+			MaxOps: 1 + rng.IntN(4), MaxProcesses: 1 + rng.IntN(5)}
+		h := brute.Random(rng, cfg)
+		n := len(h.Txns)
+		commit := make([]Commit, n)
+		for t := range commit {
+			switch h.Txns[t].Status {
+			case history.OK:
+				commit[t] = Committed
+			case history.Fail:
+				commit[t] = NotCommitted
+			default:
+				commit[t] = Commit(rng.IntN(3)) // :info: any choice
+			}
+		}
+		p := &Problem{In: &Inference{H: h}, Commit: commit}
+		reach := make([][]bool, n)
+		for a := range reach {
+			reach[a] = make([]bool, n)
+		}
+		for _, e := range p.RealtimeEdges() {
+			reach[e.From][e.To] = true
+		}
+		for k := range n {
+			for a := range n {
+				for b := range n {
+					reach[a][b] = reach[a][b] || reach[a][k] && reach[k][b]
+				}
+			}
+		}
+		completed, gate := p.RealtimeGates()
+		for b := range n {
+			before := make([]bool, n)
+			for _, a := range completed[:gate[b]] {
+				before[a] = true
+			}
+			for a := range n {
+				if before[a] != reach[a][b] {
+					t.Fatalf("history %d: T%d before T%d: gates say %v, edges %v\n%s", i, a, b, before[a], reach[a][b], brute.Format(h))
+				}
+			}
+		}
+	}
+}

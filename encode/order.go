@@ -131,6 +131,46 @@ func (p *Problem) realtime(add func(from, to int32), stop func() bool) int {
 	return len(from)
 }
 
+// RealtimeGuide is the edge that stands for all of RealtimeEdges in a replay's
+// guide (its order edges): a replay keeps real-time order through RealtimeGates
+// instead, without the edges, which at a million transactions are millions (hundreds
+// of megabytes of fresh memory, each page a fault) for one walk. IsRealtimeGuide tells
+// it from a real edge.
+func RealtimeGuide() Edge { return Edge{From: -1, To: -1, Kind: Realtime, Key: -1, Read: -1} }
+
+// IsRealtimeGuide reports whether e is RealtimeGuide's stand-in, not an edge.
+func (e *Edge) IsRealtimeGuide() bool { return e.Kind == Realtime && e.From < 0 }
+
+// RealtimeGates gives the order of RealtimeEdges as thresholds: completed lists the
+// :ok transactions that completed (and may be committed), by completion; gate[t] is
+// how many of them completed before t was invoked (0 for a transaction without an
+// invoke, and for those not committed). A transaction follows exactly
+// completed[:gate[t]] in real time: RealtimeEdges is the transitive reduction of the
+// same order.
+func (p *Problem) RealtimeGates() (completed, gate []int32) {
+	h := p.In.H
+	for t := range h.Txns {
+		if tx := &h.Txns[t]; tx.Status == history.OK && tx.Complete >= 0 && p.Commit[t] != NotCommitted {
+			completed = append(completed, int32(t))
+		}
+	}
+	// Txns are in completion order already; sorted anyway, stably, so that this never
+	// depends on it.
+	slices.SortStableFunc(completed, func(a, b int32) int { return int(h.Txns[a].Complete - h.Txns[b].Complete) })
+	at := make([]int32, len(completed)) // completion positions, ascending
+	for i, t := range completed {
+		at[i] = h.Txns[t].Complete
+	}
+	gate = make([]int32, len(h.Txns))
+	for t := range h.Txns {
+		if inv := h.Txns[t].Invoke; inv >= 0 && p.Commit[t] != NotCommitted {
+			i, _ := slices.BinarySearch(at, inv)
+			gate[t] = int32(i)
+		}
+	}
+	return completed, gate
+}
+
 // orderEdgeCount is how many edges ProcessEdges and RealtimeEdges return.
 func (p *Problem) orderEdgeCount() int {
 	h := p.In.H

@@ -320,7 +320,9 @@ type Builder struct {
 	noProcAt int       // head of noProc
 
 	rec      opRecord // scratch for Add
-	nextLine int32    // line numbers for Add: 1, 2, ...
+	scratch  []int32  // the value ids of one completion's reads, before storeRead
+	lists    []keyList
+	nextLine int32 // line numbers for Add: 1, 2, ...
 	err      error
 
 	prog progress
@@ -365,6 +367,73 @@ func resize[T any](s []T, c int) []T {
 	n := make([]T, len(s), c)
 	copy(n, s)
 	return n
+}
+
+// keyList is where a key's longest read so far lies in History.ReadValues: [start,
+// start+n), with room for start+room values before the next region.
+type keyList struct{ start, n, room int32 }
+
+// storeRead stores the values of a read of key and returns where they lie in
+// History.ReadValues. A read that is a prefix of the key's longest read so far shares
+// its storage, and one that extends it extends it, in place while its region has room:
+// in a history that keeps its promise every read of a key is a prefix of the next
+// longer one, so ReadValues holds each key's list about once instead of once per read
+// (a 100K-transaction history with lists of 300 values reads 60M values; their
+// storage was most of the checker's fresh memory, each page of which costs a fault).
+func (b *Builder) storeRead(key int32, vals []int32) (start, end int32) {
+	h := &b.h
+	if int(key) >= len(b.lists) {
+		b.lists = append(b.lists, make([]keyList, int(key)+1-len(b.lists))...)
+	}
+	l := &b.lists[key]
+	n := int32(len(vals))
+	c := commonPrefix(h.ReadValues[l.start:l.start+l.n], vals)
+	switch {
+	case c == n:
+		return l.start, l.start + n
+	case c == l.n && n <= l.room:
+		copy(h.ReadValues[l.start+l.n:l.start+n], vals[c:])
+		l.n = n
+		return l.start, l.start + n
+	default:
+		// Stored at the end of ReadValues with room to grow by half, as the key's list
+		// from now on: the old region stays for the reads that share it. A read that
+		// diverges takes the list's place too, so that one read showing a value the
+		// others never show (an invalid history) costs one copy, not one per later
+		// read.
+		room := max(n+n/2, 8)
+		at := b.reserveReads(room)
+		copy(h.ReadValues[at:], vals)
+		*l = keyList{start: at, n: n, room: room}
+		return at, at + n
+	}
+}
+
+// reserveReads extends ReadValues by n values (zero until written) and returns where
+// they start.
+func (b *Builder) reserveReads(n int32) int32 {
+	h := &b.h
+	at := len(h.ReadValues)
+	if at+int(n) > cap(h.ReadValues) {
+		h.ReadValues = growSlice(h.ReadValues, int(n), &b.prog, b.prog.lastReads)
+	}
+	h.ReadValues = h.ReadValues[:at+int(n)]
+	return int32(at)
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []int32) int32 {
+	n := min(len(a), len(b))
+	if n > 0 && &a[0] == &b[0] {
+		return int32(n)
+	}
+	a, b = a[:n], b[:n]
+	for i := range a {
+		if a[i] != b[i] {
+			return int32(i)
+		}
+	}
+	return int32(n)
 }
 
 // NewBuilder starts an empty history; source names it in messages.
@@ -539,15 +608,17 @@ func (b *Builder) add(r *opRecord) error {
 	}
 	tx.OpStart = int32(len(h.Ops))
 	if r.hasValue {
-		// Known reads are kept only in :ok completions. Their values, r.reads, go to
-		// h.ReadValues[rbase:], in order.
+		// Known reads are kept only in :ok completions. Their values, r.reads, are
+		// interned into b.scratch, then stored (or shared) read by read: storeRead.
 		nreads := 0
 		if tx.Status == OK {
 			nreads = len(r.reads)
 		}
-		b.room(len(r.mops), nreads)
-		rbase := len(h.ReadValues)
-		rv := h.ReadValues[rbase : rbase+nreads]
+		b.room(len(r.mops), 0)
+		if cap(b.scratch) < nreads {
+			b.scratch = make([]int32, nreads, max(nreads, 2*cap(b.scratch)))
+		}
+		rv := b.scratch[:nreads]
 		// First the values interned before, in one pass; then the others, in order.
 		b.values.known(r.reads[:nreads], rv)
 		var invKeys []intKey
@@ -571,23 +642,21 @@ func (b *Builder) add(r *opRecord) error {
 				switch {
 				case tx.Status == OK && m.known:
 					op.Known = true
-					op.Start, op.End = int32(rbase)+m.rs, int32(rbase)+m.re
 					for j := m.rs; j < m.re; j++ {
 						if rv[j] < 0 {
 							rv[j] = b.values.id(&r.reads[j], r.text)
 						}
 					}
+					op.Start, op.End = b.storeRead(op.Key, rv[m.rs:m.re])
 				case tx.Status == OK:
 					// An :ok read of nil observed the key's initial state, the empty list,
 					// as Elle reads it (a missing row); only invocations and :info
 					// completions carry nil for "not known".
 					op.Known = true
-					op.Start, op.End = int32(rbase), int32(rbase)
 				}
 			}
 			h.Ops = append(h.Ops, op)
 		}
-		h.ReadValues = h.ReadValues[:rbase+nreads]
 		if inv != nil {
 			if err := b.sameShape(r, inv, h.Ops[tx.OpStart:]); err != nil {
 				return err

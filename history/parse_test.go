@@ -678,8 +678,78 @@ func TestLongReads(t *testing.T) {
 				}
 			}
 		}
-		if total != len(g.ReadValues) || total < 4<<16 {
-			t.Errorf("%d read values, %d in reads (want more than 256K)", len(g.ReadValues), total)
+		if total > len(g.ReadValues) || total < 4<<16 {
+			t.Errorf("%d read values stored, %d in reads (want more than 256K, all stored: no read here is a prefix of another)", len(g.ReadValues), total)
+		}
+	}
+}
+
+// TestSharedReads: a read that is a prefix of its key's longest read so far shares
+// that read's storage, and one that extends it extends it. Reads of growing lists on
+// interleaved keys, with shorter (stale) reads, equal reads, divergent reads and empty
+// ones, must each come back value by value, through the builder and the file parser,
+// while ReadValues holds far fewer values than the reads show.
+func TestSharedReads(t *testing.T) {
+	const keys = 5
+	var events []Event
+	var want [][]int64
+	lists := make([][]int64, keys)
+	rng := rand.New(rand.NewPCG(3, 9))
+	for i := 0; i < 4000; i++ {
+		k := rng.IntN(keys)
+		var read []int64
+		switch r := rng.IntN(20); {
+		case r < 12: // the whole list
+			read = lists[k]
+		case r < 19: // a prefix
+			read = lists[k][:rng.IntN(len(lists[k])+1)]
+		default: // diverges from the list at a random position
+			read = append([]int64(nil), lists[k][:rng.IntN(len(lists[k])+1)]...)
+			read = append(read, int64(rng.IntN(3)))
+		}
+		read = append([]int64{}, read...)
+		want = append(want, read)
+		v := int64(rng.IntN(3)) // duplicate values
+		lists[k] = append(lists[k], v)
+		ops := []Op{{Key: int64(k), Read: read}, {Append: true, Key: int64(k), Value: v}}
+		events = append(events,
+			Event{Index: int64(2 * i), Type: TypeInvoke, Process: int64(i % 3), Value: []Op{{Key: int64(k)}, ops[1]}},
+			Event{Index: int64(2*i + 1), Type: TypeOK, Process: int64(i % 3), Value: ops})
+	}
+	h, err := FromEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "shared.edn")
+	var buf bytes.Buffer
+	for i := range events {
+		if err := WriteEDN(&buf, &events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hf, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*History{h, hf} {
+		total := 0
+		for i, w := range want {
+			got := g.ReadList(&g.TxnOps(i)[0])
+			total += len(got)
+			if len(got) != len(w) {
+				t.Fatalf("transaction %d reads %d values, want %d", i, len(got), len(w))
+			}
+			for j, v := range got {
+				if g.Values[v] != strconv.FormatInt(w[j], 10) {
+					t.Fatalf("transaction %d: value %d is %s, want %d", i, j, g.Values[v], w[j])
+				}
+			}
+		}
+		if len(g.ReadValues) > total/4 {
+			t.Errorf("%d read values stored for %d in reads: reads are not shared", len(g.ReadValues), total)
 		}
 	}
 }

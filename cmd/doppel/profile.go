@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/pkg/profile"
 )
@@ -14,7 +15,11 @@ func startProfile(kind string) (func(), error) {
 	case "cpu":
 		return profile.Start(profile.CPUProfile, profile.ProfilePath("."), profile.Quiet).Stop, nil
 	case "mem":
-		return profile.Start(profile.MemProfile, profile.ProfilePath("."), profile.Quiet).Stop, nil
+		stop := profile.Start(profile.MemProfile, profile.ProfilePath("."), profile.Quiet).Stop
+		// A heap profile shows the allocations as of the last collection: without one
+		// here, everything allocated since (often all but the parse of a big history)
+		// would be missing.
+		return func() { runtime.GC(); stop() }, nil
 	}
 	return nil, fmt.Errorf("--profile must be cpu or mem, not %q", kind)
 }
