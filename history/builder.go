@@ -382,11 +382,16 @@ type keyList struct{ start, n, room int32 }
 // storage was most of the checker's fresh memory, each page of which costs a fault).
 func (b *Builder) storeRead(key int32, vals []int32) (start, end int32) {
 	h := &b.h
+	n := int32(len(vals))
+	if n < shareMin {
+		at := b.reserveReads(n)
+		copy(h.ReadValues[at:], vals)
+		return at, at + n
+	}
 	if int(key) >= len(b.lists) {
 		b.lists = append(b.lists, make([]keyList, int(key)+1-len(b.lists))...)
 	}
 	l := &b.lists[key]
-	n := int32(len(vals))
 	c := commonPrefix(h.ReadValues[l.start:l.start+l.n], vals)
 	switch {
 	case c == n:
@@ -408,6 +413,11 @@ func (b *Builder) storeRead(key int32, vals []int32) (start, end int32) {
 		return at, at + n
 	}
 }
+
+// shareMin is the length from which a read is shared with its key's list: a shorter
+// one is stored as it comes. Looking up the key's list costs a cache miss or two (at a
+// million keys, seconds in all), more than copying a few values, and saves little.
+const shareMin = 16
 
 // reserveReads extends ReadValues by n values (zero until written) and returns where
 // they start.
