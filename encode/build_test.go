@@ -2,6 +2,7 @@ package encode
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -128,6 +129,24 @@ func TestRealtimeGatesAreRealtimeOrder(t *testing.T) {
 				if before[a] != reach[a][b] {
 					t.Fatalf("history %d: T%d before T%d: gates say %v, edges %v\n%s", i, a, b, before[a], reach[a][b], brute.Format(h))
 				}
+			}
+		}
+	}
+}
+
+// TestInferInPartsIsInfer: the inference in two parts (two goroutines) is exactly the
+// inference in one pass, with and without per-read inference, on random histories
+// with duplicates, :info and failed transactions and internal anomalies.
+func TestInferInPartsIsInfer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 3000; i++ {
+		cfg := brute.Config{MinTxns: 1, MaxTxns: 2 + rng.IntN(30), MaxKeys: 1 + rng.IntN(5), Values: 1 + rng.IntN(4),
+			MaxOps: 1 + rng.IntN(6), MaxProcesses: 1 + rng.IntN(5)}
+		h := brute.Random(rng, cfg)
+		for _, perRead := range []bool{false, true} {
+			one, two := inferParts(h, perRead, nil, 1<<30), inferParts(h, perRead, nil, 1)
+			if !reflect.DeepEqual(one, two) {
+				t.Fatalf("history %d (per read %v): the inference in two parts differs\n%s", i, perRead, brute.Format(h))
 			}
 		}
 	}

@@ -5,7 +5,12 @@
 package encode
 
 import (
+	"slices"
+	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"doppel/history"
 )
@@ -110,117 +115,66 @@ func InferPerReadStop(h *history.History, stop func() bool) *Inference {
 const stopEvery = 1 << 12
 
 func infer(h *history.History, perRead bool, stop func() bool) *Inference {
+	return inferParts(h, perRead, stop, inferParallelMin)
+}
+
+// inferParallelMin is the number of transactions from which the inference goes through
+// the two halves of the history in two goroutines (below it, one is faster).
+const inferParallelMin = 1 << 14
+
+// inferParts is infer, in two parts from parallelMin transactions on.
+func inferParts(h *history.History, perRead bool, stop func() bool, parallelMin int) *Inference {
 	// stopped asks stop at every stopEvery-th i but the first.
 	stopped := func(i int) bool {
 		return stop != nil && i&(stopEvery-1) == 0 && i > 0 && stop()
 	}
 	in := &Inference{H: h, Keys: make([]Key, len(h.Keys)), PerRead: perRead}
-	appends := 0
-	for i := range h.Ops {
-		if h.Ops[i].Kind == history.Append {
-			appends++
-		}
-	}
-	in.Reads = make([]Read, 0, len(h.Ops)-appends)
-	in.Writers = make([]Writer, 0, appends)
-	in.WriterVals = make([]int32, 0, appends)
-	in.TxnWriterIDs = make([]int32, 0, appends)
 	for k := range in.Keys {
 		in.Keys[k].TraceBy = -1
 	}
 	in.TxnWriterStart = make([]int32, len(h.Txns)+1)
 
-	// Per-transaction scratch: the keys touched so far and what was done to them.
-	type touch struct {
-		key      int32
-		writer   int32 // writer id, -1 if no append yet
-		baseRead int32 // first known read of the key in this txn, -1 if none
-		baseOwn  int32 // own appends before baseRead
-		bad      bool  // an internal anomaly was reported: one per transaction and key
+	// The transactions in one or two parts, split where half the micro-ops lie before.
+	// Each part is counted first, so that it fills its own stretch of Writers,
+	// WriterVals and TxnWriterIDs (exactly sized) and of Reads (sized for every known
+	// read of an :ok transaction: a read with an internal anomaly is left out, and
+	// then the second part's reads move down); then both are filled at once. The
+	// result is exactly that of one pass over the transactions in order.
+	parts := []inferPart{{t0: 0, t1: len(h.Txns)}}
+	if len(h.Txns) >= parallelMin && parallelMin > 0 {
+		mid := sort.Search(len(h.Txns), func(t int) bool { return int(h.Txns[t].OpEnd) >= len(h.Ops)/2 })
+		parts = []inferPart{{t0: 0, t1: mid}, {t0: mid, t1: len(h.Txns)}}
 	}
-	var touched []touch
-	var own []int32
-	find := func(key int32) int {
-		for i := range touched {
-			if touched[i].key == key {
-				return i
-			}
-		}
-		touched = append(touched, touch{key: key, writer: -1, baseRead: -1})
-		return len(touched) - 1
+	if !inParts(len(parts), func(i int, quit func(int) bool) bool { return parts[i].count(h, quit) }, stopped, stop) {
+		return nil
 	}
-
-	for t := range h.Txns {
-		if stopped(t) {
-			return nil
-		}
-		tx := &h.Txns[t]
-		in.TxnWriterStart[t] = int32(len(in.TxnWriterIDs))
-		touched = touched[:0]
-		ops := h.Ops[tx.OpStart:tx.OpEnd]
-		// First pass: appends, so that reads know whether the txn writes their key. Each
-		// writer's values are contiguous in WriterVals, in program order.
-		for i := range ops {
-			op := &ops[i]
-			if op.Kind != history.Append {
-				continue
-			}
-			j := find(op.Key)
-			if touched[j].writer >= 0 {
-				continue
-			}
-			w := int32(len(in.Writers))
-			touched[j].writer = w
-			start := int32(len(in.WriterVals))
-			for k := i; k < len(ops); k++ {
-				if ops[k].Kind == history.Append && ops[k].Key == op.Key {
-					in.WriterVals = append(in.WriterVals, ops[k].Value)
-				}
-			}
-			in.Writers = append(in.Writers, Writer{Txn: int32(t), Key: op.Key, Status: tx.Status,
-				Start: start, End: int32(len(in.WriterVals))})
-			in.TxnWriterIDs = append(in.TxnWriterIDs, w)
-		}
-		if tx.Status != history.OK {
-			continue
-		}
-		// Second pass: reads, with the own appends before each.
-		own = own[:0] // parallel to touched: own appends so far
-		for range touched {
-			own = append(own, 0)
-		}
-		for i := range ops {
-			op := &ops[i]
-			opIdx := tx.OpStart + int32(i)
-			j := find(op.Key)
-			for len(own) < len(touched) {
-				own = append(own, 0)
-			}
-			if op.Kind == history.Append {
-				own[j]++
-				continue
-			}
-			if !op.Known {
-				continue
-			}
-			if touched[j].bad {
-				continue
-			}
-			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
-			if !in.internalOK(&touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
-				// Per read, only this read is out of the transaction's view (each read is
-				// its own observation), and it still shows a state of the key: a version
-				// read. Otherwise the transaction's view of the key is out.
-				touched[j].bad = !in.PerRead
-				if in.PerRead {
-					in.Reads = append(in.Reads, Read{Txn: r.Txn, Op: r.Op, Key: r.Key, Len: r.Len, Version: true})
-				}
-				continue
-			}
-			in.Reads = append(in.Reads, r)
-		}
+	var writers, vals, reads int32
+	for i := range parts {
+		pt := &parts[i]
+		pt.in = in
+		pt.writer, pt.val, pt.read = writers, vals, reads
+		writers += pt.writers
+		vals += pt.appends
+		reads += pt.reads
 	}
-	in.TxnWriterStart[len(h.Txns)] = int32(len(in.TxnWriterIDs))
+	in.Writers = make([]Writer, writers)
+	in.WriterVals = make([]int32, vals)
+	in.TxnWriterIDs = make([]int32, writers)
+	in.Reads = make([]Read, reads)
+	if !inParts(len(parts), func(i int, quit func(int) bool) bool { return parts[i].fill(quit) }, stopped, stop) {
+		return nil
+	}
+	n := int32(0) // reads kept so far
+	for i := range parts {
+		pt := &parts[i]
+		if pt.read != n {
+			copy(in.Reads[n:], in.Reads[pt.read:pt.read+pt.kept])
+		}
+		n += pt.kept
+		in.Findings = append(in.Findings, pt.findings...)
+	}
+	in.Reads = in.Reads[:n]
+	in.TxnWriterStart[len(h.Txns)] = writers
 
 	// Group writers and reads by key in two flat arrays (counting sort).
 	nw := make([]int32, len(in.Keys)+1)
@@ -254,10 +208,193 @@ func infer(h *history.History, perRead bool, stop func() bool) *Inference {
 		in.Keys[k].Writers = ws[nw[k]:nw[k+1]:nw[k+1]]
 		in.Keys[k].Reads = rs[nr[k]:nr[k+1]:nr[k+1]]
 	}
-	if !in.traces(stopped) {
+	if !in.traces(stopped, stop, len(parts)) {
 		return nil
 	}
 	return in
+}
+
+// inferPart is the inference's work on the transactions [t0, t1).
+type inferPart struct {
+	in     *Inference
+	t0, t1 int
+	// Counted: the part's writers, appends, and known reads of :ok transactions.
+	writers, appends, reads int32
+	// Where the part's writers (and their ids), values and reads start.
+	writer, val, read int32
+	kept              int32 // reads kept (those with an internal anomaly are not)
+	findings          []Finding
+}
+
+// count counts the part's writers (a transaction's appends to one key), appends and
+// known :ok reads; it reports false when quit says to give up.
+func (pt *inferPart) count(h *history.History, quit func(int) bool) bool {
+	var keys []int32
+	for t := pt.t0; t < pt.t1; t++ {
+		if quit(t - pt.t0) {
+			return false
+		}
+		tx := &h.Txns[t]
+		keys = keys[:0]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			switch {
+			case op.Kind == history.Append:
+				pt.appends++
+				if !slices.Contains(keys, op.Key) {
+					keys = append(keys, op.Key)
+				}
+			case op.Known && tx.Status == history.OK:
+				pt.reads++
+			}
+		}
+		pt.writers += int32(len(keys))
+	}
+	return true
+}
+
+// fill infers the part's writers and reads into the stretches count sized; it reports
+// false when quit says to give up.
+func (pt *inferPart) fill(quit func(int) bool) bool {
+	in := pt.in
+	h := in.H
+	// Per-transaction scratch: the keys touched so far and what was done to them.
+	type touch struct {
+		key      int32
+		writer   int32 // writer id, -1 if no append yet
+		baseRead int32 // first known read of the key in this txn, -1 if none
+		baseOwn  int32 // own appends before baseRead
+		bad      bool  // an internal anomaly was reported: one per transaction and key
+	}
+	var touched []touch
+	var own []int32
+	find := func(key int32) int {
+		for i := range touched {
+			if touched[i].key == key {
+				return i
+			}
+		}
+		touched = append(touched, touch{key: key, writer: -1, baseRead: -1})
+		return len(touched) - 1
+	}
+	nw, nv, nr := pt.writer, pt.val, pt.read // the next writer, value and read
+	for t := pt.t0; t < pt.t1; t++ {
+		if quit(t - pt.t0) {
+			return false
+		}
+		tx := &h.Txns[t]
+		in.TxnWriterStart[t] = nw
+		touched = touched[:0]
+		ops := h.Ops[tx.OpStart:tx.OpEnd]
+		// First pass: appends, so that reads know whether the txn writes their key. Each
+		// writer's values are contiguous in WriterVals, in program order.
+		for i := range ops {
+			op := &ops[i]
+			if op.Kind != history.Append {
+				continue
+			}
+			j := find(op.Key)
+			if touched[j].writer >= 0 {
+				continue
+			}
+			w := nw
+			touched[j].writer = w
+			start := nv
+			for k := i; k < len(ops); k++ {
+				if ops[k].Kind == history.Append && ops[k].Key == op.Key {
+					in.WriterVals[nv] = ops[k].Value
+					nv++
+				}
+			}
+			in.Writers[w] = Writer{Txn: int32(t), Key: op.Key, Status: tx.Status, Start: start, End: nv}
+			in.TxnWriterIDs[w] = w
+			nw++
+		}
+		if tx.Status != history.OK {
+			continue
+		}
+		// Second pass: reads, with the own appends before each.
+		own = own[:0] // parallel to touched: own appends so far
+		for range touched {
+			own = append(own, 0)
+		}
+		for i := range ops {
+			op := &ops[i]
+			opIdx := tx.OpStart + int32(i)
+			j := find(op.Key)
+			for len(own) < len(touched) {
+				own = append(own, 0)
+			}
+			if op.Kind == history.Append {
+				own[j]++
+				continue
+			}
+			if !op.Known {
+				continue
+			}
+			if touched[j].bad {
+				continue
+			}
+			r := Read{Txn: int32(t), Op: opIdx, Key: op.Key, Len: op.End - op.Start, Own: own[j], Writes: touched[j].writer >= 0}
+			if !in.internalOK(&pt.findings, &touched[j].baseRead, &touched[j].baseOwn, touched[j].writer, r) {
+				// Per read, only this read is out of the transaction's view (each read is
+				// its own observation), and it still shows a state of the key: a version
+				// read. Otherwise the transaction's view of the key is out.
+				touched[j].bad = !in.PerRead
+				if in.PerRead {
+					in.Reads[nr] = Read{Txn: r.Txn, Op: r.Op, Key: r.Key, Len: r.Len, Version: true}
+					nr++
+				}
+				continue
+			}
+			in.Reads[nr] = r
+			nr++
+		}
+	}
+	pt.kept = nr - pt.read
+	return true
+}
+
+// inParts runs part(i, quit) for i in [0, n): with one part in the calling goroutine,
+// quit being stopped; with more, each in its own goroutine, while the calling goroutine
+// asks stop every few milliseconds (it need not be safe for concurrent use) and, once
+// it says so, makes every quit report true. It reports whether every part finished.
+func inParts(n int, part func(i int, quit func(int) bool) bool, stopped func(int) bool, stop func() bool) bool {
+	if n == 1 {
+		return part(0, stopped)
+	}
+	var quitting atomic.Bool
+	quit := func(i int) bool { return i&(stopEvery-1) == 0 && quitting.Load() }
+	done := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done[i] = part(i, quit)
+		}()
+	}
+	if stop != nil {
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-finished:
+				break wait
+			case <-tick.C:
+				if stop() {
+					quitting.Store(true)
+					<-finished
+					return false
+				}
+			}
+		}
+	}
+	wg.Wait()
+	return !slices.Contains(done, false)
 }
 
 // CheckValues runs the checks of each key's values against its appends (valueFindings)
@@ -283,7 +420,7 @@ func (in *Inference) CheckValuesStop(stop func() bool) bool {
 // internalOK checks a read against the transaction's earlier view of the key: every
 // read of x in T must be base + T's own appends so far, for one base list, and the read
 // must end with those appends. It records an internal anomaly and returns false if not.
-func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) bool {
+func (in *Inference) internalOK(findings *[]Finding, baseRead, baseOwn *int32, writer int32, r Read) bool {
 	h := in.H
 	vals := h.ReadList(&h.Ops[r.Op])
 	var appended []int32
@@ -293,7 +430,7 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 	}
 	// The read must end with the transaction's own appends so far.
 	if int(r.Own) > len(vals) || !equal(vals[len(vals)-int(r.Own):], appended) {
-		in.Findings = append(in.Findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{r.Op},
+		*findings = append(*findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{r.Op},
 			Text: in.txnName(r.Txn) + " read " + in.keyName(r.Key) + " = " + in.listString(vals) +
 				" after appending " + in.listString(appended) + " to it, so the read should end with " +
 				in.listString(appended)})
@@ -307,7 +444,7 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 	prevBase := prev[:len(prev)-int(*baseOwn)]
 	base := vals[:len(vals)-int(r.Own)]
 	if !equal(prevBase, base) {
-		in.Findings = append(in.Findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{*baseRead, r.Op},
+		*findings = append(*findings, Finding{Type: "internal", Key: r.Key, Txns: []int32{r.Txn}, Ops: []int32{*baseRead, r.Op},
 			Text: in.txnName(r.Txn) + " read " + in.keyName(r.Key) + " = " + in.listString(prev) + " and later " +
 				in.listString(vals) + "; with only its own appends in between, the second read should be " +
 				in.listString(append(append([]int32{}, prevBase...), appended...))})
@@ -320,45 +457,55 @@ func (in *Inference) internalOK(baseRead, baseOwn *int32, writer int32, r Read) 
 // of the key is a prefix of it. It goes through the reads in their order rather than
 // key by key, since a key's reads are scattered over the history. It reports false,
 // having found nothing, when stopped says to give up.
-func (in *Inference) traces(stopped func(i int) bool) bool {
+func (in *Inference) traces(stopped func(i int) bool, stop func() bool, parts int) bool {
 	h := in.H
 	nk := len(in.Keys)
 	longest := make([]int32, nk) // the first of the longest reads of each key, -1 if none
 	maxLen := make([]int32, nk)
-	for k := range longest {
-		longest[k] = -1
-	}
-	for i := range in.Reads {
-		if stopped(i) {
-			return false
-		}
-		r := &in.Reads[i]
-		if longest[r.Key] < 0 || r.Len > maxLen[r.Key] {
-			longest[r.Key], maxLen[r.Key] = int32(i), r.Len
-		}
-	}
-	start := maxLen // now where each key's longest list starts in ReadValues
-	for k, ri := range longest {
-		if ri >= 0 {
-			start[k] = h.Ops[in.Reads[ri].Op].Start
-		}
-	}
 	bad := make([]int32, nk) // the first read of each key that is not a prefix, -1 if none
-	for k := range bad {
-		bad[k] = -1
+	// With two parts, each goes through every read but looks only at the keys k with
+	// k % 2 == part: a key's reads stay in order, and the lookups, cache misses at a
+	// million keys, are shared.
+	find := func(part int, quit func(int) bool) bool {
+		for k := part; k < nk; k += parts {
+			longest[k] = -1
+		}
+		for i := range in.Reads {
+			if quit(i) {
+				return false
+			}
+			r := &in.Reads[i]
+			if int(r.Key)%parts != part {
+				continue
+			}
+			if longest[r.Key] < 0 || r.Len > maxLen[r.Key] {
+				longest[r.Key], maxLen[r.Key] = int32(i), r.Len
+			}
+		}
+		start := maxLen // now where each key's longest list starts in ReadValues
+		for k := part; k < nk; k += parts {
+			if ri := longest[k]; ri >= 0 {
+				start[k] = h.Ops[in.Reads[ri].Op].Start
+			}
+			bad[k] = -1
+		}
+		for i := range in.Reads {
+			if quit(i) {
+				return false
+			}
+			r := &in.Reads[i]
+			if int(r.Key)%parts != part || bad[r.Key] >= 0 {
+				continue
+			}
+			vals := h.ReadList(&h.Ops[r.Op])
+			if s := start[r.Key]; !equal(vals, h.ReadValues[s:s+int32(len(vals))]) {
+				bad[r.Key] = int32(i)
+			}
+		}
+		return true
 	}
-	for i := range in.Reads {
-		if stopped(i) {
-			return false
-		}
-		r := &in.Reads[i]
-		if bad[r.Key] >= 0 {
-			continue
-		}
-		vals := h.ReadList(&h.Ops[r.Op])
-		if s := start[r.Key]; !equal(vals, h.ReadValues[s:s+int32(len(vals))]) {
-			bad[r.Key] = int32(i)
-		}
+	if !inParts(parts, find, stopped, stop) {
+		return false
 	}
 	for k := range in.Keys {
 		key := &in.Keys[k]
@@ -390,6 +537,9 @@ func (in *Inference) traces(stopped func(i int) bool) bool {
 func equal(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false
+	}
+	if len(a) > 0 && &a[0] == &b[0] { // shared storage (see history.Builder.storeRead)
+		return true
 	}
 	for i := range a {
 		if a[i] != b[i] {
