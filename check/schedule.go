@@ -3,6 +3,7 @@ package check
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"doppel/encode"
 	"doppel/history"
@@ -309,22 +310,57 @@ func (r *replay) passRealtime() {
 
 // placeReads fills readSlot and pending with the reads of every committed :ok
 // transaction, each at its length minus the transaction's own earlier appends. It
-// reports false, unfinished, when stop (nil: none) says to give up.
+// reports false, unfinished, when stop (nil: none) says to give up. From stopEvery
+// transactions on, the keys of each parity are placed in a goroutine of their own (a
+// key's entry is a cache miss per operation at a million keys).
 func (r *replay) placeReads(stop func() bool) bool {
+	if r.n < 4*stopEvery {
+		return r.placeReadsOf(0, 1, nil, stop)
+	}
+	epoch := r.epoch
+	err := inHalves(func(part, parts int32, quit *atomic.Bool) error {
+		if !r.placeReadsOf(part, parts, quit, nil) {
+			return errStopped
+		}
+		return nil
+	}, stop)
+	// Both halves counted the same epochs from the same start (one per transaction).
+	r.epoch = epoch + r.placeEpochs()
+	return err == nil
+}
+
+// placeEpochs is how many epochs placeReadsOf counts: one per committed :ok transaction.
+func (r *replay) placeEpochs() int32 {
+	n := int32(0)
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] == encode.Committed && r.h.Txns[t].Status == history.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// placeReadsOf places the reads of the keys k with k % parts == part; it gives up,
+// reporting false, when quit is raised or stop says so.
+func (r *replay) placeReadsOf(part, parts int32, quit *atomic.Bool, stop func() bool) bool {
 	h, n, commit := r.h, r.n, r.commit
+	epoch := r.epoch
 	for t := int32(0); t < n; t++ {
-		if stop != nil && t&(stopEvery-1) == 0 && t > 0 && stop() {
+		if t&(stopEvery-1) == 0 && t > 0 && (stop != nil && stop() || quit != nil && quit.Load()) {
 			return false
 		}
 		if commit[t] != encode.Committed || h.Txns[t].Status != history.OK {
 			continue
 		}
-		r.epoch++
+		epoch++
 		tx := &h.Txns[t]
 		for i := tx.OpStart; i < tx.OpEnd; i++ {
 			op := &h.Ops[i]
-			if r.keys[op.Key].stamp != r.epoch {
-				r.keys[op.Key].stamp = r.epoch
+			if op.Key%parts != part {
+				continue
+			}
+			if r.keys[op.Key].stamp != epoch {
+				r.keys[op.Key].stamp = epoch
 				r.keys[op.Key].local = 0 // own appends so far
 			}
 			if op.Kind == history.Append {
@@ -338,6 +374,9 @@ func (r *replay) placeReads(stop func() bool) bool {
 				}
 			}
 		}
+	}
+	if parts == 1 {
+		r.epoch = epoch
 	}
 	return true
 }
