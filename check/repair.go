@@ -2,6 +2,7 @@ package check
 
 import (
 	"slices"
+	"unsafe"
 
 	"doppel/encode"
 	"doppel/history"
@@ -278,6 +279,23 @@ func (r *replay) copyReplay() *replay {
 	return &c
 }
 
+// copyBytes is about how many bytes copyReplay copies.
+func (r *replay) copyBytes() int64 {
+	n := int64(len(r.state)) + 4*int64(len(r.order)+len(r.preds)+len(r.waitNext)) +
+		int64(len(r.keys))*int64(unsafe.Sizeof(replayKey{})) +
+		4*int64(len(r.waitHead)+len(r.pending)+len(r.pendingRW)+len(r.keyWait)+len(r.filledBy)) +
+		4*int64(len(r.classDemand)+len(r.classSupply)+len(r.startStep)+len(r.endStep)+len(r.lastWrite)+len(r.snapAt)) +
+		int64(len(r.blockStart)) + int64(len(r.ready))*int64(unsafe.Sizeof(txnPrio{}))
+	return n
+}
+
+// maxRepairCopy bounds the copy of a replay a repair may make: a repair copies the
+// replay a dozen times or more (snapEvery, repairWidth), and on this kind of machine
+// fresh memory costs about 4 ms per MiB. At a million transactions a copy is about
+// 150 MiB: the repairs of a stuck :info history took 17 GB and ended the check
+// (unknown), where the replays within narrowed windows prove it.
+var maxRepairCopy int64 = 96 << 20
+
 // snapEvery is how many events pass between two copies of a replay being repaired:
 // a repair resumes from the last copy before the choice it undoes.
 func snapEvery(n int32) int { return max(256, int(n)/8) }
@@ -301,6 +319,9 @@ func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.
 // the end, repairing it when stuck (at most maxRepairs times). It returns the run that
 // completed (r or a repaired copy) and how many repairs it took.
 func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
+	if r.copyBytes()+4*int64(len(r.traceAt)) > maxRepairCopy {
+		return nil, 0, false
+	}
 	r.filledBy = newFilledBy(len(r.traceAt))
 	r.avoid = map[uint64]bool{}
 	for t := int32(0); t < r.n; t++ {
@@ -327,6 +348,9 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 // choices blame names avoided until it completes (at most maxRepairs times).
 func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
 	s := newSIReplay(h, in, commit, guide)
+	if s.copyBytes()+4*int64(len(s.traceAt)) > maxRepairCopy {
+		return nil, false, 0
+	}
 	s.byCompletion, s.win, s.stop = byCompletion, win, stop
 	s.filledBy = newFilledBy(len(s.traceAt))
 	s.avoid = map[uint64]bool{}
