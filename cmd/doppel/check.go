@@ -343,9 +343,12 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 	case s.Transactions == 0:
 		// The limits ran out while parsing (a history without transactions is refused).
 		fmt.Fprintf(w, "\nno transactions checked: the history was not read in full\n")
-	case !s.Encoded():
+	case !s.Encoded() && res.Valid == check.Valid:
 		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys; every model proved by a verified replay\n",
 			s.Transactions, s.Operations, s.Keys)
+	case !s.Encoded():
+		// Some model decided without an encoding, or not decided: no claim about all.
+		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys\n", s.Transactions, s.Operations, s.Keys)
 	default:
 		fmt.Fprintf(w, "\n%d transactions, %d operations, %d keys (%d fixed, %d open), %d edges\n",
 			s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
