@@ -67,6 +67,10 @@ type checker struct {
 	// perReadWin: per model, the windows of narrowing's per-read level (proveByOrderCount).
 	perReadWin   map[string]*encode.Windows
 	perReadTried bool
+	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
+	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
+	ruOneBaseIn    *encode.Inference
+	ruWitnessTried bool
 	// oneBaseIn is the one-base inference of run, for a serial witness of weak models
 	// (serialWitnessForWeak).
 	oneBaseIn *encode.Inference

@@ -71,6 +71,8 @@ func TestDecideHand(t *testing.T) {
 					if len(r.Findings) == 0 || r.Findings[0].Type != tc.finding {
 						t.Errorf("%s: findings %+v, want %s", m.name, r.Findings, tc.finding)
 					}
+				case r.Cycle == nil && r.Serial != nil && m.process && !tc.fixed:
+					// The serial search's proof: no order of the writers exists.
 				case r.Cycle == nil || r.Fixed != tc.fixed:
 					t.Errorf("%s: cycle %+v fixed=%v, want a cycle, fixed=%v", m.name, r.Cycle, r.Fixed, tc.fixed)
 				default:
