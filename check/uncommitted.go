@@ -58,6 +58,7 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		}
 		if x == nil {
 			x = uncommitted.NewIndex(c.h)
+			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
 		}
 		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
 			if !replayed {

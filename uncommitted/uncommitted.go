@@ -131,6 +131,9 @@ type Index struct {
 	fixFrom  []int32 // the fixed keys' ww edges: fixFrom[i] → fixEdge[i], by key
 	fixEdge  []edge
 	open     []*openKey
+	// NoSerial: Decide skips the serial search (so that tests reach the search over
+	// attributions).
+	NoSerial bool
 }
 
 // Open reports how many keys have a choice of attribution (searched, unless the
@@ -363,7 +366,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	if len(x.open) == 0 {
 		return res // Valid
 	}
-	if process {
+	if process && !x.NoSerial {
 		// An order of the writers, when the search applies, decides exactly; where the
 		// search over attributions meets a lost update's loser under process order
 		// only key by key, it is lost in a pigeonhole over duplicate values.
