@@ -308,8 +308,9 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 }
 
 // decideWeak decides the per-read models: proved by a replay (or the relaxed serial
-// witness), implied by a model decided valid, refuted by the order count or the
-// thresholds read by read, or on the per-read problem (within the per-read windows for
+// witness), implied by a model decided valid, decided by the serial search (the models
+// with process order), refuted by the order count or the thresholds read by read, or on
+// the per-read problem (within the per-read windows for
 // the models with process order, whole for the others). It reports false when the
 // limits ran out before the encoding was complete.
 func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) bool {
