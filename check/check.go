@@ -67,6 +67,10 @@ type checker struct {
 	// perReadWin: per model, the windows of narrowing's per-read level (proveByOrderCount).
 	perReadWin   map[string]*encode.Windows
 	perReadTried bool
+	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
+	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
+	ruOneBaseIn    *encode.Inference
+	ruWitnessTried bool
 	// oneBaseIn is the one-base inference of run, for a serial witness of weak models
 	// (serialWitnessForWeak).
 	oneBaseIn *encode.Inference
@@ -304,8 +308,9 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 }
 
 // decideWeak decides the per-read models: proved by a replay (or the relaxed serial
-// witness), implied by a model decided valid, refuted by the order count or the
-// thresholds read by read, or on the per-read problem (within the per-read windows for
+// witness), implied by a model decided valid, decided by the serial search (the models
+// with process order), refuted by the order count or the thresholds read by read, or on
+// the per-read problem (within the per-read windows for
 // the models with process order, whole for the others). It reports false when the
 // limits ran out before the encoding was complete.
 func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) bool {
@@ -361,6 +366,12 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		// Before the per-read problem, which the strong forms of read committed may
 		// need whole: a count of positions under process (real-time) order refutes
 		// them without search when a block fits nowhere (a lost update's loser).
+		// First the serial search, an exact decision where no :info transaction
+		// appends: an order of the processes' transactions, or none.
+		c.proveBySerialSearch(in, left)
+		if left = c.takeProven(left, results); len(left) == 0 {
+			return true
+		}
 		t1 := time.Now()
 		c.proveByOrderCount(in, left)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()

@@ -31,9 +31,10 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		// Asked alone, the replays come first: on a valid history they cost what
 		// serializable's check costs, and the index (seconds at a million
 		// transactions) is then never built. With other models asked, a model they
-		// prove already implies read uncommitted, and the replays ran for them.
-		replayed = true
-		c.replayUncommitted(names)
+		// prove already implies read uncommitted, and the replays ran for them. The
+		// narrowed witness waits for the order count (Decide), which is cheaper and
+		// refutes what it cannot prove (a lost update's loser under process order).
+		c.replayUncommitted(names, false)
 	}
 	for _, m := range names {
 		spec := models[m]
@@ -49,13 +50,20 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 			results[m] = mr
 			continue
 		}
+		if len(c.forbiddenFound(m)) > 0 {
+			// A weaker model's refutation (its graph lies within this one's) holds here.
+			mr.Valid = Invalid
+			results[m] = mr
+			continue
+		}
 		if x == nil {
 			x = uncommitted.NewIndex(c.h)
+			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
 		}
 		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
 			if !replayed {
 				replayed = true
-				c.replayUncommitted(names)
+				c.replayUncommitted(names, true)
 				c.progress("searching the attributions of read uncommitted")
 			}
 			return c.proven[m]
@@ -77,6 +85,9 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		if r.Cycle != nil {
 			c.addUncommittedCycle(m, r)
 		}
+		if r.Serial != nil {
+			c.addUncommittedSerial(m, spec.realtime, r.Serial)
+		}
 		results[m] = mr
 	}
 	return results
@@ -92,7 +103,10 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 // again (it would fail again), nor one whose inference found anomalies (of the models
 // it proves, which read uncommitted may allow: the search decides then). Every replay
 // polls the limits.
-func (c *checker) replayUncommitted(names []string) {
+//
+// Without witness the strict narrowed witness (the costliest) is left for a later call;
+// each step runs once.
+func (c *checker) replayUncommitted(names []string, witness bool) {
 	if c.opts.Solver.NoWitness {
 		return
 	}
@@ -115,7 +129,7 @@ func (c *checker) replayUncommitted(names []string) {
 	for _, m := range c.order {
 		alone = alone && models[m].uncommitted
 	}
-	if l := left(); len(l) > 0 && alone && !c.budget.out() {
+	if l := left(); len(l) > 0 && alone && !c.budget.out() && c.ruOneBaseIn == nil {
 		c.progress("inferring dependencies")
 		t0 := time.Now()
 		in := encode.InferStop(c.h, c.budget.stop)
@@ -123,11 +137,15 @@ func (c *checker) replayUncommitted(names []string) {
 		if in == nil { // the limits ran out
 			return
 		}
+		c.ruOneBaseIn = in
 		if len(in.Findings) == 0 && !c.budget.out() {
 			c.progress("replaying serially")
 			c.proveByReplay(in, l)
 		}
-		if len(left()) > 0 && len(in.Findings) == 0 && !c.budget.out() && c.strictNarrowedWitness(in) {
+	}
+	if in := c.ruOneBaseIn; witness && !c.ruWitnessTried && in != nil && len(left()) > 0 && !c.budget.out() {
+		c.ruWitnessTried = true
+		if len(in.Findings) == 0 && c.strictNarrowedWitness(in) {
 			for _, m := range names {
 				c.proven[m] = true
 			}
@@ -220,6 +238,62 @@ func (c *checker) addUncommittedCycle(m string, r uncommitted.Result) {
 			return
 		}
 	}
+	c.res.Anomalies = append(c.res.Anomalies, a)
+}
+
+// addUncommittedSerial records the serial search's proof for model m (and the models
+// whose graph contains m's): no order of the :ok writers that keeps process (real-time)
+// order runs every key's writers through its longest read, so every attribution has a
+// cycle of ww edges and that order, a G0-process (G0-realtime).
+func (c *checker) addUncommittedSerial(m string, realtime bool, p *uncommitted.SerialProof) {
+	h := c.h
+	typ, order := "G0-process", "process"
+	if realtime {
+		typ, order = "G0-realtime", "process or real-time"
+	}
+	a := Anomaly{Type: typ, Model: m, uncommitted: true, seed: p.Writers}
+	for _, st := range p.Stuck {
+		if len(a.Txns) < 8 {
+			a.Txns = append(a.Txns, c.txnRef(st.Txn))
+		}
+		if a.Key == "" && st.Key >= 0 {
+			a.Key = h.Keys[st.Key]
+		}
+	}
+	vals := func(vs []int32) string {
+		var out []string
+		for _, v := range vs {
+			if v < 0 {
+				out = append(out, "(a value the longest read never shows)")
+			} else {
+				out = append(out, h.Values[v])
+			}
+		}
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "every attribution of the duplicated values has a cycle of ww edges and %s order: "+
+		"only :ok transactions append the values each key's longest read shows, so every position holds a committed writer's append, "+
+		"and an acyclic attribution is an order of the %d :ok writers that keeps %s order in which each key's writers take its longest read's positions in turn, "+
+		"each showing its values, until the read is full, and the writers after that append only what the read leaves out; "+
+		"a search of every such order (%d dead ends) runs at most %d writers, and there the next writer of each process cannot run",
+		order, len(p.Writers), order, p.States, p.Deepest)
+	for i, st := range p.Stuck {
+		if i == 16 {
+			fmt.Fprintf(&b, "; and %d more", len(p.Stuck)-i)
+			break
+		}
+		switch {
+		case st.Blocked:
+			fmt.Fprintf(&b, "; %s: %s completed before it was invoked and has not run", c.ruName(st.Txn), c.ruName(st.Blocker))
+		case st.Full:
+			fmt.Fprintf(&b, "; %s: it appends %s to key %s, whose longest read (%d values) is full and leaves out no more of them", c.ruName(st.Txn), vals(st.Values), h.Keys[st.Key], st.Length)
+		default:
+			fmt.Fprintf(&b, "; %s: it appends %s to key %s, whose longest read (%d values) shows %s at positions %d- (counted from 1)",
+				c.ruName(st.Txn), vals(st.Values), h.Keys[st.Key], st.Length, vals(st.Shown), st.Position+1)
+		}
+	}
+	a.Explanation = b.String()
 	c.res.Anomalies = append(c.res.Anomalies, a)
 }
 

@@ -71,7 +71,10 @@ type Result struct {
 	Fixed bool
 	// ByCaller: valid as Decide's beforeSearch proved it (the search did not run).
 	ByCaller bool
-	Steps    int // search steps taken, for statistics
+	// Serial: the serial search's proof (Invalid, no cycle to show: no order of the
+	// writers keeps the model's order and runs every key).
+	Serial *SerialProof
+	Steps  int // search steps taken, for statistics
 }
 
 // CycleType names a cycle as Elle does: G0, or G0-process / G0-realtime when it needs
@@ -128,6 +131,9 @@ type Index struct {
 	fixFrom  []int32 // the fixed keys' ww edges: fixFrom[i] → fixEdge[i], by key
 	fixEdge  []edge
 	open     []*openKey
+	// NoSerial: Decide skips the serial search (so that tests reach the search over
+	// attributions).
+	NoSerial bool
 }
 
 // Open reports how many keys have a choice of attribution (searched, unless the
@@ -359,6 +365,22 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	}
 	if len(x.open) == 0 {
 		return res // Valid
+	}
+	if process && !x.NoSerial {
+		// An order of the writers, when the search applies, decides exactly; where the
+		// search over attributions meets a lost update's loser under process order
+		// only key by key, it is lost in a pigeonhole over duplicate values.
+		switch v, proof := x.Serial(realtime, stop); v {
+		case Valid:
+			return res
+		case Invalid:
+			res.Verdict, res.Serial = Invalid, proof
+			return res
+		}
+		if stop != nil && stop() {
+			res.Verdict = Unknown
+			return res
+		}
 	}
 	if beforeSearch != nil && beforeSearch() {
 		res.ByCaller = true

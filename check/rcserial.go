@@ -1,0 +1,472 @@
+package check
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// The serial search for strong-session and strong read committed (DESIGN.md, "The
+// serial search"): an exact decision, when no :info transaction appends, by a
+// depth-first search over the order in which the processes' transactions run. In an
+// attribution whose ww ∪ wr ∪ process (∪ real-time) graph is acyclic, a topological
+// order runs each key's blocks in its version order; a transaction runs after the
+// writer of the block its read's base ends with (wr), so the key has at least that
+// many values then, and a read that shows its own appends has its block right after
+// its base, so the key has exactly that many; the block a transaction installs shows
+// its values in the trace (or lies past it, once the trace is full), and no read's
+// base (nor a version read, but within its own reader's block) ends strictly inside
+// it. Conversely an order that runs every transaction so installs an attribution whose
+// ww and wr edges and the model's orders it follows. So the model holds iff some order
+// of the :ok transactions that keeps process (real-time) order runs each of them so.
+// How far each process got fixes every key's length, so a state that failed once
+// fails again: remembered, each is visited once. An order found counts only when
+// verifyPerRead re-executes it and the model's orders hold (proveOrdered).
+
+// rcSerialMaxStates bounds the failed states the search visits (the lost update at
+// 10,000 transactions needs 2.2M, 6.6 CPU-s); past it, or past half the time left,
+// the search gives up and the other phases go on.
+const rcSerialMaxStates = 1 << 23
+
+// rcSerialMemoBytes bounds the memory of the failed states remembered (about 70 bytes
+// each with 10 processes).
+const rcSerialMemoBytes = 768 << 20
+
+// rcRead is a read's constraint on the key's length when its transaction runs: at
+// least Base values, exactly when Pin (it shows the transaction's own appends).
+type rcRead struct {
+	key, base int32
+	pin       bool
+}
+
+type rcSerial struct {
+	h        *history.History
+	in       *encode.Inference
+	realtime bool
+	chains   [][]int32 // :ok transactions per process, in process order
+	head     []int32
+	reads    [][]rcRead // per transaction
+	writers  [][]int32  // per transaction: its writer ids
+	pos      []int32    // per key: values installed (at most the trace's length)
+	cut      [][]int32  // per key, per position 0..n: a read's base ends there (-2), none (-1)
+	// straddle: writers whose block may run past the trace: their own read, which
+	// shows part of their appends, is the trace.
+	straddle map[int32]bool
+	order    []int32
+	failed   map[string]struct{}
+	memo     int
+	states   int
+	steps    int
+	stop     func() bool
+	buf      []byte
+	deepest  int
+	deepHead []int32
+	deepPos  []int32
+}
+
+// newRCSerial returns nil when the search does not apply: an :info transaction
+// appends (it may or may not have committed, anywhere), or a read misses its own
+// transaction's appends (a version read, which may end inside its reader's block,
+// the trace's end included).
+func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *rcSerial {
+	for i := range in.Writers {
+		if in.Writers[i].Status == history.Info {
+			return nil
+		}
+	}
+	n := len(h.Txns)
+	s := &rcSerial{h: h, in: in, realtime: realtime, stop: stop, failed: map[string]struct{}{},
+		reads: make([][]rcRead, n), writers: make([][]int32, n), pos: make([]int32, len(in.Keys)), cut: make([][]int32, len(in.Keys))}
+	var ownEnds [][2]int32 // (transaction, key): its read shows the whole trace, its own appends last
+	for k := range in.Keys {
+		key := &in.Keys[k]
+		if key.Bad {
+			return nil
+		}
+		cut := make([]int32, len(key.Trace)+1)
+		for i := range cut {
+			cut[i] = -1
+		}
+		for _, ri := range key.Reads {
+			r := &in.Reads[ri]
+			if h.Txns[r.Txn].Status != history.OK {
+				continue
+			}
+			if r.Version {
+				return nil
+			}
+			q := r.Len - r.Own
+			cut[q] = -2
+			if r.Own > 0 && int(r.Len) == len(key.Trace) {
+				ownEnds = append(ownEnds, [2]int32{r.Txn, int32(k)})
+			}
+			s.reads[r.Txn] = append(s.reads[r.Txn], rcRead{key: int32(k), base: q, pin: r.Own > 0})
+		}
+		s.cut[k] = cut
+	}
+	s.straddle = map[int32]bool{}
+	for wi := range in.Writers {
+		if w := &in.Writers[wi]; w.Status == history.OK {
+			s.writers[w.Txn] = append(s.writers[w.Txn], int32(wi))
+			for _, e := range ownEnds {
+				if e[0] == w.Txn && e[1] == w.Key {
+					s.straddle[int32(wi)] = true
+				}
+			}
+		}
+	}
+	var oks []int32
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.OK {
+			oks = append(oks, int32(t))
+		}
+	}
+	sort.SliceStable(oks, func(i, j int) bool {
+		a, b := &h.Txns[oks[i]], &h.Txns[oks[j]]
+		if a.Process != b.Process {
+			return a.Process < b.Process
+		}
+		if a.Invoke != b.Invoke {
+			return a.Invoke < b.Invoke
+		}
+		return oks[i] < oks[j]
+	})
+	for i, t := range oks {
+		p := h.Txns[t].Process
+		if i == 0 || p < 0 || p != h.Txns[oks[i-1]].Process {
+			s.chains = append(s.chains, nil)
+		}
+		s.chains[len(s.chains)-1] = append(s.chains[len(s.chains)-1], t)
+	}
+	if len(s.chains) > serialMaxChainsRC {
+		return nil
+	}
+	s.head = make([]int32, len(s.chains))
+	return s
+}
+
+// serialMaxChainsRC: with more processes the states are too large to remember.
+const serialMaxChainsRC = 4096
+
+// why says why transaction t cannot run now ("" when it can).
+func (s *rcSerial) why(t int32) string {
+	for _, r := range s.reads[t] {
+		switch p := s.pos[r.key]; {
+		case r.pin && p != r.base:
+			return fmt.Sprintf("its read of key %s shows its own appends after %d values, and the key has %d", s.h.Keys[r.key], r.base, p)
+		case p < r.base:
+			return fmt.Sprintf("it read %d values of key %s, which has %d", r.base, s.h.Keys[r.key], p)
+		}
+	}
+	for _, wi := range s.writers[t] {
+		w := &s.in.Writers[wi]
+		tr := s.in.Keys[w.Key].Trace
+		p, m := s.pos[w.Key], w.End-w.Start
+		if int(p) == len(tr) {
+			continue // past the trace
+		}
+		if !s.blockFits(wi, p) {
+			return fmt.Sprintf("it appends %s to key %s, whose longest read shows %s at positions %d-", valuesText(s.h, s.in.WriterVals[w.Start:w.End]), s.h.Keys[w.Key], valuesText(s.h, tr[p:min(int(p+m), len(tr))]), p+1)
+		}
+		for c := p + 1; c < p+m && int(c) <= len(tr); c++ {
+			if s.cut[w.Key][c] == -2 {
+				return fmt.Sprintf("its block on key %s would end after position %d, where a read ends", s.h.Keys[w.Key], c)
+			}
+		}
+	}
+	return ""
+}
+
+func valuesText(h *history.History, vs []int32) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, h.Values[v])
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+// fits reports whether t can run now.
+func (s *rcSerial) fits(t int32) bool {
+	for _, r := range s.reads[t] {
+		if p := s.pos[r.key]; p < r.base || r.pin && p != r.base {
+			return false
+		}
+	}
+	for _, wi := range s.writers[t] {
+		w := &s.in.Writers[wi]
+		tr := s.in.Keys[w.Key].Trace
+		p, m := s.pos[w.Key], w.End-w.Start
+		if int(p) == len(tr) {
+			continue
+		}
+		if !s.blockFits(wi, p) {
+			return false
+		}
+		cut := s.cut[w.Key]
+		for c := p + 1; c < p+m && int(c) <= len(tr); c++ {
+			if cut[c] == -2 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// blockFits reports whether writer wi's block can start at position p (0-based) of its
+// key's trace: the trace shows its values there, or, when its own read is the trace,
+// the first of them up to the trace's end.
+func (s *rcSerial) blockFits(wi, p int32) bool {
+	w := &s.in.Writers[wi]
+	tr := s.in.Keys[w.Key].Trace
+	vals := s.in.WriterVals[w.Start:w.End]
+	if int(p)+len(vals) <= len(tr) {
+		return slices.Equal(tr[p:int(p)+len(vals)], vals)
+	}
+	return s.straddle[wi] && slices.Equal(tr[p:], vals[:len(tr)-int(p)])
+}
+
+// free reports whether running t changes no key's list: it appends nothing, or only
+// past full traces.
+func (s *rcSerial) free(t int32) bool {
+	for _, wi := range s.writers[t] {
+		w := &s.in.Writers[wi]
+		if int(s.pos[w.Key]) < len(s.in.Keys[w.Key].Trace) {
+			return false
+		}
+	}
+	return true
+}
+
+// apply runs t (fits(t) holds); undo reverts it.
+func (s *rcSerial) apply(t int32) {
+	for _, wi := range s.writers[t] {
+		w := &s.in.Writers[wi]
+		if n := int32(len(s.in.Keys[w.Key].Trace)); s.pos[w.Key] < n {
+			s.pos[w.Key] = min(n, s.pos[w.Key]+w.End-w.Start)
+		}
+	}
+}
+
+func (s *rcSerial) undo(t int32, pos []int32) {
+	for _, wi := range s.writers[t] {
+		k := s.in.Writers[wi].Key
+		s.pos[k] = pos[k]
+	}
+}
+
+func (s *rcSerial) stateKey() string {
+	buf := s.buf[:0]
+	for _, hd := range s.head {
+		buf = binary.AppendUvarint(buf, uint64(hd))
+	}
+	s.buf = buf
+	return string(buf)
+}
+
+// run reports Valid (s.order runs every transaction), Invalid (no order does) or
+// Unknown (stopped, or too many states).
+func (s *rcSerial) run() Validity {
+	type frame struct {
+		cands []int32
+		next  int
+		saved []int32 // the keys' lengths before the candidate ran (its keys only)
+	}
+	inv := func(c int32) int32 { return s.h.Txns[s.chains[c][s.head[c]]].Invoke }
+	candidates := func() []int32 {
+		var cands []int32
+		minComp := int32(-1)
+		if s.realtime {
+			for c, ch := range s.chains {
+				if int(s.head[c]) < len(ch) {
+					if cp := s.h.Txns[ch[s.head[c]]].Complete; cp >= 0 && (minComp < 0 || cp < minComp) {
+						minComp = cp
+					}
+				}
+			}
+		}
+		for c, ch := range s.chains {
+			if int(s.head[c]) >= len(ch) {
+				continue
+			}
+			if iv := inv(int32(c)); minComp >= 0 && iv >= 0 && minComp < iv {
+				continue // a transaction that completed before it was invoked has not run
+			}
+			if t := ch[s.head[c]]; s.fits(t) {
+				if s.free(t) {
+					// Changing no list, it is best run at once: any order that runs it
+					// later still works with it moved here (its reads hold now and only
+					// grow; its process and real-time successors come later anyway).
+					return []int32{int32(c)}
+				}
+				cands = append(cands, int32(c))
+			}
+		}
+		sort.Slice(cands, func(i, j int) bool { return inv(cands[i]) < inv(cands[j]) })
+		return cands
+	}
+	total := 0
+	for _, ch := range s.chains {
+		total += len(ch)
+	}
+	if total == 0 {
+		return Valid
+	}
+	saved := make([]int32, len(s.pos))
+	stack := []frame{{cands: candidates()}}
+	for len(stack) > 0 {
+		if s.steps++; s.steps&1023 == 0 && s.stop != nil && s.stop() {
+			return Unknown
+		}
+		f := &stack[len(stack)-1]
+		if f.next > 0 {
+			c := f.cands[f.next-1]
+			s.head[c]--
+			t := s.chains[c][s.head[c]]
+			copy(saved, s.pos)
+			for i, wi := range s.writers[t] {
+				saved[s.in.Writers[wi].Key] = f.saved[i]
+			}
+			s.undo(t, saved)
+			s.order = s.order[:len(s.order)-1]
+		}
+		ran := false
+		for f.next < len(f.cands) {
+			c := f.cands[f.next]
+			f.next++
+			t := s.chains[c][s.head[c]]
+			f.saved = f.saved[:0]
+			for _, wi := range s.writers[t] {
+				f.saved = append(f.saved, s.pos[s.in.Writers[wi].Key])
+			}
+			s.apply(t)
+			s.head[c]++
+			s.order = append(s.order, t)
+			if len(s.order) > s.deepest {
+				s.deepest = len(s.order)
+				s.deepHead = append(s.deepHead[:0], s.head...)
+				s.deepPos = append(s.deepPos[:0], s.pos...)
+			}
+			if len(s.order) == total {
+				return Valid
+			}
+			if _, seen := s.failed[s.stateKey()]; seen {
+				s.head[c]--
+				copy(saved, s.pos)
+				for i, wi := range s.writers[t] {
+					saved[s.in.Writers[wi].Key] = f.saved[i]
+				}
+				s.undo(t, saved)
+				s.order = s.order[:len(s.order)-1]
+				continue
+			}
+			ran = true
+			break
+		}
+		if ran {
+			stack = append(stack, frame{cands: candidates()})
+			continue
+		}
+		stack = stack[:len(stack)-1]
+		key := s.stateKey()
+		s.memo += len(key) + 48
+		if s.states++; s.memo > rcSerialMemoBytes || s.states > rcSerialMaxStates {
+			return Unknown
+		}
+		s.failed[key] = struct{}{}
+	}
+	return Invalid
+}
+
+// proveBySerialSearch decides the per-read models of names with process order that
+// nothing has decided yet by the serial search: valid when its order passes
+// verifyPerRead with the model's orders, not valid (an anomaly counting for the
+// model and those whose graph contains its graph) when no order exists.
+func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
+	for _, m := range names {
+		spec := models[m]
+		if !spec.perRead || spec.single || !spec.process || c.proven[m] || c.budget.out() || len(c.forbiddenFound(m)) > 0 || c.opts.Solver.NoWitness {
+			continue
+		}
+		c.progress("searching the orders of the processes for " + m)
+		t0 := time.Now()
+		stop := c.budget.stop
+		if !c.budget.deadline.IsZero() {
+			// At most half the time left: the phases after it decide other histories.
+			half := t0.Add(time.Until(c.budget.deadline) / 2)
+			stop = func() bool { return c.budget.stop() || time.Now().After(half) }
+		}
+		s := newRCSerial(c.h, in, spec.realtime, stop)
+		if s == nil {
+			return
+		}
+		v := s.run()
+		c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
+		switch v {
+		case Valid:
+			if at, err := verifyPerReadLists(c.h, in, s.order); err == nil {
+				c.proveOrdered(at, []string{m})
+			}
+		case Invalid:
+			c.addSerialSearchAnomaly(m, s)
+		}
+	}
+}
+
+// addSerialSearchAnomaly reports the serial search's proof for model m: no order of
+// the :ok transactions that keeps its orders runs them all, so every attribution has
+// a cycle of ww, wr and order edges (G1c-process, G1c-realtime).
+func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
+	spec := models[m]
+	typ, order := "G1c-process", "process"
+	if spec.realtime {
+		typ, order = "G1c-realtime", "process or real-time"
+	}
+	a := Anomaly{Type: typ, Model: m}
+	total := 0
+	for _, ch := range s.chains {
+		total += len(ch)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "every attribution of the duplicated values has a cycle of ww, wr and %s order edges: an acyclic one is an order of the %d :ok transactions that keeps %s order "+
+		"in which each key's blocks follow one another as its longest read shows them (past it once it is full), each transaction runs once its key has at least the values each of its reads saw "+
+		"(exactly, for a read that shows its own appends), and no read ends inside another transaction's block; a search of every such order (%d dead ends) runs at most %d transactions, and there the next transaction of each process cannot run",
+		order, total, order, s.states, s.deepest)
+	// Restore the deepest state to say why each next transaction cannot run there.
+	if s.deepHead != nil {
+		copy(s.head, s.deepHead)
+		copy(s.pos, s.deepPos)
+	}
+	var seed []int32
+	shown := 0
+	for ci, ch := range s.chains {
+		if int(s.head[ci]) >= len(ch) {
+			continue
+		}
+		t := ch[s.head[ci]]
+		seed = append(seed, t)
+		why := s.why(t)
+		if why == "" {
+			why = "a transaction that completed before it was invoked has not run"
+		}
+		if shown < 16 {
+			fmt.Fprintf(&b, "; %s: %s", c.ruName(t), why)
+			a.Txns = append(a.Txns, c.txnRef(t))
+		}
+		shown++
+	}
+	if shown > 16 {
+		fmt.Fprintf(&b, "; and %d more", shown-16)
+	}
+	if len(a.Txns) > 8 {
+		a.Txns = a.Txns[:8]
+	}
+	a.seed = seed
+	a.Explanation = b.String()
+	c.addAnomaly(a)
+}
