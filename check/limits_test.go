@@ -197,7 +197,7 @@ func TestExplanationCutShortStaysInvalid(t *testing.T) {
 // brute force's, and the conflicts stay within the limit.
 func TestLimitsNeverDecideWrongly(t *testing.T) {
 	n := *seeds / 8
-	var unknown, decided int
+	var unknown, decided, unnamed int
 	for seed := 0; seed < n; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		h := brute.Random(rng, brute.Config{})
@@ -221,10 +221,20 @@ func TestLimitsNeverDecideWrongly(t *testing.T) {
 			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
 				t.Errorf("seed %d: %s: %v under limits %+v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, opts, want, brute.Format(h))
 			}
+			if mr.Valid == Invalid && !namesForbidden(&res, mr) {
+				unnamed++
+				if unnamed <= 5 {
+					t.Errorf("seed %d: %s not valid under max-conflicts %d, timeout %v, naming no anomaly it forbids (types %v, message %q, anomalies %+v)\n%s",
+						seed, mr.Model, opts.MaxConflicts, opts.Timeout, mr.AnomalyTypes, mr.Message, res.Anomalies, brute.Format(h))
+				}
+			}
 		}
 	}
 	if unknown == 0 || decided == 0 {
 		t.Errorf("%d verdicts unknown, %d decided: the limits were not exercised", unknown, decided)
+	}
+	if unnamed > 0 {
+		t.Errorf("%d not valid verdicts under limits name no anomaly their model forbids", unnamed)
 	}
 	t.Logf("%d verdicts unknown, %d decided", unknown, decided)
 }
