@@ -26,7 +26,7 @@ var models = SoundModels()
 func TestCutsAreSound(t *testing.T) {
 	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
-	var cuts, withPrefix, withFill, failedPrefix, versionCovered int
+	var cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue int
 	perModel := map[string]int{}
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -60,6 +60,12 @@ func TestCutsAreSound(t *testing.T) {
 				withPrefix++
 			}
 			for _, p := range b.prefixes {
+				if len(p.ByValue) > 0 {
+					byValue++
+					break
+				}
+			}
+			for _, p := range b.prefixes {
 				if len(p.Fills) > 0 {
 					withFill++
 					break
@@ -84,8 +90,11 @@ func TestCutsAreSound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; per model %v",
-		cuts, withPrefix, withFill, failedPrefix, versionCovered, perModel)
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; %d keep unpinned writers by their values (rule 9); per model %v",
+		cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue, perModel)
+	if byValue < cuts/200 {
+		t.Errorf("only %d of %d cuts keep writers by their values: rule 9 is barely tested", byValue, cuts)
+	}
 	if failedPrefix < cuts/200 || versionCovered < cuts/2000 {
 		t.Errorf("only %d cuts with a :fail synthetic writer, %d keeping a version read of a key with synthetic writers, of %d: the rules are barely tested", failedPrefix, versionCovered, cuts)
 	}
@@ -143,6 +152,21 @@ func randomCand(rng *rand.Rand, h *history.History) cand {
 	for i := range h.Ops {
 		if h.Ops[i].Kind == history.Read && rng.IntN(6) == 0 {
 			c.dropped[int32(i)] = true
+		}
+	}
+	// Rule 9's V, chosen at random for some keys (the others take the default).
+	for _, k := range c.keys {
+		if rng.IntN(3) != 0 {
+			continue
+		}
+		var vals []int32
+		for i := range h.Ops {
+			if op := &h.Ops[i]; op.Kind == history.Append && op.Key == k && !slices.Contains(vals, op.Value) && rng.IntN(2) == 0 {
+				vals = append(vals, op.Value)
+			}
+		}
+		if vals != nil {
+			c = c.withVals(k, vals)
 		}
 	}
 	return c
