@@ -158,9 +158,10 @@ T4 p0 ok [a 1 2] [r 0 []] [r 2 [1 2]] [a 2 2] inv=8 cmp=9
 `
 
 // TestExplanationCutShortStaysInvalid: with a conflict limit that the proof of UNSAT
-// uses up, the verdict is still not valid (it is proven) and the model's message says
-// the explanation was cut short; with fewer conflicts the verdict is unknown, never
-// valid.
+// uses up, the verdict is still not valid (it is proven), the model's message says
+// the explanation was cut short, and an anomaly the model forbids is named all the same
+// (a limit used to leave "not valid" with none); with fewer conflicts the verdict is
+// unknown, never valid.
 func TestExplanationCutShortStaysInvalid(t *testing.T) {
 	h, err := brute.Parse(solverUnsat)
 	if err != nil {
@@ -185,6 +186,10 @@ func TestExplanationCutShortStaysInvalid(t *testing.T) {
 			if res.Stats.Conflicts != n || !strings.Contains(res.Models[0].Message, "explanation was cut short") {
 				t.Errorf("limit %d: %d conflicts, message %q; want the whole budget spent and the explanation cut short",
 					n, res.Stats.Conflicts, res.Models[0].Message)
+			}
+			// Cut short, it still names an anomaly the model forbids, with transactions.
+			if !namesForbidden(&res, res.Models[0]) {
+				t.Errorf("limit %d: not valid naming no anomaly it forbids: %v %+v", n, res.Models[0].AnomalyTypes, res.Anomalies)
 			}
 		}
 	}
