@@ -130,7 +130,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 	var prefixVals [][]int32
 	var prefixKeys []int32
 	for ki, k := range c.keys {
-		if kept[ki] == int(s.appends[k]) {
+		if kept[ki] == int(s.appends[k]) && c.vals[k] == nil {
 			continue // every writer of the key is kept: nothing to stand for
 		}
 		vals, fills, excess, byValue, ok := s.prefix(perKey[ki], removed, c.vals[k])

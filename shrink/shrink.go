@@ -602,7 +602,11 @@ func (s *shrinker) valueCuts() {
 			if i == maxValueCuts || s.out() {
 				break
 			}
-			if s.try(s.best.withVals(k, vs)) {
+			c := s.best.withVals(k, vs)
+			if b, ok := s.build(c); !ok || !bigger(s.bestB.h, b.h) {
+				continue // no writer leaves: nothing to check
+			}
+			if s.try(c) {
 				break
 			}
 		}
