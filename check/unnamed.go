@@ -52,6 +52,10 @@ func cycleCandidates(v *view) []int32 {
 	return txns
 }
 
+// maxListedCandidates bounds the transactions such an anomaly lists (its text prints
+// each one).
+const maxListedCandidates = 64
+
 // addUnnamedRefutation reports the violation of model m that the solver proved on
 // view v when the limits left no time to show a case: named by the most permissive
 // kind of cycle v can close, among the transactions any such cycle must lie among.
@@ -59,16 +63,22 @@ func (c *checker) addUnnamedRefutation(m string, v *view) {
 	typ := permissiveCycleType(m, v)
 	txns := cycleCandidates(v)
 	a := Anomaly{Type: typ, Model: m}
-	for _, t := range txns {
+	for _, t := range txns[:min(len(txns), maxListedCandidates)] {
 		a.Txns = append(a.Txns, c.txnRef(t))
+	}
+	listed := ""
+	if len(txns) > maxListedCandidates {
+		// The counterexample search starts from all of them; the report lists a few.
+		a.seed = txns
+		listed = fmt.Sprintf(" (the first %d are listed)", maxListedCandidates)
 	}
 	within := ""
 	if c.anomalyModel != "" {
 		within = " placed within the windows narrowing found for " + c.anomalyModel + " (outside them every attribution closes a cycle too)"
 	}
 	a.Explanation = fmt.Sprintf("the solver proved that every attribution of the duplicated values to appends%s closes a cycle of %s's graph (a %s, or a kind of cycle that implies it), or that none exists; "+
-		"the %s was reached before a first case could be shown. Every such cycle lies among these %d transactions (those on a cycle of the edges some attribution may have).",
-		within, m, typ, c.budget.spentWhy, len(txns))
+		"the %s was reached before a first case could be shown. Every such cycle lies among these %d transactions%s (those on a cycle of the edges some attribution may have).",
+		within, m, typ, c.budget.spentWhy, len(txns), listed)
 	if len(txns) == 0 {
 		// No edge can close a cycle: no attribution exists at all (the Boolean part
 		// alone has no solution), which a key's own values cause.
@@ -120,7 +130,7 @@ func (c *checker) keyTxns(in *encode.Inference, keys []int32) []TxnRef {
 // refutationTxns lists the transactions a refutation of model m with no cycle to show
 // rests on, on the last problem built: the keys that have no segmentation (within the
 // windows, or at all) when there are some, else the transactions on a cycle of the
-// edges some attribution may have.
+// edges some attribution may have (the first maxListedCandidates of them).
 func (c *checker) refutationTxns(m string) []TxnRef {
 	p := c.p
 	if p == nil {
@@ -130,7 +140,8 @@ func (c *checker) refutationTxns(m string) []TxnRef {
 		return c.keyTxns(p.In, keys)
 	}
 	var refs []TxnRef
-	for _, t := range cycleCandidates(c.serialView(m)) {
+	txns := cycleCandidates(c.serialView(m))
+	for _, t := range txns[:min(len(txns), maxListedCandidates)] {
 		refs = append(refs, c.txnRef(t))
 	}
 	return refs
