@@ -191,10 +191,13 @@ type shrinker struct {
 	settled bool
 	// wholeInvalid: Options.WholeInvalid.
 	wholeInvalid bool
-	best         cand
-	bestBuilt    cand // the candidate bestB was built from (best may drop transactions that left no op)
-	bestB        *built
-	bestRes      check.Result
+	// noGrowth: a removal that makes the cut bigger is not taken (after a cut whose
+	// synthetic writers outgrew the history was replaced by the history).
+	noGrowth  bool
+	best      cand
+	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB     *built
+	bestRes   check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -233,6 +236,10 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		// Synthetic writers outgrew the history: the history itself is smaller.
 		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
 			s.best, s.bestB, s.bestBuilt, s.bestRes = whole(h), b, whole(h), check.Result{}
+			// Shrunk again from the history, taking no removal that grows the cut: the
+			// history is rarely 1-minimal (a removal can leave fewer ops).
+			s.noGrowth, s.settled = true, false
+			s.minimize()
 		}
 	}
 	// The cut kept was checked for its verdict only: check it again, explained. Should
@@ -401,7 +408,7 @@ func (s *shrinker) try(c cand) bool {
 	if !ok || len(b.h.Txns) == 0 {
 		return false
 	}
-	if s.reading == uncommitted && s.bestB != nil && bigger(b.h, s.bestB.h) {
+	if (s.reading == uncommitted || s.noGrowth) && s.bestB != nil && bigger(b.h, s.bestB.h) {
 		// Read uncommitted's cut can grow when a transaction goes: its longest reads
 		// stay (a stub) and synthetic writers stand for its appends.
 		return false
