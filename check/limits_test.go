@@ -158,9 +158,10 @@ T4 p0 ok [a 1 2] [r 0 []] [r 2 [1 2]] [a 2 2] inv=8 cmp=9
 `
 
 // TestExplanationCutShortStaysInvalid: with a conflict limit that the proof of UNSAT
-// uses up, the verdict is still not valid (it is proven) and the model's message says
-// the explanation was cut short; with fewer conflicts the verdict is unknown, never
-// valid.
+// uses up, the verdict is still not valid (it is proven), the model's message says
+// the explanation was cut short, and an anomaly the model forbids is named all the same
+// (a limit used to leave "not valid" with none); with fewer conflicts the verdict is
+// unknown, never valid.
 func TestExplanationCutShortStaysInvalid(t *testing.T) {
 	h, err := brute.Parse(solverUnsat)
 	if err != nil {
@@ -186,6 +187,10 @@ func TestExplanationCutShortStaysInvalid(t *testing.T) {
 				t.Errorf("limit %d: %d conflicts, message %q; want the whole budget spent and the explanation cut short",
 					n, res.Stats.Conflicts, res.Models[0].Message)
 			}
+			// Cut short, it still names an anomaly the model forbids, with transactions.
+			if !namesForbidden(&res, res.Models[0]) {
+				t.Errorf("limit %d: not valid naming no anomaly it forbids: %v %+v", n, res.Models[0].AnomalyTypes, res.Anomalies)
+			}
 		}
 	}
 	if proved == 0 {
@@ -197,7 +202,7 @@ func TestExplanationCutShortStaysInvalid(t *testing.T) {
 // brute force's, and the conflicts stay within the limit.
 func TestLimitsNeverDecideWrongly(t *testing.T) {
 	n := *seeds / 8
-	var unknown, decided int
+	var unknown, decided, unnamed int
 	for seed := 0; seed < n; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		h := brute.Random(rng, brute.Config{})
@@ -221,10 +226,20 @@ func TestLimitsNeverDecideWrongly(t *testing.T) {
 			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
 				t.Errorf("seed %d: %s: %v under limits %+v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, opts, want, brute.Format(h))
 			}
+			if mr.Valid == Invalid && !namesForbidden(&res, mr) {
+				unnamed++
+				if unnamed <= 5 {
+					t.Errorf("seed %d: %s not valid under max-conflicts %d, timeout %v, naming no anomaly it forbids (types %v, message %q, anomalies %+v)\n%s",
+						seed, mr.Model, opts.MaxConflicts, opts.Timeout, mr.AnomalyTypes, mr.Message, res.Anomalies, brute.Format(h))
+				}
+			}
 		}
 	}
 	if unknown == 0 || decided == 0 {
 		t.Errorf("%d verdicts unknown, %d decided: the limits were not exercised", unknown, decided)
+	}
+	if unnamed > 0 {
+		t.Errorf("%d not valid verdicts under limits name no anomaly their model forbids", unnamed)
 	}
 	t.Logf("%d verdicts unknown, %d decided", unknown, decided)
 }

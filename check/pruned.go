@@ -225,7 +225,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	if pr.Contradiction != nil {
 		c.addContradiction(m, pr.Contradiction)
 	} else {
-		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].snapshot, models[m].process, models[m].realtime), Model: m, oneBase: true,
+		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].snapshot, models[m].process, models[m].realtime), Model: m, oneBase: true, Txns: c.refutationTxns(m),
 			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
 	}
 	return Invalid, ""
@@ -242,6 +242,17 @@ func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
 		if !seen[t] {
 			seen[t] = true
 			a.Txns = append(a.Txns, c.txnRef(t))
+		}
+	}
+	if len(a.Txns) == 0 && pc.Key >= 0 {
+		// A key that no live writer can fill (its writers all ruled out): its readers
+		// and writers are the evidence.
+		in := c.oneBaseIn
+		if c.perRead && c.perReadIn != nil {
+			in = c.perReadIn
+		}
+		if in != nil {
+			a.Txns = c.keyTxns(in, []int32{pc.Key})
 		}
 	}
 	for _, s := range pc.Steps {

@@ -318,6 +318,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	// variables: follow the guess in variable order, and bound each case's search.
 	s := c.newSolver(v)
 	if s == nil {
+		c.addUnnamedRefutation(m, v)
 		return c.explanationCut(m)
 	}
 	defer func() { c.spare = s }()
@@ -416,6 +417,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	}
 	if first == nil {
 		if c.budget.out() {
+			c.addUnnamedRefutation(m, v)
 			return c.explanationCut(m)
 		}
 		return ""

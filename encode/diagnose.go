@@ -380,18 +380,29 @@ func (p *Problem) diagnose(k int32) {
 		return
 	}
 	// Name what cannot be satisfied: which relaxation (no read cuts, no pins) leaves a
-	// segmentation with distinct writers.
+	// segmentation with distinct writers. Each claim below rests only on searches that
+	// decided: the key has no segmentation with both (the caller knows), and a relaxation
+	// whose bounded search ran out proves nothing either way.
+	noCuts, noCutsDecided := p.segmentable(k, false, true)
+	noPins, noPinsDecided := p.segmentable(k, true, false)
+	pinned := p.hasPins(k)
 	var typ, why string
 	switch {
-	case p.segmentable(k, false, true):
+	case noCuts && noCutsDecided && pinned:
+		where := "where its own reads of the key show them"
+		if in.PerRead {
+			where = "after what it read of the key before appending and where its own later reads show them"
+		}
+		typ, why = "G1b", "every way to attribute its values to appends that puts each transaction's appends "+where+" makes some read end in the middle of one transaction's appends (an intermediate read)"
+	case noCuts && noCutsDecided:
 		typ, why = "G1b", "every way to attribute its values to appends makes some read end in the middle of one transaction's appends (an intermediate read)"
-	case in.PerRead && p.segmentable(k, true, false):
+	case in.PerRead && noPins && noPinsDecided:
 		// Per read, a pin is no anti-dependency (read committed allows those): a block
 		// would have to lie inside what its own transaction read before appending (a
 		// future read) or away from the values its own read showed right after P.
-		typ, why = "incomplete-append", "no way to split its values into whole appends puts each transaction's appends after what it read before appending and right where its own reads show them"
-	case p.segmentable(k, true, false):
-		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values puts that append right after what the transaction read (a lost update)"
+		typ, why = "incomplete-append", "no way to split its values into whole appends that ends every read at the end of an append puts each transaction's appends after what it read before appending and right where its own reads show them"
+	case !in.PerRead && noPins && noPinsDecided:
+		typ, why = "G-single", "some transaction read it and then appended to it, and no way to attribute its values that ends every read at the end of an append puts each such append right after what its transaction read (a lost update)"
 		if a, b, l, ok := p.pinCollision(k); ok {
 			// The usual case, named by its two transactions first.
 			in.Findings = append(in.Findings, Finding{Type: typ, Key: k, Txns: []int32{a, b},
@@ -400,7 +411,13 @@ func (p *Problem) diagnose(k int32) {
 			return
 		}
 	default:
-		typ, why = "incomplete-append", "its values cannot be split into whole appends of distinct transactions, each transaction's appends together"
+		if ok, decided := p.segmentable(k, false, false); !ok && decided {
+			typ, why = "incomplete-append", "its values cannot be split into whole appends of distinct transactions, each transaction's appends together"
+		} else {
+			// What is known: no split honours both the reads and the pins (each alone
+			// was not decided, or can be met).
+			typ, why = "incomplete-append", "no way to split its values into whole appends of distinct transactions, each transaction's appends together, both ends every read at the end of an append and puts each transaction's appends where its own reads of the key show them"
+		}
 	}
 	// The observations, a bounded number of them: a key read by thousands of
 	// transactions would otherwise print all their lists.
@@ -428,22 +445,33 @@ func (p *Problem) diagnose(k int32) {
 		Text: fmt.Sprintf("%s: %s. %s.", in.keyName(k), why, strings.Join(lines, "; "))})
 }
 
+// hasPins reports whether a read of key k places its own transaction's block (a read
+// by a transaction that appends to the key): the pins of segment.
+func (p *Problem) hasPins(k int32) bool {
+	for _, ri := range p.In.Keys[k].Reads {
+		if r := &p.In.Reads[ri]; r.Writes && !r.Version {
+			return true
+		}
+	}
+	return false
+}
+
 // segmentBudget bounds the depth-first search for a segmentation with distinct
-// writers in explanations; past it a relaxation counts as satisfiable (as before).
-const segmentBudget = 200000
+// writers in explanations; past it a relaxation is undecided (a var for tests).
+var segmentBudget = 200000
 
 // segmentable reports whether key k's trace has a segmentation into blocks of distinct
-// writers, with read cuts and pins as chosen, or whether the search ran out of budget.
-func (p *Problem) segmentable(k int32, useCuts, usePins bool) bool {
+// writers, with read cuts and pins as chosen; decided is false when the search ran out
+// of budget first.
+func (p *Problem) segmentable(k int32, useCuts, usePins bool) (ok, decided bool) {
 	pl := p.sc.segment(k, useCuts, usePins)
 	switch pl.State {
 	case KeyUnsat:
-		return false
+		return false, true
 	case KeyFixed, KeyUnread:
-		return true
+		return true, true
 	}
-	ok, decided := p.In.distinctSegmentation(k, pl.Cands, segmentBudget)
-	return ok || !decided
+	return p.In.distinctSegmentation(k, pl.Cands, segmentBudget)
 }
 
 // distinctSegmentation searches depth first for blocks among cands (sorted by

@@ -15,10 +15,28 @@ type cand struct {
 	txns    []int32        // original transaction ids, ascending
 	keys    []int32        // original key ids kept, ascending
 	dropped map[int32]bool // read micro-ops (indexes into the original Ops) left out
+	// vals chooses, per key, the values V whose writers rule 9 keeps by their values
+	// (docs/DESIGN.md, "Counterexamples"); a key without an entry takes the values of
+	// the writers rule 4 would leave out.
+	vals map[int32][]int32
 }
 
-func (c cand) withTxns(txns []int32) cand { return cand{txns: txns, keys: c.keys, dropped: c.dropped} }
-func (c cand) withKeys(keys []int32) cand { return cand{txns: c.txns, keys: keys, dropped: c.dropped} }
+func (c cand) withTxns(txns []int32) cand {
+	return cand{txns: txns, keys: c.keys, dropped: c.dropped, vals: c.vals}
+}
+func (c cand) withKeys(keys []int32) cand {
+	return cand{txns: c.txns, keys: keys, dropped: c.dropped, vals: c.vals}
+}
+
+// withVals is c with V chosen for key k.
+func (c cand) withVals(k int32, vals []int32) cand {
+	m := make(map[int32][]int32, len(c.vals)+1)
+	for key, v := range c.vals {
+		m[key] = v
+	}
+	m[k] = vals
+	return cand{txns: c.txns, keys: c.keys, dropped: c.dropped, vals: m}
+}
 
 // Prefix is a key whose list starts, in every kept read, with the same values that the
 // kept transactions cannot have appended: the synthetic first transaction appends them
@@ -33,6 +51,10 @@ type Prefix struct {
 	// Fills are the runs of positions between the prefix and the longest kept read that
 	// no kept writer covers.
 	Fills []Fill `json:"fills,omitempty"`
+	// ByValue: the values whose writers rule 9 keeps by their values: every writer
+	// of them is in the cut, unpinned ones included, and the fills cover only
+	// positions that show other values.
+	ByValue []string `json:"kept_by_value,omitempty"`
 	// Excess: a kept read shows a value more often than the whole history appends it to
 	// the key (duplicate-elements), so Values are what the kept reads start with less
 	// the occurrences past that count: the cut appends each value as often as the whole.
@@ -108,10 +130,10 @@ func (s *shrinker) build(c cand) (*built, bool) {
 	var prefixVals [][]int32
 	var prefixKeys []int32
 	for ki, k := range c.keys {
-		if kept[ki] == int(s.appends[k]) {
+		if kept[ki] == int(s.appends[k]) && c.vals[k] == nil {
 			continue // every writer of the key is kept: nothing to stand for
 		}
-		vals, fills, excess, ok := s.prefix(perKey[ki], removed)
+		vals, fills, excess, byValue, ok := s.prefix(perKey[ki], removed, c.vals[k])
 		if !ok {
 			return nil, false
 		}
@@ -121,13 +143,14 @@ func (s *shrinker) build(c cand) (*built, bool) {
 				writers--
 			}
 		}
-		if len(vals) > 0 || len(fills) > 0 || excess {
+		if len(vals) > 0 || len(fills) > 0 || excess || len(byValue) > 0 {
 			for i := range fills {
 				fills[i].Values = valueNames(h, fills[i].vals)
 			}
 			prefixKeys = append(prefixKeys, k)
 			prefixVals = append(prefixVals, vals)
-			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills, Excess: excess})
+			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills, Excess: excess,
+				ByValue: valueNames(h, byValue)})
 		}
 	}
 	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes, history.OK), true
@@ -139,8 +162,10 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // for); reads that the kept writers' pinned blocks cannot cover are left out (unless
 // kept reads contradict each other: then the whole has no witness and nothing needs
 // covering). It returns the prefix every kept read shares, or false when the reads
-// disagree on it (the key must then keep every writer).
-func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill, bool, bool) {
+// disagree on it (the key must then keep every writer). vset is the key's V of rule 9
+// (nil: the values of the writers rule 4 would leave out); byValue lists V when rule 9
+// applies (sorted), nil otherwise.
+func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]int32, []Fill, bool, []int32, bool) {
 	h := s.h
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
@@ -188,6 +213,74 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 					t.late, t.out = t.from+j, false
 				}
 			}
+		}
+	}
+	// Rule 9: the unpinned writers whose values are all in V stay, when every writer of
+	// the whole that appends a value of V to the key is kept and every other unpinned
+	// one appends no value of V (it joins D, or stays late, as rule 4 says).
+	inV := map[int32]bool{}
+	var unpinned []int // writers rule 4 cannot place: not pinned by a read or a value
+	for i := range ts {
+		if t := &ts[i]; t.apps > 0 && t.pin < 0 && t.start == 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
+			unpinned = append(unpinned, i)
+		}
+	}
+	appended := func(i int, each func(v int32)) {
+		for _, ko := range ops[ts[i].from:ts[i].to] {
+			if op := &h.Ops[ko.op]; op.Kind == history.Append {
+				each(op.Value)
+			}
+		}
+	}
+	if vset != nil {
+		for _, v := range vset {
+			inV[v] = true
+		}
+	} else {
+		for _, i := range unpinned {
+			appended(i, func(v int32) { inV[v] = true })
+		}
+	}
+	var stay []int
+	mixed := false
+	for _, i := range unpinned {
+		in, out := 0, 0
+		appended(i, func(v int32) {
+			if inV[v] {
+				in++
+			} else {
+				out++
+			}
+		})
+		mixed = mixed || in > 0 && out > 0
+		if in > 0 {
+			stay = append(stay, i)
+		}
+	}
+	var byValue []int32
+	if len(stay) > 0 && !mixed {
+		kept := map[int32]int32{}
+		for i := range ts {
+			if h.Txns[ops[ts[i].from].txn].Status != history.Fail {
+				appended(i, func(v int32) {
+					if inV[v] {
+						kept[v]++
+					}
+				})
+			}
+		}
+		all := true
+		for v := range inV {
+			all = all && kept[v] == s.appendCount[[2]int32{h.Ops[ops[0].op].Key, v}]
+		}
+		if all {
+			for _, i := range stay {
+				ts[i].out, ts[i].late = false, -1
+			}
+			for v := range inV {
+				byValue = append(byValue, v)
+			}
+			slices.Sort(byValue)
 		}
 	}
 	// seen is a read's length without the reader's own earlier appends: where a pinned
@@ -362,11 +455,11 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 			}
 			prefix = kept
 		}
-		return prefix, nil, excess, true
+		return prefix, nil, excess, nil, true
 	}
 	p, longest, ok := bounds()
 	if !ok {
-		return nil, nil, false, false
+		return nil, nil, false, nil, false
 	}
 	if p < 0 { // no read left: every writer's appends can go
 		for i := range ts {
@@ -376,7 +469,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 				}
 			}
 		}
-		return nil, nil, false, true
+		return nil, nil, false, nil, true
 	}
 	// A writer pinned by a value inside the kept reads' shortest length stays: the
 	// prefix stops right before its block (a block boundary too).
@@ -408,9 +501,24 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 			}
 		}
 	}
+	if byValue != nil {
+		// Rule 9: a position showing a value of V is a kept writer's, so the prefix
+		// stops before the first one, and no fill covers one.
+		for q := 1; q <= p; q++ {
+			if inV[list[q-1]] {
+				p = q - 1
+				break
+			}
+		}
+	}
 	// Positions past the prefix that no kept writer's pinned block covers are filled, a
 	// run at a time, by synthetic writers; a run ends where a kept read ends.
 	covered := make([]bool, longest+2)
+	if byValue != nil {
+		for q := 1; q <= longest; q++ {
+			covered[q] = inV[list[q-1]]
+		}
+	}
 	for i := range ts {
 		if t := &ts[i]; !t.out && t.apps > 0 && t.start > 0 {
 			st := t.start
@@ -431,7 +539,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool) ([]int32, []Fill,
 		f.vals = append(f.vals, list[q-1])
 		f.end = q
 	}
-	return list[:p], fills, false, true
+	return list[:p], fills, false, byValue, true
 }
 
 // assemble writes the cut as a history: the synthetic first transaction (when a key has

@@ -229,8 +229,13 @@ func SyntheticText(h *history.History, orig []int32, prefixes []Prefix) []string
 					p.Key, f.Position, f.Position+len(f.Values)-1))
 				continue
 			}
-			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out; invoked before and completed after everything else",
-				p.Key, f.Position, f.Position+len(f.Values)-1))
+			byValue := ""
+			if len(p.ByValue) > 0 {
+				byValue = fmt.Sprintf(" (every transaction of the history that appends %s to key %s is kept, so the positions showing those values are theirs, wherever their blocks lie)",
+					strings.Join(p.ByValue, " or "), p.Key)
+			}
+			fills = append(fills, fmt.Sprintf("appends to key %s, at positions %d-%d (counted from 1), the values every longer kept read shows there, in place of the writers left out%s; invoked before and completed after everything else",
+				p.Key, f.Position, f.Position+len(f.Values)-1, byValue))
 		}
 	}
 	for i, t := range orig {

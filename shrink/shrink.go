@@ -191,10 +191,13 @@ type shrinker struct {
 	settled bool
 	// wholeInvalid: Options.WholeInvalid.
 	wholeInvalid bool
-	best         cand
-	bestBuilt    cand // the candidate bestB was built from (best may drop transactions that left no op)
-	bestB        *built
-	bestRes      check.Result
+	// noGrowth: a removal that makes the cut bigger is not taken (after a cut whose
+	// synthetic writers outgrew the history was replaced by the history).
+	noGrowth  bool
+	best      cand
+	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
+	bestB     *built
+	bestRes   check.Result
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -233,6 +236,10 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 		// Synthetic writers outgrew the history: the history itself is smaller.
 		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
 			s.best, s.bestB, s.bestBuilt, s.bestRes = whole(h), b, whole(h), check.Result{}
+			// Shrunk again from the history, taking no removal that grows the cut: the
+			// history is rarely 1-minimal (a removal can leave fewer ops).
+			s.noGrowth, s.settled = true, false
+			s.minimize()
 		}
 	}
 	// The cut kept was checked for its verdict only: check it again, explained. Should
@@ -401,7 +408,7 @@ func (s *shrinker) try(c cand) bool {
 	if !ok || len(b.h.Txns) == 0 {
 		return false
 	}
-	if s.reading == uncommitted && s.bestB != nil && bigger(b.h, s.bestB.h) {
+	if (s.reading == uncommitted || s.noGrowth) && s.bestB != nil && bigger(b.h, s.bestB.h) {
 		// Read uncommitted's cut can grow when a transaction goes: its longest reads
 		// stay (a stub) and synthetic writers stand for its appends.
 		return false
@@ -463,6 +470,9 @@ func (s *shrinker) minimize() {
 		// Keys first: there are few, and each one left out takes its writers along.
 		s.best = s.best.withKeys(s.presentKeys())
 		ddmin(s.best.keys, func(keys []int32) bool { return s.try(s.best.withKeys(keys)) }, s.out)
+		if round == 0 {
+			s.valueCuts()
+		}
 		s.best = s.best.withTxns(s.present())
 		ddmin(s.best.txns, func(txns []int32) bool { return s.try(s.best.withTxns(txns)) }, s.out)
 		if s.reading != uncommitted { // read uncommitted's cuts choose their reads
@@ -519,6 +529,97 @@ func (s *shrinker) presentKeys() []int32 {
 	return out
 }
 
+// maxValueCuts bounds the value classes valueCuts tries per key.
+const maxValueCuts = 4
+
+// valueCuts tries, for each key of the best cut, rule 9 with V one class of the key's
+// values (values joined when one writer that is not :fail appends both), the classes
+// with the fewest appends first: the writers of every other class leave the key at
+// once, where ddmin, removing transactions by position, would take one away from a
+// class at a time and so break rule 9's condition at each step.
+func (s *shrinker) valueCuts() {
+	if s.reading == uncommitted {
+		return
+	}
+	h := s.h
+	for _, k := range s.best.keys {
+		if s.out() {
+			return
+		}
+		if _, set := s.best.vals[k]; set {
+			continue
+		}
+		// Union-find over the key's values, joined by their writers.
+		parent := map[int32]int32{}
+		var find func(v int32) int32
+		find = func(v int32) int32 {
+			for parent[v] != v {
+				parent[v] = parent[parent[v]]
+				v = parent[v]
+			}
+			return v
+		}
+		count := map[int32]int32{}
+		for t := range h.Txns {
+			if h.Txns[t].Status == history.Fail {
+				continue
+			}
+			first := int32(-1)
+			for _, op := range h.TxnOps(t) {
+				if op.Kind != history.Append || op.Key != k {
+					continue
+				}
+				if _, ok := parent[op.Value]; !ok {
+					parent[op.Value] = op.Value
+				}
+				count[op.Value]++
+				if first < 0 {
+					first = op.Value
+				} else if a, b := find(first), find(op.Value); a != b {
+					parent[b] = a
+				}
+			}
+		}
+		classes := map[int32][]int32{}
+		for v := range parent {
+			classes[find(v)] = append(classes[find(v)], v)
+		}
+		if len(classes) < 2 {
+			continue // one class is every writer: nothing leaves
+		}
+		var order [][]int32
+		for _, vs := range classes {
+			slices.Sort(vs)
+			order = append(order, vs)
+		}
+		appends := func(vs []int32) int32 {
+			n := int32(0)
+			for _, v := range vs {
+				n += count[v]
+			}
+			return n
+		}
+		slices.SortFunc(order, func(a, b []int32) int {
+			if c := appends(a) - appends(b); c != 0 {
+				return int(c)
+			}
+			return slices.Compare(a, b)
+		})
+		for i, vs := range order {
+			if i == maxValueCuts || s.out() {
+				break
+			}
+			c := s.best.withVals(k, vs)
+			if b, ok := s.build(c); !ok || !bigger(s.bestB.h, b.h) {
+				continue // no writer leaves: nothing to check
+			}
+			if s.try(c) {
+				break
+			}
+		}
+	}
+}
+
 // dropReads tries leaving out each read of the best cut, one at a time.
 func (s *shrinker) dropReads() {
 	h := s.h
@@ -541,7 +642,7 @@ func (s *shrinker) dropReads() {
 				dropped[j] = true
 			}
 			dropped[i] = true
-			s.try(cand{txns: s.best.txns, keys: s.best.keys, dropped: dropped})
+			s.try(cand{txns: s.best.txns, keys: s.best.keys, dropped: dropped, vals: s.best.vals})
 		}
 	}
 }
