@@ -79,6 +79,9 @@ type checker struct {
 	// next may name it for free (decidePruned).
 	deferNaming bool
 	unnamed     *prune.Contradiction
+	// deferredSnapshot: the snapshot replays proveByReplay left for after the
+	// serializable-family models are decided (runDeferredSnapshot); nil: none.
+	deferredSnapshot func()
 }
 
 func (c *checker) run(names []string) Result {
@@ -170,6 +173,7 @@ func (c *checker) run(names []string) Result {
 	case len(left) > 0 && !c.decide(in, left, nil, "", results):
 		return c.cutShort(in, names)
 	}
+	c.runDeferredSnapshot(weak, results)
 	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
 	}

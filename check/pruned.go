@@ -101,6 +101,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 // decideSnapshotNarrowed decides snapshot isolation, when asked and not settled, on the
 // problem narrowed by thresholds over start and commit events.
 func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, results map[string]*ModelResult) {
+	c.runDeferredSnapshot(names, results)
 	for _, si := range decideOrder(names) {
 		if !models[si].snapshot || results[si] != nil {
 			continue
