@@ -82,6 +82,9 @@ type checker struct {
 	// deferredSnapshot: the snapshot replays proveByReplay left for after the
 	// serializable-family models are decided (runDeferredSnapshot); nil: none.
 	deferredSnapshot func()
+	// serialCycleReads: the reads whose anti-dependencies the serializable-family
+	// narrowing's refutations run through (relaxedSnapshotWitness).
+	serialCycleReads []relaxedRead
 }
 
 func (c *checker) run(names []string) Result {

@@ -118,7 +118,7 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		case len(c.forbiddenFound(si)) > 0:
 			results[si] = &ModelResult{Model: si, Valid: Invalid}
 			continue
-		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && c.strongSnapshotWitness(in):
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strongSnapshotWitness(in)):
 			results[si] = &ModelResult{Model: si, Valid: Valid}
 			continue
 		}
@@ -165,6 +165,9 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	c.res.Stats.Pruned += pr.Narrowed
 	if pr.Contradiction != nil {
 		c.res.proofs = append(c.res.proofs, proof{model: m, txns: pr.Contradiction.Txns})
+		if !models[m].snapshot {
+			c.addSerialCycleReads(pr.Contradiction)
+		}
 	}
 	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""
