@@ -49,10 +49,12 @@ type repairRun interface {
 	firstStep(t int32) int
 }
 
-// snap is a copy of a replay taken before its step-th event.
+// snap is a copy of a replay taken before its step-th event; extra: taken by catchUp
+// off the every-snapEvery grid.
 type snap struct {
-	step int
-	run  repairRun
+	step  int
+	run   repairRun
+	extra bool
 }
 
 // replaySnaps holds a replay's copies, every snapEvery events.
@@ -65,7 +67,7 @@ type replaySnaps struct {
 func checkpointer(run repairRun, sn *replaySnaps) func() bool {
 	return func() bool {
 		if st := run.steps(); st >= sn.next {
-			sn.list = append(sn.list, snap{st, run.copyRun()})
+			sn.list = append(sn.list, snap{st, run.copyRun(), false})
 			sn.next = st + sn.every
 		}
 		return false
@@ -98,8 +100,21 @@ func catchUp(sn *replaySnaps, m int) int {
 		return run.steps() - sn.list[from].step // did not halt at m (done, or stuck before)
 	}
 	run.base().checkpoint = nil
-	sn.list = slices.Insert(sn.list, from+1, snap{m, run})
-	return m - sn.list[from].step
+	cost := m - sn.list[from].step
+	// A fresh list (others may share this one's array), keeping only this extra copy:
+	// one per repair would hold up to maxRepairs copies of the replay (at 1M
+	// transactions, tens of MB each).
+	list := make([]snap, 0, len(sn.list)+1)
+	for i, s := range sn.list {
+		if !s.extra {
+			list = append(list, s)
+		}
+		if i == from {
+			list = append(list, snap{m, run, true})
+		}
+	}
+	sn.list = list
+	return cost
 }
 
 // repairLoop resumes copies of first, each with one more (writer, position) avoided
