@@ -83,6 +83,12 @@ type checker struct {
 	// next may name it for free (decidePruned).
 	deferNaming bool
 	unnamed     *prune.Contradiction
+	// deferredSnapshot: the snapshot replays proveByReplay left for after the
+	// serializable-family models are decided (runDeferredSnapshot); nil: none.
+	deferredSnapshot func()
+	// serialCycleReads: the reads whose anti-dependencies the serializable-family
+	// narrowing's refutations run through (relaxedSnapshotWitness).
+	serialCycleReads []relaxedRead
 }
 
 func (c *checker) run(names []string) Result {
@@ -174,6 +180,7 @@ func (c *checker) run(names []string) Result {
 	case len(left) > 0 && !c.decide(in, left, nil, "", results):
 		return c.cutShort(in, names)
 	}
+	c.runDeferredSnapshot(weak, results)
 	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
 	}

@@ -101,6 +101,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 // decideSnapshotNarrowed decides snapshot isolation, when asked and not settled, on the
 // problem narrowed by thresholds over start and commit events.
 func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, results map[string]*ModelResult) {
+	c.runDeferredSnapshot(names, results)
 	for _, si := range decideOrder(names) {
 		if !models[si].snapshot || results[si] != nil {
 			continue
@@ -117,7 +118,7 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		case len(c.forbiddenFound(si)) > 0:
 			results[si] = &ModelResult{Model: si, Valid: Invalid}
 			continue
-		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && c.strongSnapshotWitness(in):
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strongSnapshotWitness(in)):
 			results[si] = &ModelResult{Model: si, Valid: Valid}
 			continue
 		}
@@ -164,6 +165,9 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	c.res.Stats.Pruned += pr.Narrowed
 	if pr.Contradiction != nil {
 		c.res.proofs = append(c.res.proofs, proof{model: m, txns: pr.Contradiction.Txns})
+		if !models[m].snapshot {
+			c.addSerialCycleReads(pr.Contradiction)
+		}
 	}
 	if pr.Contradiction == nil && !c.opts.Solver.NoWitness && c.replayWithin(in, m, pr.Win) {
 		return Valid, ""

@@ -50,10 +50,12 @@ type repairRun interface {
 	firstStep(t int32) int
 }
 
-// snap is a copy of a replay taken before its step-th event.
+// snap is a copy of a replay taken before its step-th event; extra: taken by catchUp
+// off the every-snapEvery grid.
 type snap struct {
-	step int
-	run  repairRun
+	step  int
+	run   repairRun
+	extra bool
 }
 
 // replaySnaps holds a replay's copies, every snapEvery events.
@@ -63,13 +65,57 @@ type replaySnaps struct {
 }
 
 // checkpointer returns the hook that copies run every snapEvery events.
-func checkpointer(run repairRun, sn *replaySnaps) func() {
-	return func() {
+func checkpointer(run repairRun, sn *replaySnaps) func() bool {
+	return func() bool {
 		if st := run.steps(); st >= sn.next {
-			sn.list = append(sn.list, snap{st, run.copyRun()})
+			sn.list = append(sn.list, snap{st, run.copyRun(), false})
 			sn.next = st + sn.every
 		}
+		return false
 	}
+}
+
+// catchUpMin is the distance from the last copy to the earliest undone choice above
+// which the repair first replays up to that choice once (catchUp).
+const catchUpMin = 32
+
+// catchUp adds to sn a copy of the replay taken at step m, replayed from the last copy
+// before it, and returns the events that cost. Every undone choice then resumes from
+// there instead of replaying the same events again: the copies are n/8 events apart,
+// and on a history whose replay gets stuck every few hundred events (long lists of
+// few values) each of the 8 choices replayed most of that distance, so the repair's
+// work ran out after a few repairs.
+func catchUp(sn *replaySnaps, m int) int {
+	from := -1
+	for i, s := range sn.list {
+		if s.step <= m {
+			from = i
+		}
+	}
+	if from < 0 || m-sn.list[from].step < catchUpMin {
+		return 0
+	}
+	run := sn.list[from].run.copyRun()
+	run.base().checkpoint = func() bool { return run.steps() >= m }
+	if run.resume() || run.steps() != m {
+		return run.steps() - sn.list[from].step // did not halt at m (done, or stuck before)
+	}
+	run.base().checkpoint = nil
+	cost := m - sn.list[from].step
+	// A fresh list (others may share this one's array), keeping only this extra copy:
+	// one per repair would hold up to maxRepairs copies of the replay (at 1M
+	// transactions, tens of MB each).
+	list := make([]snap, 0, len(sn.list)+1)
+	for i, s := range sn.list {
+		if !s.extra {
+			list = append(list, s)
+		}
+		if i == from {
+			list = append(list, snap{m, run, true})
+		}
+	}
+	sn.list = list
+	return cost
 }
 
 // repairLoop resumes copies of first, each with one more (writer, position) avoided
@@ -106,13 +152,27 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 		// the one that gets furthest.
 		var best repairRun
 		var bestSnaps *replaySnaps
-		bestKey := uint64(0)
-		// lookAhead tries the undone choices; carry lets each copy go on again by
-		// reading older lists where the stuck run did since (read by read).
-		lookAhead := func(carry bool) (repairRun, bool) {
+		var bestKeys []uint64
+		singles := make([][]uint64, 0, repairWidth)
+		for _, c := range cands[:min(len(cands), repairWidth)] {
+			singles = append(singles, []uint64{c})
+		}
+		if len(cands) > 1 {
+			m := r.steps()
 			for _, c := range cands[:min(len(cands), repairWidth)] {
-				w := int32(c >> 32)
-				at := r.firstStep(r.base().in.Writers[w].Txn)
+				m = min(m, r.firstStep(r.base().in.Writers[int32(c>>32)].Txn))
+			}
+			work += catchUp(runSnaps, m)
+		}
+		// lookAhead tries the undone choices (each one or more (writer, position)
+		// pairs avoided together); carry lets each copy go on again by reading older
+		// lists where the stuck run did since (read by read).
+		lookAhead := func(choices [][]uint64, carry bool) (repairRun, bool) {
+			for _, cs := range choices {
+				at := r.steps()
+				for _, c := range cs {
+					at = min(at, r.firstStep(r.base().in.Writers[int32(c>>32)].Txn))
+				}
 				from := -1
 				for i, s := range runSnaps.list {
 					if s.step <= at {
@@ -122,7 +182,9 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 				if from < 0 {
 					return nil, false
 				}
-				avoid[c] = true
+				for _, c := range cs {
+					avoid[c] = true
+				}
 				try := runSnaps.list[from].run.copyRun()
 				if carry {
 					tb := try.base()
@@ -135,13 +197,17 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 				try.base().checkpoint = checkpointer(try, trySnaps)
 				ok := try.resume()
 				work += try.steps() - runSnaps.list[from].step
-				delete(avoid, c)
+				for _, c := range cs {
+					delete(avoid, c)
+				}
 				if ok {
-					avoid[c] = true
+					for _, c := range cs {
+						avoid[c] = true
+					}
 					return try, true
 				}
 				if best == nil || try.steps() > best.steps() {
-					best, bestSnaps, bestKey = try, trySnaps, c
+					best, bestSnaps, bestKeys = try, trySnaps, cs
 				}
 				if best.steps() > r.steps() || work > maxWork {
 					break
@@ -149,23 +215,41 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 			}
 			return nil, false
 		}
-		done, ok := lookAhead(false)
+		done, ok := lookAhead(singles, false)
 		if ok {
 			return done, repairs + 1, true
+		}
+		if (best == nil || best.steps() <= r.steps()) && work <= maxWork {
+			// No single undone choice gets further: two that must be undone together
+			// (two transactions waiting on each other, each for a key the other must
+			// move first, where the trace's next position for each was taken by
+			// another writer of the same values).
+			keep, keepSnaps, keepKeys := best, bestSnaps, bestKeys
+			best = nil
+			groups := slices.DeleteFunc(r.base().mutualWaits(), func(g []uint64) bool {
+				return len(g) == 1 && slices.ContainsFunc(singles, func(c []uint64) bool { return c[0] == g[0] })
+			})
+			done, ok := lookAhead(groups, false)
+			if ok {
+				return done, repairs + 1, true
+			}
+			if best == nil || best.steps() <= r.steps() {
+				best, bestSnaps, bestKeys = keep, keepSnaps, keepKeys
+			}
 		}
 		rb := r.base()
 		if rb.relaxGate && len(rb.relaxed) > 0 && (best == nil || best.steps() <= r.steps()) && work <= maxWork {
 			// None gets further as a serial replay would: again, each copy going on
 			// by reading older lists where this run did (a lost update's loser, one
 			// side of a write skew); kept only if it gets further.
-			keep, keepSnaps, keepKey := best, bestSnaps, bestKey
+			keep, keepSnaps, keepKeys := best, bestSnaps, bestKeys
 			best = nil
-			done, ok := lookAhead(true)
+			done, ok := lookAhead(singles, true)
 			if ok {
 				return done, repairs + 1, true
 			}
 			if best == nil || best.steps() <= r.steps() {
-				best, bestSnaps, bestKey = keep, keepSnaps, keepKey
+				best, bestSnaps, bestKeys = keep, keepSnaps, keepKeys
 			}
 		}
 		if work > maxWork {
@@ -189,7 +273,9 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 		if best == nil {
 			return nil, repairs, false
 		}
-		avoid[bestKey] = true
+		for _, c := range bestKeys {
+			avoid[c] = true
+		}
 		r, runSnaps = best, bestSnaps
 	}
 	return nil, maxRepairs, false
@@ -586,6 +672,98 @@ func pinnedTwice(h *history.History, in *encode.Inference) bool {
 			return true
 		}
 		seen[at] = r.Txn
+	}
+	return false
+}
+
+// mutualWaits finds, in a stuck replay, two transactions a and b that wait on each
+// other: a waits for key ka to move (a read of a longer list, or its values further
+// on), and b's append is the one that moves ka now; b waits for kb, which a's append
+// moves. Both cannot run now: one of them should have run earlier, where its blocks
+// on both keys fit at positions other writers of the same values took since. Undoing
+// one of those choices alone leaves the other key in the way; it returns, per
+// transaction of each such pair, the choices to undo together (its blocks' earlier
+// positions on ka and kb).
+func (r *replay) mutualWaits() [][]uint64 {
+	if r.filledBy == nil {
+		return nil
+	}
+	// The frontier: committed transactions not run whose order predecessors have.
+	type wait struct{ t, k int32 }
+	var waits []wait
+	for t := int32(0); t < r.n; t++ {
+		if r.commit[t] != encode.Committed || r.state[t] != rPending || r.preds[t] > 0 {
+			continue
+		}
+		if ok, s := r.check(t); !ok && s >= 0 {
+			waits = append(waits, wait{t, r.slotKey(s)})
+		}
+	}
+	if len(waits) > maxMutualFrontier {
+		waits = waits[:maxMutualFrontier]
+	}
+	var out [][]uint64
+	seen := map[uint64]bool{}
+	group := func(t int32, ks ...int32) {
+		var g []uint64
+		for _, k := range ks {
+			if w, p := r.takenFrom(t, k); w >= 0 {
+				c := uint64(w)<<32 | uint64(p)
+				if !slices.Contains(g, c) {
+					g = append(g, c)
+				}
+			}
+		}
+		slices.Sort(g)
+		if len(g) == 0 {
+			return
+		}
+		key := g[0]*31 + g[len(g)-1]
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, g)
+		}
+	}
+	for _, a := range waits {
+		for _, b := range waits {
+			if a.t == b.t || a.k == b.k || !r.moves(b.t, a.k) || !r.moves(a.t, b.k) {
+				continue
+			}
+			group(a.t, a.k, b.k)
+			group(b.t, b.k, a.k)
+		}
+	}
+	return out[:min(len(out), repairWidth)]
+}
+
+// maxMutualFrontier bounds the waiting transactions mutualWaits pairs up.
+const maxMutualFrontier = 64
+
+// slotKey returns the key of slot s.
+func (r *replay) slotKey(s int32) int32 {
+	k, _ := slices.BinarySearchFunc(r.keys, s, func(ks replayKey, s int32) int {
+		switch {
+		case ks.base+ks.n < s:
+			return -1
+		case ks.base > s:
+			return 1
+		}
+		return 0
+	})
+	return int32(k)
+}
+
+// moves reports whether t's first append to key k is the trace's value at k's
+// current position.
+func (r *replay) moves(t, k int32) bool {
+	ks := &r.keys[k]
+	if ks.pos >= ks.n {
+		return false
+	}
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && op.Key == k {
+			return op.Value == r.traceAt[ks.base+ks.pos]
+		}
 	}
 	return false
 }

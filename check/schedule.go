@@ -121,8 +121,9 @@ type replay struct {
 	// filledBy is, per slot, the writer whose block starts at that position (-1 none),
 	// kept only when blame may be asked (avoid not nil).
 	filledBy []int32
-	// checkpoint, when set, is called before every step (check/repair.go).
-	checkpoint func()
+	// checkpoint, when set, is called before every step (check/repair.go); the replay
+	// halts there (stuck, in a state it can resume from) when it returns true.
+	checkpoint func() bool
 
 	// Optional (:info) transactions compete with committed ones for the trace
 	// positions holding their values. Per (key, value) of keys an optional transaction
@@ -865,8 +866,8 @@ func (r *replay) loop() ([]int32, bool) {
 		if r.stopped() {
 			return nil, false
 		}
-		if r.checkpoint != nil {
-			r.checkpoint()
+		if r.checkpoint != nil && r.checkpoint() {
+			return nil, false
 		}
 		var t int32
 		switch {

@@ -100,8 +100,8 @@ func (s *siReplay) loop() ([]siEvent, bool) {
 		if r.stopped() {
 			return nil, false
 		}
-		if r.checkpoint != nil {
-			r.checkpoint()
+		if r.checkpoint != nil && r.checkpoint() {
+			return nil, false
 		}
 		switch {
 		case s.started.Len() > 0:
