@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/internal/parallel"
 )
 
 // proveByReplay decides what it can without building the problem. A serial replay
@@ -343,35 +343,9 @@ func verifySerialStop(h *history.History, in *encode.Inference, order []int32, p
 // returns errStopped.
 func inHalves(replay func(part, parts int32, quit *atomic.Bool) error, stop func() bool) error {
 	var errs [2]error
-	var quit atomic.Bool
-	var wg sync.WaitGroup
-	for part := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[part] = replay(int32(part), 2, &quit)
-		}()
+	if parallel.Run(2, func(i int, quit *atomic.Bool) { errs[i] = replay(int32(i), 2, quit) }, stop) {
+		return errStopped
 	}
-	if stop != nil {
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-	wait:
-		for {
-			select {
-			case <-done:
-				break wait
-			case <-tick.C:
-				if stop() {
-					quit.Store(true)
-					<-done
-					return errStopped
-				}
-			}
-		}
-	}
-	wg.Wait()
 	return cmp.Or(errs[0], errs[1])
 }
 

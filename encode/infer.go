@@ -8,11 +8,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"doppel/history"
+	"doppel/internal/parallel"
 )
 
 // Read is one committed, known read of a key.
@@ -363,37 +362,12 @@ func inParts(n int, part func(i int, quit func(int) bool) bool, stopped func(int
 	if n == 1 {
 		return part(0, stopped)
 	}
-	var quitting atomic.Bool
-	quit := func(i int) bool { return i&(stopEvery-1) == 0 && quitting.Load() }
 	done := make([]bool, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done[i] = part(i, quit)
-		}()
+	if parallel.Run(n, func(i int, quitting *atomic.Bool) {
+		done[i] = part(i, func(j int) bool { return j&(stopEvery-1) == 0 && quitting.Load() })
+	}, stop) {
+		return false
 	}
-	if stop != nil {
-		finished := make(chan struct{})
-		go func() { wg.Wait(); close(finished) }()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-	wait:
-		for {
-			select {
-			case <-finished:
-				break wait
-			case <-tick.C:
-				if stop() {
-					quitting.Store(true)
-					<-finished
-					return false
-				}
-			}
-		}
-	}
-	wg.Wait()
 	return !slices.Contains(done, false)
 }
 
