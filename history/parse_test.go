@@ -642,25 +642,7 @@ func TestLongReads(t *testing.T) {
 			Event{Index: int64(2 * i), Type: TypeInvoke, Process: int64(i % 3), Value: []Op{{Key: int64(i % 7)}, ops[1]}},
 			Event{Index: int64(2*i + 1), Type: TypeOK, Process: int64(i % 3), Value: ops})
 	}
-	h, err := FromEvents(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "long.edn")
-	var buf bytes.Buffer
-	for i := range events {
-		if err := WriteEDN(&buf, &events[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hf, err := ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []*History{h, hf} {
+	for _, g := range bothWays(t, events) {
 		if len(g.Txns) != len(want) {
 			t.Fatalf("%d transactions, want %d", len(g.Txns), len(want))
 		}
@@ -716,25 +698,7 @@ func TestSharedReads(t *testing.T) {
 			Event{Index: int64(2 * i), Type: TypeInvoke, Process: int64(i % 3), Value: []Op{{Key: int64(k)}, ops[1]}},
 			Event{Index: int64(2*i + 1), Type: TypeOK, Process: int64(i % 3), Value: ops})
 	}
-	h, err := FromEvents(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "shared.edn")
-	var buf bytes.Buffer
-	for i := range events {
-		if err := WriteEDN(&buf, &events[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hf, err := ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []*History{h, hf} {
+	for _, g := range bothWays(t, events) {
 		total := 0
 		for i, w := range want {
 			got := g.ReadList(&g.TxnOps(i)[0])
@@ -752,4 +716,29 @@ func TestSharedReads(t *testing.T) {
 			t.Errorf("%d read values stored for %d in reads: reads are not shared", len(g.ReadValues), total)
 		}
 	}
+}
+
+// bothWays builds the history of events through the builder alone and through the
+// file parser (which reserves room from the file's size).
+func bothWays(t *testing.T, events []Event) []*History {
+	t.Helper()
+	h, err := FromEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "h.edn")
+	var buf bytes.Buffer
+	for i := range events {
+		if err := WriteEDN(&buf, &events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hf, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []*History{h, hf}
 }
