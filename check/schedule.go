@@ -214,12 +214,11 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 	}
 	// Order edges between transactions that may run, in CSR form.
 	r.succStart = make([]int32, n+1)
+	if slices.ContainsFunc(orderEdges, func(e encode.Edge) bool { return e.IsRealtimeGuide() }) {
+		r.gateRealtime()
+	}
 	usable := func(e *encode.Edge) bool {
-		if e.IsRealtimeGuide() {
-			r.gateRealtime()
-			return false
-		}
-		return (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 &&
+		return !e.IsRealtimeGuide() && (e.Kind == encode.Process || e.Kind == encode.Realtime) && e.G0 == e.G1 &&
 			e.From < n && e.To < n && commit[e.From] != encode.NotCommitted && commit[e.To] != encode.NotCommitted
 	}
 	for i := range orderEdges {
@@ -234,7 +233,7 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 	r.succ = make([]int32, r.succStart[n])
 	fill := append([]int32(nil), r.succStart[:n]...)
 	for i := range orderEdges {
-		if e := &orderEdges[i]; !e.IsRealtimeGuide() && usable(e) {
+		if e := &orderEdges[i]; usable(e) {
 			r.succ[fill[e.From]] = e.To
 			fill[e.From]++
 		}
