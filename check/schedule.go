@@ -138,6 +138,12 @@ type replay struct {
 	valueClass               []uint64
 	classStart               []int32 // per key: its first class; classStart[k+1] ends it
 	classDemand, classSupply []int32
+	// wholeRead, under real-time order: per key, the earliest completion of a
+	// committed read of its whole trace (MaxInt32 none). A committed writer invoked
+	// after it appends past the trace, so it supplies none of the trace's values:
+	// counted, it would make an optional writer that must fill a position look like a
+	// thief of it. nil without real-time order.
+	wholeRead []int32
 
 	ready    txnHeap
 	deferred []int32
@@ -419,6 +425,20 @@ func (r *replay) countValues() {
 	}
 	r.classDemand = make([]int32, len(r.valueClass))
 	r.classSupply = make([]int32, len(r.valueClass))
+	if r.rtGateStart != nil {
+		r.wholeRead = make([]int32, len(in.Keys))
+		for k := range r.wholeRead {
+			r.wholeRead[k] = math.MaxInt32
+		}
+		for ri := range in.Reads {
+			rd := &in.Reads[ri]
+			tx := &r.h.Txns[rd.Txn]
+			if r.optionalKey[rd.Key] && rd.Len == int32(len(in.Keys[rd.Key].Trace)) && tx.Status == history.OK &&
+				tx.Complete >= 0 && r.commit[rd.Txn] == encode.Committed {
+				r.wholeRead[rd.Key] = min(r.wholeRead[rd.Key], tx.Complete)
+			}
+		}
+	}
 	for k := range in.Keys {
 		if !r.optionalKey[k] {
 			continue
@@ -428,7 +448,7 @@ func (r *replay) countValues() {
 		}
 		for _, w := range in.Keys[k].Writers {
 			wr := &in.Writers[w]
-			if r.commit[wr.Txn] != encode.Committed {
+			if r.commit[wr.Txn] != encode.Committed || !r.suppliesTrace(wr.Txn, int32(k)) {
 				continue
 			}
 			for _, v := range in.WriterVals[wr.Start:wr.End] {
@@ -491,6 +511,9 @@ func (r *replay) settleCertain() {
 			changed = true
 			for _, w := range in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]] {
 				wr := &in.Writers[w]
+				if !r.suppliesTrace(t, wr.Key) {
+					continue
+				}
 				for _, v := range in.WriterVals[wr.Start:wr.End] {
 					if c := r.class(wr.Key, v); c >= 0 {
 						r.classSupply[c]++
@@ -513,6 +536,12 @@ func (r *replay) settleCertain() {
 	if cnt > 0 {
 		r.infoDuration = sum / cnt
 	}
+}
+
+// suppliesTrace reports whether a committed t's appends to key k may fill positions of
+// its trace (see wholeRead).
+func (r *replay) suppliesTrace(t, k int32) bool {
+	return r.wholeRead == nil || r.h.Txns[t].Invoke <= r.wholeRead[k]
 }
 
 // class returns the index of (key k, value v) in valueClass, -1 if v is not in k's
@@ -967,7 +996,7 @@ func (r *replay) install(t int32) {
 				if p := r.keys[k].pos; p < r.keys[k].n {
 					r.classDemand[r.class(k, r.traceAt[r.keys[k].base+p])]--
 				}
-				if c := r.class(k, op.Value); c >= 0 && r.commit[t] == encode.Committed {
+				if c := r.class(k, op.Value); c >= 0 && r.commit[t] == encode.Committed && r.suppliesTrace(t, k) {
 					r.classSupply[c]--
 				}
 			}

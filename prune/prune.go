@@ -173,10 +173,19 @@ func Run(in *encode.Inference, opts Options) *Result {
 	}
 	p := &pruner{in: in, h: in.H, opts: opts, win: encode.NewWindows(len(in.Writers)), res: &Result{}}
 	p.res.Win = p.win
+	// The limits hold in every phase: expired, the windows so far are returned (wider
+	// than they could be, never narrower: every narrowing step is sound), and the
+	// caller finds the deadline passed.
+	if p.expired() {
+		return p.res
+	}
 	p.build()
+	if p.expired() {
+		return p.res
+	}
 	p.run()
 	p.allow()
-	if p.res.Contradiction == nil && !p.res.KeyUnsat {
+	if p.res.Contradiction == nil && !p.res.KeyUnsat && !p.expired() {
 		p.order()
 	}
 	return p.res
