@@ -332,13 +332,19 @@ func (p *pruner) build() {
 		}
 	}
 	p.nodes = p.nTN
+	// The static edges are sized up front (at a million transactions there are tens of
+	// millions, and every doubling of the slice is fresh memory): a key's chain has
+	// 3n+4, its boundaries at most n+1, a read at most two; order edges are added after.
+	size := len(p.static) + 2*len(in.Reads)
 	for k := range in.Keys {
 		p.thetaBase[k] = -1
 		if in.Keys[k].TraceBy >= 0 && !in.Keys[k].Bad {
 			p.thetaBase[k] = p.nodes
 			p.nodes += 2 * (int32(len(in.Keys[k].Trace)) + 2) // pre and post of θ(x,0..n+1)
+			size += 4*len(in.Keys[k].Trace) + 5
 		}
 	}
+	p.static = slices.Grow(p.static, size-len(p.static))
 	p.state = make([]encode.KeyState, len(in.Keys))
 	p.dirty = make([]bool, len(in.Keys))
 	p.touched = make([]bool, len(in.Keys))
@@ -364,6 +370,9 @@ func (p *pruner) build() {
 			}
 		}
 		p.dirty[k] = true
+	}
+	if p.expired() {
+		return // Run returns the windows as they are
 	}
 	// A length some transaction read, or where a block is pinned, is a boundary: the
 	// transaction crossing it is not the one crossing the next.
@@ -436,6 +445,9 @@ func (p *pruner) build() {
 			edge{from: b + 2*r.Len + 1, to: p.startN(r.Txn), kind: eReadAfter, key: r.Key, aux: int32(ri)},
 			edge{from: p.startN(r.Txn), to: b + 2*r.Len + 2, kind: eReadBefore, key: r.Key, aux: int32(ri)})
 	}
+	if p.expired() {
+		return
+	}
 	if p.opts.Level.Process || p.opts.Level.Realtime {
 		commit := make([]encode.Commit, p.nTxn)
 		for t := range commit {
@@ -445,7 +457,9 @@ func (p *pruner) build() {
 		}
 		pr := &encode.Problem{In: in, Commit: commit}
 		if p.opts.Level.Process {
-			for _, e := range pr.ProcessEdges() {
+			edges := pr.ProcessEdges()
+			p.static = slices.Grow(p.static, len(edges))
+			for _, e := range edges {
 				// Split (strong session snapshot isolation), a commit precedes the next start.
 				p.static = append(p.static, edge{from: p.commitN(e.From), to: p.startN(e.To), kind: eProcess, key: -1, aux: -1})
 			}
@@ -459,7 +473,9 @@ func (p *pruner) build() {
 					commit[t] = encode.MayCommit
 				}
 			}
-			for _, e := range pr.RealtimeEdges() {
+			edges := pr.RealtimeEdges()
+			p.static = slices.Grow(p.static, len(edges))
+			for _, e := range edges {
 				p.static = append(p.static, edge{from: p.commitN(e.From), to: p.startN(e.To), kind: eRealtime, key: -1, aux: -1})
 			}
 		}
@@ -578,12 +594,20 @@ func (p *pruner) run() {
 				return
 			}
 		}
+		// Each of these passes visits every edge (tens of millions at a million
+		// transactions): the limits are asked between them.
 		all = p.windowEdges(append(all[:0], p.static...))
+		if p.expired() {
+			return
+		}
 		p.csr(all)
-		if cyc := p.sortTopo(all); cyc {
+		if cyc := p.sortTopo(all); cyc || p.expired() {
 			return
 		}
 		p.rankGraph(all)
+		if p.expired() {
+			return
+		}
 		keys := p.openKeys()
 		if round >= 2 {
 			// By now a key's passes rarely narrow anything unless its own writers moved.
