@@ -236,3 +236,28 @@ func TestRepairProvesStrictCommitAnywhereWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestRankedReplayProvesStrict: commit-anywhere windows (as above), seed 70: the replay
+// guided by real time gets stuck and its repairs stall, while the unguided replay runs
+// through; the guided replay ranked by the unguided order (scheduleRanked) must prove
+// strict serializability with the narrowing off and the solver capped at one
+// conflict. Unknown before.
+func TestRankedReplayProvesStrict(t *testing.T) {
+	spec := workload.DefaultSpec()
+	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, 70
+	bld := history.NewBuilder("window")
+	if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{"strict-serializable"}, MaxConflicts: 1, Timeout: 30 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.Replayed == 0 || res.Stats.ReplayRejected != 0 {
+		t.Errorf("%v, %d replayed, %d replays rejected; want valid by a replay, none rejected", res.Valid, res.Stats.Replayed, res.Stats.ReplayRejected)
+	}
+}
