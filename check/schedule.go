@@ -115,6 +115,10 @@ type replay struct {
 
 	// win, when set, bounds where each :ok writer's block may start.
 	win *encode.Windows
+	// rank, when set (and win is not), orders ready transactions instead of their
+	// intervals: each one's position in a serial order of the same history found
+	// without order constraints (see scheduleRanked).
+	rank []int64
 	// avoid holds (writer, position) pairs a earlier replay of the same history got stuck
 	// after (see blame): the writer's block does not start there. nil: none.
 	avoid map[uint64]bool
@@ -788,6 +792,9 @@ func (r *replay) resolve(t int32) {
 // windows, earliest deadline first: readers that append nothing first (running a ready
 // one never hurts), then writers by how few positions their tightest window leaves.
 func (r *replay) prio(t int32) int64 {
+	if r.rank != nil && r.win == nil {
+		return r.rank[t]
+	}
 	if r.win != nil {
 		slack := int64(1 << 20)
 		appends := false
