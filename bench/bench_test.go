@@ -234,7 +234,7 @@ func TestHardScenarios(t *testing.T) {
 	want := []string{
 		"dupkeys-k10v2-350-s1", "dupkeys-k10v2-10k-s3", "window-v3-500-s1", "window-v3-10k-s2",
 		"info2-20k", "info2-100k", "info2-1m", "inject-write-skew-1k", "inject-lost-update-10k",
-		"inject-g-single-100k", "mariadb-kill-conn",
+		"inject-g-single-100k", "mariadb-kill-conn", "postgres-rc-kill-conn",
 	}
 	for _, name := range want {
 		sc, ok := Find(name)
@@ -262,9 +262,11 @@ func TestHardScenarios(t *testing.T) {
 			t.Errorf("%s: expected verdicts %v", name, sc.ExpectValid)
 		}
 	}
-	sc, _ := Find("mariadb-kill-conn")
-	if _, err := findUpward(sc.File); err != nil {
-		t.Error(err)
+	for _, name := range []string{"mariadb-kill-conn", "postgres-rc-kill-conn"} {
+		sc, _ := Find(name)
+		if _, err := findUpward(sc.File); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
