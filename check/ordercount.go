@@ -713,24 +713,30 @@ func dedupTxns(ts []int32) []int32 {
 
 // proveByOrderCount runs the order count for each per-read model of names with
 // process order that nothing found so far refutes, and reports an anomaly for each it
-// refutes (counting for that model and those whose graph contains its graph).
-func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
+// refutes (counting for that model and those whose graph contains its graph). With
+// narrow, where the count alone finds nothing, the thresholds of every key narrow its
+// bounds first (prune's per-read level): a contradiction there is a proof too. The
+// count alone is a linear pass per key; the narrowing can take most of the time at
+// 100,000 transactions, so the serial search runs between the two (decideWeak).
+func (c *checker) proveByOrderCount(in *encode.Inference, names []string, narrow bool) {
 	for _, m := range names {
 		spec := models[m]
 		if !spec.perRead || spec.single || !spec.process || c.budget.out() || len(c.forbiddenFound(m)) > 0 {
 			continue
 		}
-		c.progress("counting positions under process order")
-		typ, order := "G1c-process", "process"
+		typ := "G1c-process"
 		if spec.realtime {
-			typ, order = "G1c-realtime", "process or real-time"
+			typ = "G1c-realtime"
 		}
-		short := orderCount(c.h, in, spec.realtime, nil, c.budget.stop)
-		if short == nil && !c.budget.out() && !c.opts.Solver.NoPrune {
-			// The bounds above come from one key's reads and process (real-time) order;
-			// the thresholds of every key narrow them through the other keys' reads and
-			// appends (prune's per-read level). A contradiction there is a proof, and
-			// the windows it leaves are sound bounds for the count.
+		var short *orderShort
+		if !narrow {
+			c.progress("counting positions under process order")
+			short = orderCount(c.h, in, spec.realtime, nil, c.budget.stop)
+		} else if !c.budget.out() && !c.opts.Solver.NoPrune {
+			// The count's bounds come from one key's reads and process (real-time)
+			// order; the thresholds of every key narrow them through the other keys'
+			// reads and appends. A contradiction there is a proof, and the windows it
+			// leaves are sound bounds for the count.
 			c.progress("narrowing read by read for " + m)
 			t0 := time.Now()
 			pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: spec.realtime, PerRead: true},
@@ -768,21 +774,29 @@ func (c *checker) proveByOrderCount(in *encode.Inference, names []string) {
 				}
 			}
 		}
-		if short == nil {
-			continue
+		if short != nil {
+			c.addOrderCount(in, m, short)
 		}
-		a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[short.Key]}
-		for i, t := range short.Txns {
-			if i < 8 {
-				a.Txns = append(a.Txns, c.txnRef(t))
-			}
-		}
-		key := &in.Keys[short.Key]
-		a.OrderCount = newOrderCount(c.h, short, key.Trace, in.Reads[key.TraceBy].Txn, order)
-		a.Explanation = a.OrderCount.text(c.h, key.Trace, order)
-		a.seed = short.Seed
-		c.addAnomaly(a)
 	}
+}
+
+// addOrderCount reports the order count's proof that model m does not hold.
+func (c *checker) addOrderCount(in *encode.Inference, m string, short *orderShort) {
+	typ, order := "G1c-process", "process"
+	if models[m].realtime {
+		typ, order = "G1c-realtime", "process or real-time"
+	}
+	a := Anomaly{Type: typ, Model: m, Key: c.h.Keys[short.Key]}
+	for i, t := range short.Txns {
+		if i < 8 {
+			a.Txns = append(a.Txns, c.txnRef(t))
+		}
+	}
+	key := &in.Keys[short.Key]
+	a.OrderCount = newOrderCount(c.h, short, key.Trace, in.Reads[key.TraceBy].Txn, order)
+	a.Explanation = a.OrderCount.text(c.h, key.Trace, order)
+	a.seed = short.Seed
+	c.addAnomaly(a)
 }
 
 // OrderCount is an order count's proof (G1c-process, G1c-realtime), structured: key

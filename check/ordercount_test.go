@@ -37,7 +37,7 @@ func TestOrderCountIsSound(t *testing.T) {
 				}
 				short := orderCount(h, in, models[m].realtime, nil, nil)
 				if short == nil {
-					// Then as proveByOrderCount goes on: the thresholds read by read, and the
+					// Then as proveByOrderCount goes on with narrow: the thresholds read by read, and the
 					// count again within their windows.
 					pr := prune.Run(in, prune.Options{Level: prune.Level{Process: true, Realtime: models[m].realtime, PerRead: true}})
 					if pr.Contradiction != nil {

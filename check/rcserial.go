@@ -10,6 +10,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/internal/ordersearch"
 )
 
 // The serial search for strong-session and strong read committed (DESIGN.md, "The
@@ -34,8 +35,8 @@ import (
 // the search gives up and the other phases go on.
 const rcSerialMaxStates = 1 << 23
 
-// rcSerialMemoBytes bounds the memory of the failed states remembered (about 70 bytes
-// each with 10 processes).
+// rcSerialMemoBytes bounds the memory of the failed states remembered (about 35 bytes
+// each with 10 processes: the key, its end in the arena and two hash slots).
 const rcSerialMemoBytes = 768 << 20
 
 // rcRead is a read's constraint on the key's length when its transaction runs: at
@@ -58,13 +59,12 @@ type rcSerial struct {
 	// straddle: writers whose block may run past the trace: their own read, which
 	// shows part of their appends, is the trace.
 	straddle map[int32]bool
+	place    []int32 // per transaction: its chain
+	total    int     // :ok transactions
 	order    []int32
-	failed   map[string]struct{}
-	memo     int
+	saved    []int32 // the lengths of the keys of the transactions in order, before each ran
 	states   int
-	steps    int
 	stop     func() bool
-	buf      []byte
 	deepest  int
 	deepHead []int32
 	deepPos  []int32
@@ -81,7 +81,7 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 		}
 	}
 	n := len(h.Txns)
-	s := &rcSerial{h: h, in: in, realtime: realtime, stop: stop, failed: map[string]struct{}{},
+	s := &rcSerial{h: h, in: in, realtime: realtime, stop: stop,
 		reads: make([][]rcRead, n), writers: make([][]int32, n), pos: make([]int32, len(in.Keys)), cut: make([][]int32, len(in.Keys))}
 	var ownEnds [][2]int32 // (transaction, key): its read shows the whole trace, its own appends last
 	for k := range in.Keys {
@@ -148,6 +148,13 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 		return nil
 	}
 	s.head = make([]int32, len(s.chains))
+	s.place = make([]int32, n)
+	for c, ch := range s.chains {
+		for _, t := range ch {
+			s.place[t] = int32(c)
+		}
+		s.total += len(ch)
+	}
 	return s
 }
 
@@ -243,144 +250,102 @@ func (s *rcSerial) free(t int32) bool {
 	return true
 }
 
-// apply runs t (fits(t) holds); undo reverts it.
-func (s *rcSerial) apply(t int32) {
+// The search (internal/ordersearch) moves through these: a process's next transaction
+// runs when it fits, and is undone from the lengths saved before it ran.
+
+// Candidates appends the processes whose next transaction can run now, earliest
+// invocation first; only one when a transaction that changes no list can run.
+func (s *rcSerial) Candidates(buf []int32) []int32 {
+	from := len(buf)
+	inv := func(c int32) int32 { return s.h.Txns[s.chains[c][s.head[c]]].Invoke }
+	minComp := int32(-1)
+	if s.realtime {
+		for c, ch := range s.chains {
+			if int(s.head[c]) < len(ch) {
+				if cp := s.h.Txns[ch[s.head[c]]].Complete; cp >= 0 && (minComp < 0 || cp < minComp) {
+					minComp = cp
+				}
+			}
+		}
+	}
+	for c, ch := range s.chains {
+		if int(s.head[c]) >= len(ch) {
+			continue
+		}
+		if iv := inv(int32(c)); minComp >= 0 && iv >= 0 && minComp < iv {
+			continue // a transaction that completed before it was invoked has not run
+		}
+		if t := ch[s.head[c]]; s.fits(t) {
+			if s.free(t) {
+				// Changing no list, it is best run at once: any order that runs it
+				// later still works with it moved here (its reads hold now and only
+				// grow; its process and real-time successors come later anyway).
+				return append(buf[:from], int32(c))
+			}
+			buf = append(buf, int32(c))
+		}
+	}
+	cands := buf[from:]
+	sort.Slice(cands, func(i, j int) bool { return inv(cands[i]) < inv(cands[j]) })
+	return buf
+}
+
+// Run runs process c's next transaction (Candidates found that it fits).
+func (s *rcSerial) Run(c int32) bool {
+	t := s.chains[c][s.head[c]]
 	for _, wi := range s.writers[t] {
 		w := &s.in.Writers[wi]
+		s.saved = append(s.saved, s.pos[w.Key])
 		if n := int32(len(s.in.Keys[w.Key].Trace)); s.pos[w.Key] < n {
 			s.pos[w.Key] = min(n, s.pos[w.Key]+w.End-w.Start)
 		}
 	}
+	s.head[c]++
+	s.order = append(s.order, t)
+	if len(s.order) > s.deepest {
+		s.deepest = len(s.order)
+		s.deepHead = append(s.deepHead[:0], s.head...)
+		s.deepPos = append(s.deepPos[:0], s.pos...)
+	}
+	return true
 }
 
-func (s *rcSerial) undo(t int32, pos []int32) {
-	for _, wi := range s.writers[t] {
-		k := s.in.Writers[wi].Key
-		s.pos[k] = pos[k]
+// Undo reverts the last transaction run.
+func (s *rcSerial) Undo() {
+	t := s.order[len(s.order)-1]
+	s.order = s.order[:len(s.order)-1]
+	c := s.place[t]
+	s.head[c]--
+	ws := s.writers[t]
+	for i := len(ws) - 1; i >= 0; i-- {
+		s.pos[s.in.Writers[ws[i]].Key] = s.saved[len(s.saved)-1]
+		s.saved = s.saved[:len(s.saved)-1]
 	}
 }
 
-func (s *rcSerial) stateKey() string {
-	buf := s.buf[:0]
+// Done reports whether every :ok transaction has run.
+func (s *rcSerial) Done() bool { return len(s.order) == s.total }
+
+// State is how far each process got (it fixes every key's length).
+func (s *rcSerial) State(buf []byte) []byte {
 	for _, hd := range s.head {
 		buf = binary.AppendUvarint(buf, uint64(hd))
 	}
-	s.buf = buf
-	return string(buf)
+	return buf
 }
 
 // run reports Valid (s.order runs every transaction), Invalid (no order does) or
 // Unknown (stopped, or too many states).
 func (s *rcSerial) run() Validity {
-	type frame struct {
-		cands []int32
-		next  int
-		saved []int32 // the keys' lengths before the candidate ran (its keys only)
-	}
-	inv := func(c int32) int32 { return s.h.Txns[s.chains[c][s.head[c]]].Invoke }
-	candidates := func() []int32 {
-		var cands []int32
-		minComp := int32(-1)
-		if s.realtime {
-			for c, ch := range s.chains {
-				if int(s.head[c]) < len(ch) {
-					if cp := s.h.Txns[ch[s.head[c]]].Complete; cp >= 0 && (minComp < 0 || cp < minComp) {
-						minComp = cp
-					}
-				}
-			}
-		}
-		for c, ch := range s.chains {
-			if int(s.head[c]) >= len(ch) {
-				continue
-			}
-			if iv := inv(int32(c)); minComp >= 0 && iv >= 0 && minComp < iv {
-				continue // a transaction that completed before it was invoked has not run
-			}
-			if t := ch[s.head[c]]; s.fits(t) {
-				if s.free(t) {
-					// Changing no list, it is best run at once: any order that runs it
-					// later still works with it moved here (its reads hold now and only
-					// grow; its process and real-time successors come later anyway).
-					return []int32{int32(c)}
-				}
-				cands = append(cands, int32(c))
-			}
-		}
-		sort.Slice(cands, func(i, j int) bool { return inv(cands[i]) < inv(cands[j]) })
-		return cands
-	}
-	total := 0
-	for _, ch := range s.chains {
-		total += len(ch)
-	}
-	if total == 0 {
+	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: rcSerialMaxStates, MaxBytes: rcSerialMemoBytes, Stop: s.stop})
+	s.states = r.States
+	switch r.Outcome {
+	case ordersearch.Found:
 		return Valid
+	case ordersearch.Exhausted:
+		return Invalid
 	}
-	saved := make([]int32, len(s.pos))
-	stack := []frame{{cands: candidates()}}
-	for len(stack) > 0 {
-		if s.steps++; s.steps&1023 == 0 && s.stop != nil && s.stop() {
-			return Unknown
-		}
-		f := &stack[len(stack)-1]
-		if f.next > 0 {
-			c := f.cands[f.next-1]
-			s.head[c]--
-			t := s.chains[c][s.head[c]]
-			copy(saved, s.pos)
-			for i, wi := range s.writers[t] {
-				saved[s.in.Writers[wi].Key] = f.saved[i]
-			}
-			s.undo(t, saved)
-			s.order = s.order[:len(s.order)-1]
-		}
-		ran := false
-		for f.next < len(f.cands) {
-			c := f.cands[f.next]
-			f.next++
-			t := s.chains[c][s.head[c]]
-			f.saved = f.saved[:0]
-			for _, wi := range s.writers[t] {
-				f.saved = append(f.saved, s.pos[s.in.Writers[wi].Key])
-			}
-			s.apply(t)
-			s.head[c]++
-			s.order = append(s.order, t)
-			if len(s.order) > s.deepest {
-				s.deepest = len(s.order)
-				s.deepHead = append(s.deepHead[:0], s.head...)
-				s.deepPos = append(s.deepPos[:0], s.pos...)
-			}
-			if len(s.order) == total {
-				return Valid
-			}
-			if _, seen := s.failed[s.stateKey()]; seen {
-				s.head[c]--
-				copy(saved, s.pos)
-				for i, wi := range s.writers[t] {
-					saved[s.in.Writers[wi].Key] = f.saved[i]
-				}
-				s.undo(t, saved)
-				s.order = s.order[:len(s.order)-1]
-				continue
-			}
-			ran = true
-			break
-		}
-		if ran {
-			stack = append(stack, frame{cands: candidates()})
-			continue
-		}
-		stack = stack[:len(stack)-1]
-		key := s.stateKey()
-		s.memo += len(key) + 48
-		if s.states++; s.memo > rcSerialMemoBytes || s.states > rcSerialMaxStates {
-			return Unknown
-		}
-		s.failed[key] = struct{}{}
-	}
-	return Invalid
+	return Unknown
 }
 
 // proveBySerialSearch decides the per-read models of names with process order that

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"doppel/history"
+	"doppel/internal/ordersearch"
 )
 
 // The serial search (DESIGN.md, "Read uncommitted", "Deciding"): an exact decision of
@@ -58,14 +59,12 @@ type serialSearch struct {
 	pos      []int32 // per key: positions filled
 	full     []bool
 	unp      [][]int32 // per key, per local value: appends left out (full keys)
-	failed   map[string]struct{}
-	memo     int
-	buf      []byte
 	stop     func() bool
-	steps    int
-	stopped  bool
-	order    []int32 // writers run, in order
-	deepest  int     // the most writers any order ran
+	chainOf  []int32        // per writer: its chain
+	undo     []serialAction // what the writers in order changed
+	marks    []int32        // per writer in order: where its actions start in undo
+	order    []int32        // writers run, in order
+	deepest  int            // the most writers any order ran
 	// At the deepest state: each process's next writer and each key's position.
 	deepHead []int32
 	deepPos  []int32
@@ -106,7 +105,7 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 			}
 		}
 	}
-	s := &serialSearch{h: h, realtime: realtime, stop: stop, failed: map[string]struct{}{}}
+	s := &serialSearch{h: h, realtime: realtime, stop: stop}
 	keyIdx := make([]int32, nkeys)
 	local := make([]map[int32]int32, 0)
 	for k := range keyIdx {
@@ -209,6 +208,12 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 		return nil
 	}
 	s.head = make([]int32, len(s.chains))
+	s.chainOf = make([]int32, len(s.writers))
+	for c, ch := range s.chains {
+		for _, w := range ch {
+			s.chainOf[w] = int32(c)
+		}
+	}
 	s.pos = make([]int32, len(s.keys))
 	s.full = make([]bool, len(s.keys))
 	s.unp = make([][]int32, len(s.keys))
@@ -218,124 +223,102 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 	return s
 }
 
-// run reports Valid (s.order is an order that runs every key), Invalid (none does) or
-// Unknown (stopped, or too many states to remember).
-func (s *serialSearch) run() Verdict {
-	type frame struct {
-		cands   []int32 // chains whose head may run, by its invocation
-		next    int
-		actions int // len(undo) before the current candidate ran
-	}
-	var stack []frame
-	var undo []serialAction
-	var cands []int32
-	candidates := func() []int32 {
-		cands = cands[:0]
-		minComp := int32(-1)
-		if s.realtime {
-			for c, ch := range s.chains {
-				if int(s.head[c]) < len(ch) {
-					if cp := s.comp[ch[s.head[c]]]; cp >= 0 && (minComp < 0 || cp < minComp) {
-						minComp = cp
-					}
+// The search (internal/ordersearch) moves through these: a process's next writer runs
+// when every key it appends to takes it, and is undone from the actions recorded.
+
+// Candidates appends the processes whose next writer may run (real time allowing),
+// earliest invocation first.
+func (s *serialSearch) Candidates(buf []int32) []int32 {
+	from := len(buf)
+	minComp := int32(-1)
+	if s.realtime {
+		for c, ch := range s.chains {
+			if int(s.head[c]) < len(ch) {
+				if cp := s.comp[ch[s.head[c]]]; cp >= 0 && (minComp < 0 || cp < minComp) {
+					minComp = cp
 				}
 			}
 		}
-		for c, ch := range s.chains {
-			if int(s.head[c]) >= len(ch) {
-				continue
-			}
-			w := ch[s.head[c]]
-			if minComp >= 0 && s.inv[w] >= 0 && minComp < s.inv[w] {
-				continue // a writer that completed before it was invoked has not run
-			}
-			cands = append(cands, int32(c))
-		}
-		sort.Slice(cands, func(i, j int) bool {
-			a, b := s.chains[cands[i]][s.head[cands[i]]], s.chains[cands[j]][s.head[cands[j]]]
-			return s.inv[a] < s.inv[b]
-		})
-		return slices.Clone(cands)
 	}
-	done := func() bool {
-		for c, ch := range s.chains {
-			if int(s.head[c]) < len(ch) {
-				return false
-			}
-		}
-		for k := range s.keys {
-			if int(s.pos[k]) < len(s.ls[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	if done() {
-		return Valid
-	}
-	stack = append(stack, frame{cands: candidates()})
-	for len(stack) > 0 {
-		if s.steps++; s.steps&1023 == 0 && s.stop != nil && s.stop() {
-			s.stopped = true
-			return Unknown
-		}
-		f := &stack[len(stack)-1]
-		if f.next > 0 {
-			// Undo the candidate tried last.
-			c := f.cands[f.next-1]
-			s.undoTo(undo[f.actions:])
-			undo = undo[:f.actions]
-			s.head[c]--
-			s.order = s.order[:len(s.order)-1]
-		}
-		ran := false
-		for f.next < len(f.cands) {
-			c := f.cands[f.next]
-			f.next++
-			w := s.chains[c][s.head[c]]
-			f.actions = len(undo)
-			var ok bool
-			if undo, ok = s.apply(w, undo); !ok {
-				s.undoTo(undo[f.actions:])
-				undo = undo[:f.actions]
-				continue
-			}
-			s.head[c]++
-			s.order = append(s.order, w)
-			if len(s.order) > s.deepest {
-				s.deepest = len(s.order)
-				s.deepHead = append(s.deepHead[:0], s.head...)
-				s.deepPos = append(s.deepPos[:0], s.pos...)
-				s.deepFull = append(s.deepFull[:0], s.full...)
-			}
-			if done() {
-				return Valid
-			}
-			key := s.stateKey()
-			if _, seen := s.failed[key]; seen {
-				s.undoTo(undo[f.actions:])
-				undo = undo[:f.actions]
-				s.head[c]--
-				s.order = s.order[:len(s.order)-1]
-				continue
-			}
-			ran = true
-			break
-		}
-		if ran {
-			stack = append(stack, frame{cands: candidates()})
+	for c, ch := range s.chains {
+		if int(s.head[c]) >= len(ch) {
 			continue
 		}
-		// Every candidate failed: so does this state.
-		stack = stack[:len(stack)-1]
-		key := s.stateKey()
-		s.memo += len(key) + 48
-		if s.states++; s.memo > serialMemoBytes || s.states > serialMaxStates {
-			return Unknown
+		w := ch[s.head[c]]
+		if minComp >= 0 && s.inv[w] >= 0 && minComp < s.inv[w] {
+			continue // a writer that completed before it was invoked has not run
 		}
-		s.failed[key] = struct{}{}
+		buf = append(buf, int32(c))
 	}
-	return Invalid
+	cands := buf[from:]
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := s.chains[cands[i]][s.head[cands[i]]], s.chains[cands[j]][s.head[cands[j]]]
+		return s.inv[a] < s.inv[b]
+	})
+	return buf
+}
+
+// Run runs process c's next writer on every key it appends to; false when some key
+// cannot take it.
+func (s *serialSearch) Run(c int32) bool {
+	w := s.chains[c][s.head[c]]
+	mark := len(s.undo)
+	var ok bool
+	if s.undo, ok = s.apply(w, s.undo); !ok {
+		s.undoTo(s.undo[mark:])
+		s.undo = s.undo[:mark]
+		return false
+	}
+	s.marks = append(s.marks, int32(mark))
+	s.head[c]++
+	s.order = append(s.order, w)
+	if len(s.order) > s.deepest {
+		s.deepest = len(s.order)
+		s.deepHead = append(s.deepHead[:0], s.head...)
+		s.deepPos = append(s.deepPos[:0], s.pos...)
+		s.deepFull = append(s.deepFull[:0], s.full...)
+	}
+	return true
+}
+
+// Undo reverts the last writer run.
+func (s *serialSearch) Undo() {
+	w := s.order[len(s.order)-1]
+	s.order = s.order[:len(s.order)-1]
+	mark := s.marks[len(s.marks)-1]
+	s.marks = s.marks[:len(s.marks)-1]
+	s.undoTo(s.undo[mark:])
+	s.undo = s.undo[:mark]
+	s.head[s.chainOf[w]]--
+}
+
+// Done reports whether every writer has run and every key is full.
+func (s *serialSearch) Done() bool {
+	for c, ch := range s.chains {
+		if int(s.head[c]) < len(ch) {
+			return false
+		}
+	}
+	for k := range s.keys {
+		if int(s.pos[k]) < len(s.ls[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// run reports Valid (s.order is an order that runs every key), Invalid (none does) or
+// Unknown (stopped, or too many states to remember).
+func (s *serialSearch) run() Verdict {
+	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: serialMaxStates, MaxBytes: serialMemoBytes, Stop: s.stop})
+	s.states = r.States
+	switch r.Outcome {
+	case ordersearch.Found:
+		return Valid
+	case ordersearch.Exhausted:
+		return Invalid
+	}
+	return Unknown
 }
 
 // apply runs writer w on every key it appends to, recording in undo what it changed;
@@ -420,11 +403,10 @@ func (s *serialSearch) undoTo(actions []serialAction) {
 	}
 }
 
-// stateKey encodes what decides the rest of the search: how far each process got,
-// and for each full key what its late writers left out (an open key's position
-// follows from the processes').
-func (s *serialSearch) stateKey() string {
-	buf := s.buf[:0]
+// State encodes what decides the rest of the search: how far each process got, and
+// for each full key what its late writers left out (an open key's position follows
+// from the processes').
+func (s *serialSearch) State(buf []byte) []byte {
 	for _, hd := range s.head {
 		buf = binary.AppendUvarint(buf, uint64(hd))
 	}
@@ -437,8 +419,7 @@ func (s *serialSearch) stateKey() string {
 			buf = binary.AppendUvarint(buf, uint64(c))
 		}
 	}
-	s.buf = buf
-	return string(buf)
+	return buf
 }
 
 // sameMultiset reports whether a (any order) holds the values of sorted.
