@@ -14,6 +14,7 @@ import (
 
 	"doppel/check"
 	"doppel/history"
+	"doppel/prune"
 )
 
 // reading is how the proof of docs/DESIGN.md ("Counterexamples") reads a model's reads
@@ -58,6 +59,12 @@ type cut struct {
 	// the key before its first append to it, or no read of the key before that append
 	// (build): the cut's lost updates are then the whole's.
 	firstReads bool
+	// confine: rule 10 keeps unpinned writers that the whole's windows at level
+	// confine to a stretch of positions; level's narrowing must keep every witness of
+	// the model (its models' orders are among the model's). Strong-session and strong
+	// read committed share one level, so that their rows stay equal.
+	confine bool
+	level   prune.Level
 }
 
 // cutModels are the models the cuts are proved sound for, each with what its proof
@@ -68,8 +75,8 @@ type cut struct {
 // rows are equal (report.go).
 var cutModels = map[string]cut{
 	"read-committed":                {reading: perRead},
-	"strong-session-read-committed": {reading: perRead},
-	"strong-read-committed":         {reading: perRead},
+	"strong-session-read-committed": {reading: perRead, confine: true, level: prune.Level{Process: true, PerRead: true}},
+	"strong-read-committed":         {reading: perRead, confine: true, level: prune.Level{Process: true, PerRead: true}},
 	// Decided as read committed: they forbid nothing more that a list-append history
 	// can show.
 	"monotonic-atomic-view":   {reading: perRead},
@@ -198,6 +205,10 @@ type shrinker struct {
 	bestBuilt cand // the candidate bestB was built from (best may drop transactions that left no op)
 	bestB     *built
 	bestRes   check.Result
+	// segments: per key, the stretches of positions the whole's windows confine their
+	// writers to (rule 10), computed once (segmentsDone) when a cut first needs them.
+	segments     []keySegments
+	segmentsDone bool
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
