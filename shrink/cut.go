@@ -73,6 +73,11 @@ type Prefix struct {
 type Span struct {
 	From int `json:"from"`
 	To   int `json:"to"`
+	// Writers are the :index of the transactions whose blocks make it up (rule 10),
+	// and Appends the values its :ok ones append: more than To-From+1 is the order count's
+	// pigeonhole, which no attribution of the whole allows.
+	Writers []int64 `json:"writers,omitempty"`
+	Appends int     `json:"appends,omitempty"`
 }
 
 // Fill is a run of positions of a key, past its prefix, that no kept writer's pinned
@@ -583,7 +588,11 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) (pr
 		for q := sg.a + 1; q <= sg.b && q <= longest; q++ {
 			covered[q] = true
 		}
-		confined = append(confined, Span{From: sg.a + 1, To: sg.b})
+		sp := Span{From: sg.a + 1, To: sg.b, Appends: sg.appends}
+		for _, t := range sg.writers {
+			sp.Writers = append(sp.Writers, h.Txns[t].Index)
+		}
+		confined = append(confined, sp)
 	}
 	for i := range ts {
 		if t := &ts[i]; !t.out && t.apps > 0 && t.start > 0 {

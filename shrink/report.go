@@ -210,10 +210,39 @@ func EDN(cx *Counterexample) string {
 	for _, line := range SyntheticText(cx.History, cx.Orig, cx.Prefixes) {
 		b.WriteString("; " + line + "\n")
 	}
+	for _, line := range ConfinedText(cx.Prefixes) {
+		b.WriteString("; " + line + "\n")
+	}
 	if err := history.WriteHistoryEDN(&b, h); err != nil {
 		fmt.Fprintf(&b, "; could not write the history: %v\n", err)
 	}
 	return b.String()
+}
+
+// ConfinedText says, one line per stretch of a key that rule 10 keeps, why its writers
+// are there and where they lie.
+func ConfinedText(prefixes []Prefix) []string {
+	var lines []string
+	for _, p := range prefixes {
+		for _, sp := range p.Confined {
+			names := make([]string, len(sp.Writers))
+			for i, ix := range sp.Writers {
+				names[i] = fmt.Sprintf("T%d", ix)
+			}
+			n := sp.To - sp.From + 1
+			where := fmt.Sprintf("positions %d-%d (counted from 1: %d positions)", sp.From, sp.To, n)
+			if n == 1 {
+				where = fmt.Sprintf("position %d (counted from 1: 1 position)", sp.From)
+			}
+			count := "they fill it exactly in every attribution that narrowing allows"
+			if sp.Appends > n {
+				count = fmt.Sprintf("their :ok ones append %d values and it has %d: no attribution allows that (the count, checkable by hand)", sp.Appends, n)
+			}
+			lines = append(lines, fmt.Sprintf("key %s, %s: the whole history's narrowing confines the blocks of %s (:ok ones: %d values) there, and no other writer's block can reach in, so all of them are kept, whether or not a read pins them (rule 10); %s",
+				p.Key, where, strings.Join(names, ", "), sp.Appends, count))
+		}
+	}
+	return lines
 }
 
 // SyntheticText says, one line per synthetic transaction of a cut, what it appends and

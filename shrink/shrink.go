@@ -345,6 +345,12 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		txns = slices.Compact(txns)
 		tiers = append(tiers, cand{txns: txns, keys: s.keysOf(txns)})
 	}
+	var around []cand
+	if txns := s.overfullSeed(); txns != nil {
+		// Rule 10's segment where the writers outnumber the positions, with what ran
+		// around it: tried before every transaction of the evidence's keys.
+		around = append(around, cand{txns: txns, keys: s.keysOf(txns)})
+	}
 	if len(seeds) > 0 {
 		first := tiers[0]
 		keys := map[int32]bool{}
@@ -360,7 +366,10 @@ func (s *shrinker) start(seeds [][]int32) bool {
 				}
 			}
 		}
+		tiers = append(tiers, around...)
 		tiers = append(tiers, cand{txns: txns, keys: first.keys})
+	} else {
+		tiers = append(tiers, around...)
 	}
 	// The whole, known not valid, is taken unchecked: the cut of every transaction and
 	// key is the history itself, except under read uncommitted (its longest reads only).

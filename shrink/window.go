@@ -16,6 +16,10 @@ import (
 type segment struct {
 	a, b    int
 	writers []int32 // the transactions (not :fail) whose blocks lie within it
+	// overfull: its :ok writers append more values than it has positions, which no
+	// witness allows (a pigeonhole of the order count, often): a place to start.
+	overfull bool
+	appends  int // the values its :ok writers append
 }
 
 // keySegments are one key's segments, and each writer's.
@@ -73,7 +77,7 @@ func segmentsOf(h *history.History, in *encode.Inference, win *encode.Windows) [
 		// its last one's end, or past every position (n+1) when it may be unobserved.
 		// It lies on both sides of every a strictly inside: a is not clean there.
 		diff := make([]int32, n+2)
-		var minStart, maxEnd, txns []int32
+		var minStart, maxEnd, txns, lens []int32
 		for _, w := range key.Writers {
 			wr := &in.Writers[w]
 			if wr.Status == history.Fail {
@@ -94,7 +98,7 @@ func segmentsOf(h *history.History, in *encode.Inference, win *encode.Windows) [
 			if first > last {
 				first = n
 			}
-			minStart, maxEnd, txns = append(minStart, first), append(maxEnd, end), append(txns, wr.Txn)
+			minStart, maxEnd, txns, lens = append(minStart, first), append(maxEnd, end), append(txns, wr.Txn), append(lens, wr.End-wr.Start)
 			if from, to := first+1, min(end-1, n); from <= to {
 				diff[from]++
 				diff[to+1]--
@@ -112,11 +116,16 @@ func segmentsOf(h *history.History, in *encode.Inference, win *encode.Windows) [
 		for i := 0; i+1 < len(clean); i++ {
 			a, b := clean[i], clean[i+1]
 			seg := segment{a: int(a), b: int(b)}
+			apps := int32(0)
 			for j := range minStart {
 				if minStart[j] >= a && maxEnd[j] <= b {
 					seg.writers = append(seg.writers, txns[j])
+					if h.Txns[txns[j]].Status == history.OK {
+						apps += lens[j]
+					}
 				}
 			}
+			seg.overfull, seg.appends = apps > b-a, int(apps)
 			if len(seg.writers) == 0 {
 				continue
 			}
@@ -126,6 +135,47 @@ func segmentsOf(h *history.History, in *encode.Inference, win *encode.Windows) [
 			ks.segs = append(ks.segs, seg)
 		}
 		out[k] = ks
+	}
+	return out
+}
+
+// overfullSeed is a first candidate for an order count's violation that rule 10 can
+// keep small: the writers of the smallest overfull segment, and every transaction
+// that ran around them (as long again before and after), on their keys; nil when no
+// segment is overfull.
+func (s *shrinker) overfullSeed() []int32 {
+	segs := s.windowSegments()
+	var best *segment
+	for k := range segs {
+		for i := range segs[k].segs {
+			if sg := &segs[k].segs[i]; sg.overfull && (best == nil || len(sg.writers) < len(best.writers)) {
+				best = sg
+			}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	h := s.h
+	lo, hi := int32(-1), int32(-1)
+	for _, t := range best.writers {
+		tx := &h.Txns[t]
+		end := tx.Complete
+		if end < 0 {
+			end = tx.Invoke
+		}
+		if lo < 0 || tx.Invoke < lo {
+			lo = tx.Invoke
+		}
+		hi = max(hi, end)
+	}
+	width := hi - lo
+	var out []int32
+	for t := range h.Txns {
+		tx := &h.Txns[t]
+		if tx.Invoke <= hi+width && (tx.Complete < 0 || tx.Complete >= lo-width) {
+			out = append(out, int32(t))
+		}
 	}
 	return out
 }

@@ -409,6 +409,9 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 			}
 			fmt.Fprintf(w, "   - %s (index %d, line %d%s, %s): %s\n", txnLabel(t), t.Index, t.Line, proc, t.Status, t.Ops)
 		}
+		for _, line := range shrink.ConfinedText(cx.Prefixes) {
+			fmt.Fprintf(w, "   %s\n", line)
+		}
 		for i, a := range cx.Anomalies {
 			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, strings.ReplaceAll(a.Explanation, "\n", "\n      "))
 		}
