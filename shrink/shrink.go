@@ -209,6 +209,10 @@ type shrinker struct {
 	// writers to (rule 10), computed once (segmentsDone) when a cut first needs them.
 	segments     []keySegments
 	segmentsDone bool
+	// noConfine turns rule 10 off for the search: no segment is overfull with few
+	// writers, and keeping the unpinned writers of wide segments makes each check a
+	// pigeonhole as hard as the whole (a third of the checks in the same time).
+	noConfine bool
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -350,6 +354,8 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		// Rule 10's segment where the writers outnumber the positions, with what ran
 		// around it: tried before every transaction of the evidence's keys.
 		around = append(around, cand{txns: txns, keys: s.keysOf(txns)})
+	} else {
+		s.noConfine = true
 	}
 	if len(seeds) > 0 {
 		first := tiers[0]

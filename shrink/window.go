@@ -32,6 +32,9 @@ type keySegments struct {
 // model's cut row (nil when it has none), and splits each key into segments between
 // its clean points.
 func (s *shrinker) windowSegments() []keySegments {
+	if s.noConfine {
+		return nil
+	}
 	if s.segmentsDone {
 		return s.segments
 	}
@@ -139,6 +142,9 @@ func segmentsOf(h *history.History, in *encode.Inference, win *encode.Windows) [
 	return out
 }
 
+// maxSeedWriters bounds the overfull segments overfullSeed starts from.
+const maxSeedWriters = 32
+
 // overfullSeed is a first candidate for an order count's violation that rule 10 can
 // keep small: the writers of the smallest overfull segment, and every transaction
 // that ran around them (as long again before and after), on their keys; nil when no
@@ -153,7 +159,9 @@ func (s *shrinker) overfullSeed() []int32 {
 			}
 		}
 	}
-	if best == nil {
+	if best == nil || len(best.writers) > maxSeedWriters {
+		// A count over many writers keeps them all: the transactions around them are
+		// most of the history, and checking them first only takes the time.
 		return nil
 	}
 	h := s.h
@@ -176,6 +184,9 @@ func (s *shrinker) overfullSeed() []int32 {
 		if tx.Invoke <= hi+width && (tx.Complete < 0 || tx.Complete >= lo-width) {
 			out = append(out, int32(t))
 		}
+	}
+	if 2*len(out) > len(h.Txns) {
+		return nil
 	}
 	return out
 }
