@@ -1,12 +1,17 @@
 package shrink_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"doppel/check"
 	"doppel/history"
 	"doppel/internal/brute"
+	"doppel/report"
 	"doppel/shrink"
 	"doppel/workload"
 )
@@ -35,14 +40,22 @@ func TestOrderCountKeepsItsSegment(t *testing.T) {
 	if err != nil || res.Valid != check.Invalid {
 		t.Fatalf("%s: %v %v", m, res.Valid, err)
 	}
+	// No deadline: the size asserted must not depend on the machine's load (without
+	// rule 10 the search is at 162 transactions after a minute).
 	reports, failures := shrink.Counterexamples(h, &res, time.Time{})
 	if len(reports) != 1 || len(failures) > 0 {
 		t.Fatalf("%s: %v %v", m, reports, failures)
 	}
 	r := reports[0]
 	var segments int
+	count := ""
 	for _, p := range r.Prefixes {
 		segments += len(p.Confined)
+		for _, sp := range p.Confined {
+			if n := sp.To - sp.From + 1; sp.Appends > n {
+				count = fmt.Sprintf("append %d values and it has %d", sp.Appends, n)
+			}
+		}
 	}
 	if r.Transactions > 10 || segments == 0 {
 		t.Fatalf("counterexample of %d transactions, %d stretches kept by their windows; want at most 10, one at least:\n%s", r.Transactions, segments, r.EDNText())
@@ -55,6 +68,18 @@ func TestOrderCountKeepsItsSegment(t *testing.T) {
 		if !found {
 			t.Errorf("the injected transaction invoked at %d is not in the counterexample:\n%s", inv, r.EDNText())
 		}
+	}
+	// The count is stated where a person reads the counterexample: the EDN file's
+	// comments (and so the text output's lines) and the report page.
+	if count == "" || !strings.Contains(r.EDNText(), count) {
+		t.Errorf("no overfull stretch stated as %q in the counterexample:\n%s", count, r.EDNText())
+	}
+	dir := t.TempDir()
+	if err := report.Write(dir, h, &res, reports); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || !strings.Contains(string(page), count) {
+		t.Errorf("the report page does not state the count %q (err %v)", count, err)
 	}
 	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
 		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, r.EDNText())
