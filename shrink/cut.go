@@ -19,13 +19,16 @@ type cand struct {
 	// (docs/DESIGN.md, "Counterexamples"); a key without an entry takes the values of
 	// the writers rule 4 would leave out.
 	vals map[int32][]int32
+	// confine: rule 10 keeps the unpinned writers of segments the cut keeps whole
+	// (the search turns it on only where it pays, Shrink's start).
+	confine bool
 }
 
 func (c cand) withTxns(txns []int32) cand {
-	return cand{txns: txns, keys: c.keys, dropped: c.dropped, vals: c.vals}
+	return cand{txns: txns, keys: c.keys, dropped: c.dropped, vals: c.vals, confine: c.confine}
 }
 func (c cand) withKeys(keys []int32) cand {
-	return cand{txns: c.txns, keys: keys, dropped: c.dropped, vals: c.vals}
+	return cand{txns: c.txns, keys: keys, dropped: c.dropped, vals: c.vals, confine: c.confine}
 }
 
 // withVals is c with V chosen for key k.
@@ -35,7 +38,7 @@ func (c cand) withVals(k int32, vals []int32) cand {
 		m[key] = v
 	}
 	m[k] = vals
-	return cand{txns: c.txns, keys: c.keys, dropped: c.dropped, vals: m}
+	return cand{txns: c.txns, keys: c.keys, dropped: c.dropped, vals: m, confine: c.confine}
 }
 
 // Prefix is a key whose list starts, in every kept read, with the same values that the
@@ -148,7 +151,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 		if kept[ki] == int(s.appends[k]) && c.vals[k] == nil {
 			continue // every writer of the key is kept: nothing to stand for
 		}
-		vals, fills, excess, byValue, confined, ok := s.prefix(perKey[ki], removed, c.vals[k])
+		vals, fills, excess, byValue, confined, ok := s.prefix(perKey[ki], removed, c.vals[k], c.confine)
 		if !ok {
 			return nil, false
 		}
@@ -181,7 +184,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // (nil: the values of the writers rule 4 would leave out); byValue lists V when rule 9
 // applies (sorted), nil otherwise; confined lists the segments whose writers rule 10
 // keeps.
-func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) (prefixVals []int32, fills []Fill, excess bool, byValue []int32, confined []Span, ok bool) {
+func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32, confine bool) (prefixVals []int32, fills []Fill, excess bool, byValue []int32, confined []Span, ok bool) {
 	h := s.h
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
@@ -243,7 +246,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) (pr
 	for i := range ts {
 		ts[i].seg = -1
 	}
-	if segs := s.windowSegments(); segs != nil && key >= 0 && len(segs[key].segs) > 0 {
+	if segs := s.windowSegments(); confine && segs != nil && key >= 0 && len(segs[key].segs) > 0 {
 		ks := &segs[key]
 		inCut := map[int32]bool{}
 		for i := range ts {

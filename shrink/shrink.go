@@ -209,10 +209,6 @@ type shrinker struct {
 	// writers to (rule 10), computed once (segmentsDone) when a cut first needs them.
 	segments     []keySegments
 	segmentsDone bool
-	// noConfine turns rule 10 off for the search: no segment is overfull with few
-	// writers, and keeping the unpinned writers of wide segments makes each check a
-	// pigeonhole as hard as the whole (a third of the checks in the same time).
-	noConfine bool
 }
 
 // Shrink returns a counterexample for model m, starting from the transactions of each
@@ -249,8 +245,10 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	s.minimize()
 	if s.wholeInvalid && s.reading != uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
 		// Synthetic writers outgrew the history: the history itself is smaller.
-		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
-			s.best, s.bestB, s.bestBuilt, s.bestRes = whole(h), b, whole(h), check.Result{}
+		all := whole(h)
+		all.confine = s.best.confine
+		if b, ok := s.build(all); ok && len(b.h.Txns) == len(h.Txns) {
+			s.best, s.bestB, s.bestBuilt, s.bestRes = all, b, all, check.Result{}
 			// Shrunk again from the history, taking no removal that grows the cut: the
 			// history is rarely 1-minimal (a removal can leave fewer ops).
 			s.noGrowth, s.settled = true, false
@@ -349,13 +347,19 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		txns = slices.Compact(txns)
 		tiers = append(tiers, cand{txns: txns, keys: s.keysOf(txns)})
 	}
+	// Rule 10 only where the narrowing overfills a segment of few writers: keeping
+	// the unpinned writers of wide segments makes each check a pigeonhole as hard as
+	// the whole (a third of the checks in the same time, and a bigger cut).
 	var around []cand
+	confine := false
 	if txns := s.overfullSeed(); txns != nil {
-		// Rule 10's segment where the writers outnumber the positions, with what ran
-		// around it: tried before every transaction of the evidence's keys.
-		around = append(around, cand{txns: txns, keys: s.keysOf(txns)})
-	} else {
-		s.noConfine = true
+		// That segment, with what ran around it: tried before every transaction of
+		// the evidence's keys.
+		confine = true
+		around = append(around, cand{txns: txns, keys: s.keysOf(txns), confine: true})
+	}
+	for i := range tiers {
+		tiers[i].confine = confine
 	}
 	if len(seeds) > 0 {
 		first := tiers[0]
@@ -373,15 +377,17 @@ func (s *shrinker) start(seeds [][]int32) bool {
 			}
 		}
 		tiers = append(tiers, around...)
-		tiers = append(tiers, cand{txns: txns, keys: first.keys})
+		tiers = append(tiers, cand{txns: txns, keys: first.keys, confine: confine})
 	} else {
 		tiers = append(tiers, around...)
 	}
 	// The whole, known not valid, is taken unchecked: the cut of every transaction and
 	// key is the history itself, except under read uncommitted (its longest reads only).
 	trusted := s.wholeInvalid && s.reading != uncommitted
+	all := whole(h)
+	all.confine = confine
 	if !trusted {
-		tiers = append(tiers, whole(h))
+		tiers = append(tiers, all)
 	}
 	for _, c := range tiers {
 		if s.try(c) {
@@ -392,8 +398,8 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		}
 	}
 	if trusted {
-		if b, ok := s.build(whole(h)); ok && len(b.h.Txns) == len(h.Txns) {
-			s.best, s.bestB, s.bestBuilt = whole(h), b, whole(h)
+		if b, ok := s.build(all); ok && len(b.h.Txns) == len(h.Txns) {
+			s.best, s.bestB, s.bestBuilt = all, b, all
 			s.undecided = 0
 			return true
 		}
@@ -668,7 +674,7 @@ func (s *shrinker) dropReads() {
 				dropped[j] = true
 			}
 			dropped[i] = true
-			s.try(cand{txns: s.best.txns, keys: s.best.keys, dropped: dropped, vals: s.best.vals})
+			s.try(cand{txns: s.best.txns, keys: s.best.keys, dropped: dropped, vals: s.best.vals, confine: s.best.confine})
 		}
 	}
 }

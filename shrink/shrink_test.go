@@ -163,6 +163,8 @@ func randomCand(rng *rand.Rand, h *history.History) cand {
 			c.dropped[int32(i)] = true
 		}
 	}
+	// Rule 10 in most cuts (the search turns it on only where it pays).
+	c.confine = rng.IntN(4) != 0
 	// Rule 9's V, chosen at random for some keys (the others take the default).
 	for _, k := range c.keys {
 		if rng.IntN(3) != 0 {

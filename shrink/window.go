@@ -32,9 +32,6 @@ type keySegments struct {
 // model's cut row (nil when it has none), and splits each key into segments between
 // its clean points.
 func (s *shrinker) windowSegments() []keySegments {
-	if s.noConfine {
-		return nil
-	}
 	if s.segmentsDone {
 		return s.segments
 	}
