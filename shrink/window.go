@@ -52,9 +52,11 @@ func (s *shrinker) windowSegments() []keySegments {
 		// finding the model allows could leave windows it does not keep.
 		return nil
 	}
-	opts := prune.Options{Level: row.level, Deadline: s.deadline}
-	if opts.Deadline.IsZero() {
-		opts.Deadline = time.Now().Add(10 * time.Second)
+	// A quarter of the search's time at most (a 10K history's narrowing takes
+	// seconds): windows narrowed less are still sound, only wider.
+	opts := prune.Options{Level: row.level, Deadline: time.Now().Add(10 * time.Second)}
+	if !s.deadline.IsZero() {
+		opts.Deadline = time.Now().Add(time.Until(s.deadline) / 4)
 	}
 	res := prune.Run(in, opts)
 	s.segments = segmentsOf(h, in, res.Win)
