@@ -61,6 +61,9 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 			v.Size = fmt.Sprintf("the whole history (%d transactions; no smaller cut was verified)", cx.Original)
 		} else {
 			v.Notes = append(shrink.SyntheticText(cx.History(), cx.Orig(), cx.Prefixes), shrink.ConfinedText(cx.Prefixes)...)
+			if cx.WhyLarge != "" {
+				v.Notes = append(v.Notes, "Why so large: "+cx.WhyLarge+".")
+			}
 		}
 		for _, t := range cx.Txns {
 			name := fmt.Sprintf("T%d", t.Index)

@@ -84,5 +84,42 @@ func TestOrderCountKeepsItsSegment(t *testing.T) {
 	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
 		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, r.EDNText())
 	}
+	if r.WhyLarge != "" {
+		t.Errorf("a counterexample of %d transactions says why it is large: %s", r.Transactions, r.WhyLarge)
+	}
 	t.Logf("%d transactions:\n%s", r.Transactions, r.EDNText())
+}
+
+// TestLargeCounterexampleSaysWhy: the same family at seed 12 shrinks to 11 transactions
+// (1-minimal), past the bar of 10, and the counterexample says which key's unpinned
+// writers make it so.
+func TestLargeCounterexampleSaysWhy(t *testing.T) {
+	spec := workload.DefaultSpec()
+	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 2, 3, 1, 10, 6, 200, 12
+	bld := history.NewBuilder("lost-update")
+	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt}
+	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const m = "strong-session-read-committed"
+	res, err := check.Check(h, check.Options{Models: []string{m}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%s: %v %v", m, res.Valid, err)
+	}
+	reports, failures := shrink.Counterexamples(h, &res, time.Time{})
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%s: %v %v", m, reports, failures)
+	}
+	r := reports[0]
+	if r.Transactions <= 10 {
+		t.Fatalf("the counterexample has %d transactions (11 when written): pick a history whose counterexample is large", r.Transactions)
+	}
+	if !strings.Contains(r.WhyLarge, "append to key") || !strings.Contains(r.WhyLarge, "rules 4, 9 and 10") {
+		t.Errorf("a counterexample of %d transactions does not say why: %q", r.Transactions, r.WhyLarge)
+	}
+	t.Log(r.WhyLarge)
 }
