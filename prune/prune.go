@@ -1022,24 +1022,61 @@ func (p *pruner) contradictAt(all []edge, k, v int32) {
 	p.contradict(all, append(fwd, bwd...), k, v)
 }
 
-// contradictKey reports a key that cannot be tiled within the windows.
+// contradictKey reports a key that cannot be tiled within the windows. It names every
+// writer whose window is narrowed, :info ones included (their windows say where the
+// block lies if it committed: a key whose only writers are :info has no live one), and
+// counts the others, which may start anywhere, so the text never ends empty.
 func (p *pruner) contradictKey(k int32) {
 	in := p.in
 	n := int32(len(in.Keys[k].Trace))
 	var txns []int32
 	var parts []string
+	var free []string // the writers that may start anywhere, named while few
+	freeCount, freeVals := int32(0), int32(0)
 	for _, w := range in.Keys[k].Writers {
-		if !p.live(w) {
+		live, maybe := p.live(w), p.maybe(w)
+		if !live && !maybe {
 			continue
 		}
-		txns = append(txns, in.Writers[w].Txn)
-		if lo, hi := p.win.Lo[w], p.win.Hi[w]; lo > 0 || hi < n {
-			parts = append(parts, fmt.Sprintf("%s's block at %s", encode.TxnName(p.h, in.Writers[w].Txn), windowText(lo, hi, n)))
+		wr := &in.Writers[w]
+		txns = append(txns, wr.Txn)
+		who := encode.TxnName(p.h, wr.Txn)
+		if maybe {
+			who += " (:info; if it committed)"
 		}
+		block := fmt.Sprintf("%s's block of %s", who, plural(wr.End-wr.Start, "value"))
+		lo, hi := p.win.Lo[w], p.win.Hi[w]
+		if lo == 0 && hi >= n {
+			freeCount++
+			freeVals += wr.End - wr.Start
+			free = append(free, block+" at any position")
+			continue
+		}
+		parts = append(parts, block+" at "+windowText(lo, hi, n))
+	}
+	switch {
+	case freeCount > 4:
+		other := ""
+		if len(parts) > 0 {
+			other = "other "
+		}
+		parts = append(parts, fmt.Sprintf("%d %swriters (%s in all) at any position", freeCount, other, plural(freeVals, "value")))
+	case freeCount > 0:
+		parts = append(parts, free...)
+	case len(parts) == 0:
+		parts = append(parts, "no transaction that committed or may have committed appends to it")
 	}
 	p.res.Contradiction = &Contradiction{Type: p.suffix(cycleType(2, 0, false, false)), Key: k, Txn: -1, Txns: txns,
 		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions counted from 1): %s",
 			p.h.Keys[k], encode.ShortList(p.h, in.Keys[k].Trace), strings.Join(parts, "; "))}
+}
+
+// plural says "1 value", "3 values".
+func plural(n int32, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // windowText says where a block may start (lo..hi are 0-based offsets into the trace

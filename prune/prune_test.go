@@ -3,6 +3,7 @@ package prune
 import (
 	"flag"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestContradictionsAreSound(t *testing.T) {
 				if valid {
 					t.Fatalf("seed %d: %s is valid, but narrowing found: %s\n%s", seed, lv.model, res.Contradiction.Text, brute.Format(h))
 				}
-				if res.Contradiction.Text == "" || res.Contradiction.Type == "" {
+				if text := strings.TrimSpace(res.Contradiction.Text); text == "" || strings.HasSuffix(text, ":") || res.Contradiction.Type == "" {
 					t.Fatalf("seed %d: a contradiction without explanation or type", seed)
 				}
 				continue
@@ -147,4 +148,36 @@ func TestWriteSkewContradicts(t *testing.T) {
 		t.Fatalf("contradiction names %v", res.Contradiction.Txns)
 	}
 	t.Log(res.Contradiction.Text)
+}
+
+// TestKeyContradictionNamesInfoWriters: x = [1 1 1 1 1] needs the :info writer's three appends, but
+// T5 (:info, named by its completion's :index) was invoked after the reader completed, so under real time its block, if
+// it committed, lies past the read. T2, the only committed writer, is free: the text
+// used to list the committed writers' narrowed windows only, and ended with ": ".
+func TestKeyContradictionNamesInfoWriters(t *testing.T) {
+	in := parse(t, `{:index 0 :type :invoke :process 0 :f :txn :value [[:r "x" nil]]}
+{:index 1 :type :invoke :process 1 :f :txn :value [[:append "x" 1] [:append "x" 1]]}
+{:index 2 :type :ok :process 1 :f :txn :value [[:append "x" 1] [:append "x" 1]]}
+{:index 3 :type :ok :process 0 :f :txn :value [[:r "x" [1 1 1 1 1]]]}
+{:index 4 :type :invoke :process 1 :f :txn :value [[:append "x" 1] [:append "x" 1] [:append "x" 1]]}
+{:index 5 :type :info :process 1 :f :txn :value [[:append "x" 1] [:append "x" 1] [:append "x" 1]]}
+`)
+	res := Run(in, Options{Level: Level{Process: true, Realtime: true}})
+	c := res.Contradiction
+	if c == nil {
+		t.Fatal("no contradiction: x shows five values, and only two can lie before the read")
+	}
+	t.Log(c.Text)
+	if strings.HasSuffix(strings.TrimSpace(c.Text), ":") {
+		t.Fatalf("the text ends with nothing after its colon: %q", c.Text)
+	}
+	for _, want := range []string{"T5 (:info; if it committed)'s block of 3 values at no position of the trace", "T2's block of 2 values at any position"} {
+		if !strings.Contains(c.Text, want) {
+			t.Errorf("the text does not say %q: %q", want, c.Text)
+		}
+	}
+	info := slices.IndexFunc(in.H.Txns, func(tx history.Txn) bool { return tx.Status == history.Info })
+	if !slices.Contains(c.Txns, int32(info)) {
+		t.Errorf("the contradiction's transactions %v leave out the :info writer T5", c.Txns)
+	}
 }

@@ -53,7 +53,10 @@ type anomalyView struct {
 type cxView struct {
 	Models, Size, File string
 	Txns               []txnView
-	Anomalies          []check.Anomaly
+	// Notes say what each synthetic transaction stands for, and which stretches of a
+	// key keep their writers by their windows, with the count to check by hand.
+	Notes     []string
+	Anomalies []check.Anomaly
 }
 
 type stepView struct{ From, To, Kind, Key, Why string }

@@ -59,6 +59,11 @@ func Write(dir string, h *history.History, res *check.Result, cxs []*shrink.Repo
 			Size: fmt.Sprintf("%d of the %d transactions", cx.Transactions, cx.Original)}
 		if cx.WholeHistory {
 			v.Size = fmt.Sprintf("the whole history (%d transactions; no smaller cut was verified)", cx.Original)
+		} else {
+			v.Notes = append(shrink.SyntheticText(cx.History(), cx.Orig(), cx.Prefixes), shrink.ConfinedText(cx.Prefixes)...)
+			if cx.WhyLarge != "" {
+				v.Notes = append(v.Notes, "Why so large: "+cx.WhyLarge+".")
+			}
 		}
 		for _, t := range cx.Txns {
 			name := fmt.Sprintf("T%d", t.Index)

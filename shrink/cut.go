@@ -19,13 +19,16 @@ type cand struct {
 	// (docs/DESIGN.md, "Counterexamples"); a key without an entry takes the values of
 	// the writers rule 4 would leave out.
 	vals map[int32][]int32
+	// confine: rule 10 keeps the unpinned writers of segments the cut keeps whole
+	// (the search turns it on only where it pays, Shrink's start).
+	confine bool
 }
 
 func (c cand) withTxns(txns []int32) cand {
-	return cand{txns: txns, keys: c.keys, dropped: c.dropped, vals: c.vals}
+	return cand{txns: txns, keys: c.keys, dropped: c.dropped, vals: c.vals, confine: c.confine}
 }
 func (c cand) withKeys(keys []int32) cand {
-	return cand{txns: c.txns, keys: keys, dropped: c.dropped, vals: c.vals}
+	return cand{txns: c.txns, keys: keys, dropped: c.dropped, vals: c.vals, confine: c.confine}
 }
 
 // withVals is c with V chosen for key k.
@@ -35,7 +38,7 @@ func (c cand) withVals(k int32, vals []int32) cand {
 		m[key] = v
 	}
 	m[k] = vals
-	return cand{txns: c.txns, keys: c.keys, dropped: c.dropped, vals: m}
+	return cand{txns: c.txns, keys: c.keys, dropped: c.dropped, vals: m, confine: c.confine}
 }
 
 // Prefix is a key whose list starts, in every kept read, with the same values that the
@@ -55,6 +58,10 @@ type Prefix struct {
 	// of them is in the cut, unpinned ones included, and the fills cover only
 	// positions that show other values.
 	ByValue []string `json:"kept_by_value,omitempty"`
+	// Confined: the stretches of positions whose writers rule 10 keeps, unpinned ones
+	// included: in every witness of the whole that its narrowing keeps, each holds
+	// exactly the blocks of those writers, so no fill covers it.
+	Confined []Span `json:"kept_by_window,omitempty"`
 	// Excess: a kept read shows a value more often than the whole history appends it to
 	// the key (duplicate-elements), so Values are what the kept reads start with less
 	// the occurrences past that count: the cut appends each value as often as the whole.
@@ -63,6 +70,17 @@ type Prefix struct {
 	// uncommitted): its appends can take the left-out writers' positions in a key's
 	// version order, and a transaction that did not commit has no edge.
 	Failed bool `json:"failed,omitempty"`
+}
+
+// Span is a stretch of positions of a key, From to To, counted from 1.
+type Span struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Writers are the :index of the transactions whose blocks make it up (rule 10),
+	// and Appends the values its :ok ones append: more than To-From+1 is the order count's
+	// pigeonhole, which no attribution of the whole allows.
+	Writers []int64 `json:"writers,omitempty"`
+	Appends int     `json:"appends,omitempty"`
 }
 
 // Fill is a run of positions of a key, past its prefix, that no kept writer's pinned
@@ -133,7 +151,7 @@ func (s *shrinker) build(c cand) (*built, bool) {
 		if kept[ki] == int(s.appends[k]) && c.vals[k] == nil {
 			continue // every writer of the key is kept: nothing to stand for
 		}
-		vals, fills, excess, byValue, ok := s.prefix(perKey[ki], removed, c.vals[k])
+		vals, fills, excess, byValue, confined, ok := s.prefix(perKey[ki], removed, c.vals[k], c.confine)
 		if !ok {
 			return nil, false
 		}
@@ -143,14 +161,14 @@ func (s *shrinker) build(c cand) (*built, bool) {
 				writers--
 			}
 		}
-		if len(vals) > 0 || len(fills) > 0 || excess || len(byValue) > 0 {
+		if len(vals) > 0 || len(fills) > 0 || excess || len(byValue) > 0 || len(confined) > 0 {
 			for i := range fills {
 				fills[i].Values = valueNames(h, fills[i].vals)
 			}
 			prefixKeys = append(prefixKeys, k)
 			prefixVals = append(prefixVals, vals)
 			prefixes = append(prefixes, Prefix{Key: h.Keys[k], Values: valueNames(h, vals), Writers: writers, Fills: fills, Excess: excess,
-				ByValue: valueNames(h, byValue)})
+				ByValue: valueNames(h, byValue), Confined: confined})
 		}
 	}
 	return s.assemble(c, keyAt, removed, prefixKeys, prefixVals, prefixes, history.OK), true
@@ -164,8 +182,9 @@ func (s *shrinker) build(c cand) (*built, bool) {
 // covering). It returns the prefix every kept read shares, or false when the reads
 // disagree on it (the key must then keep every writer). vset is the key's V of rule 9
 // (nil: the values of the writers rule 4 would leave out); byValue lists V when rule 9
-// applies (sorted), nil otherwise.
-func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]int32, []Fill, bool, []int32, bool) {
+// applies (sorted), nil otherwise; confined lists the segments whose writers rule 10
+// keeps.
+func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32, confine bool) (prefixVals []int32, fills []Fill, excess bool, byValue []int32, confined []Span, ok bool) {
 	h := s.h
 	type txnOps struct {
 		from, to int  // its ops are ops[from:to]
@@ -174,6 +193,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 		apps     int  // its appends to the key
 		out      bool // a writer the prefix stands for: its ops on the key are left out
 		late     int  // unpinned, per read: its longest kept read before its appends (-1 if none)
+		seg      int  // unpinned, kept by rule 10: its segment (-1 if none)
 	}
 	var ts []txnOps
 	for i, ko := range ops {
@@ -215,13 +235,50 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 			}
 		}
 	}
+	// Rule 10: an unpinned writer stays when the whole's windows confine it to a
+	// segment all of whose writers the cut keeps: in every witness the narrowing keeps,
+	// the segment's positions are exactly those writers' blocks.
+	key := int32(-1)
+	if len(ops) > 0 {
+		key = h.Ops[ops[0].op].Key
+	}
+	keptSeg := map[int]bool{}
+	for i := range ts {
+		ts[i].seg = -1
+	}
+	if segs := s.windowSegments(); confine && segs != nil && key >= 0 && len(segs[key].segs) > 0 {
+		ks := &segs[key]
+		inCut := map[int32]bool{}
+		for i := range ts {
+			inCut[ops[ts[i].from].txn] = true
+		}
+		for i := range ts {
+			t := &ts[i]
+			txn := ops[t.from].txn
+			if t.apps == 0 || t.pin >= 0 || t.start > 0 || h.Txns[txn].Status == history.Fail {
+				continue
+			}
+			si, in := ks.segOf[txn]
+			if !in {
+				continue
+			}
+			whole := true
+			for _, w := range ks.segs[si].writers {
+				whole = whole && inCut[w]
+			}
+			if whole {
+				t.out, t.late, t.seg = false, -1, si
+				keptSeg[si] = true
+			}
+		}
+	}
 	// Rule 9: the unpinned writers whose values are all in V stay, when every writer of
 	// the whole that appends a value of V to the key is kept and every other unpinned
 	// one appends no value of V (it joins D, or stays late, as rule 4 says).
 	inV := map[int32]bool{}
 	var unpinned []int // writers rule 4 cannot place: not pinned by a read or a value
 	for i := range ts {
-		if t := &ts[i]; t.apps > 0 && t.pin < 0 && t.start == 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
+		if t := &ts[i]; t.apps > 0 && t.pin < 0 && t.start == 0 && t.seg < 0 && h.Txns[ops[t.from].txn].Status != history.Fail {
 			unpinned = append(unpinned, i)
 		}
 	}
@@ -257,7 +314,6 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 			stay = append(stay, i)
 		}
 	}
-	var byValue []int32
 	if len(stay) > 0 && !mixed {
 		kept := map[int32]int32{}
 		for i := range ts {
@@ -455,11 +511,11 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 			}
 			prefix = kept
 		}
-		return prefix, nil, excess, nil, true
+		return prefix, nil, excess, nil, nil, true
 	}
 	p, longest, ok := bounds()
 	if !ok {
-		return nil, nil, false, nil, false
+		return nil, nil, false, nil, nil, false
 	}
 	if p < 0 { // no read left: every writer's appends can go
 		for i := range ts {
@@ -469,7 +525,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 				}
 			}
 		}
-		return nil, nil, false, nil, true
+		return nil, nil, false, nil, nil, true
 	}
 	// A writer pinned by a value inside the kept reads' shortest length stays: the
 	// prefix stops right before its block (a block boundary too).
@@ -477,6 +533,17 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 		if t := &ts[i]; !t.out && t.pin < 0 && t.start > 0 {
 			p = min(p, t.start-1)
 		}
+	}
+	// Rule 10: a kept segment's blocks lie past its start a, a block boundary in every
+	// witness: the prefix stops there at the latest.
+	var segIdx []int
+	for si := range keptSeg {
+		segIdx = append(segIdx, si)
+	}
+	slices.Sort(segIdx)
+	segs := s.windowSegments()
+	for _, si := range segIdx {
+		p = min(p, segs[key].segs[si].a)
 	}
 	for i := range ts {
 		if ts[i].out {
@@ -519,6 +586,17 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 			covered[q] = inV[list[q-1]]
 		}
 	}
+	for _, si := range segIdx {
+		sg := &segs[key].segs[si]
+		for q := sg.a + 1; q <= sg.b && q <= longest; q++ {
+			covered[q] = true
+		}
+		sp := Span{From: sg.a + 1, To: sg.b, Appends: sg.appends}
+		for _, t := range sg.writers {
+			sp.Writers = append(sp.Writers, h.Txns[t].Index)
+		}
+		confined = append(confined, sp)
+	}
 	for i := range ts {
 		if t := &ts[i]; !t.out && t.apps > 0 && t.start > 0 {
 			st := t.start
@@ -527,7 +605,6 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 			}
 		}
 	}
-	var fills []Fill
 	for q := p + 1; q <= longest; q++ {
 		if covered[q] {
 			continue
@@ -539,7 +616,7 @@ func (s *shrinker) prefix(ops []keyOp, removed map[int32]bool, vset []int32) ([]
 		f.vals = append(f.vals, list[q-1])
 		f.end = q
 	}
-	return list[:p], fills, false, byValue, true
+	return list[:p], fills, false, byValue, confined, true
 }
 
 // assemble writes the cut as a history: the synthetic first transaction (when a key has

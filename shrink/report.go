@@ -35,8 +35,12 @@ type Report struct {
 	Checks       int    `json:"checks"`         // candidate cuts the checker decided
 	Minimal      bool   `json:"minimal"`        // every single removal was tried and decided
 	// NotMinimal says why Minimal is false.
-	NotMinimal string  `json:"not_minimal,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	NotMinimal string `json:"not_minimal,omitempty"`
+	// WhyLarge, for a cut of more than largeCut transactions, says which key's writers
+	// make it large and why the rules keep them (empty when no key has a writer no
+	// read of its own pins).
+	WhyLarge string  `json:"why_large,omitempty"`
+	Seconds  float64 `json:"seconds"`
 
 	cut *Counterexample
 	edn string // the cut's EDN, also for a whole history (see EDNText)
@@ -182,6 +186,7 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 		}
 	}
 	r.edn = EDN(cx)
+	r.WhyLarge = whyLarge(cx)
 	if r.WholeHistory = len(h.Txns) == len(orig.Txns) && len(r.Synthetic) == 0 && !cx.Minimal; r.WholeHistory {
 		// The input itself, no smaller cut verified: not listed again (at 100K
 		// transactions it would be most of the output).
@@ -192,6 +197,54 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 	}
 	r.EDN = r.edn
 	return r
+}
+
+// largeCut is the size past which a counterexample says why it is large (the issue's
+// bar for a small one).
+const largeCut = 10
+
+// whyLarge names the key with the most writers in cx's cut that no read of their own
+// (after their appends) pins, when the cut has more than largeCut transactions: a
+// cut keeps such a writer only where the positions it could take are accounted for.
+func whyLarge(cx *Counterexample) string {
+	h := cx.History
+	if len(h.Txns) <= largeCut {
+		return ""
+	}
+	writers, unpinned := map[int32]int{}, map[int32]int{}
+	for t := range h.Txns {
+		if cx.Orig[t] < 0 {
+			continue
+		}
+		appended := map[int32]bool{}
+		pinned := map[int32]bool{}
+		for i := h.Txns[t].OpStart; i < h.Txns[t].OpEnd; i++ {
+			op := &h.Ops[i]
+			switch {
+			case op.Kind == history.Append:
+				appended[op.Key] = true
+			case op.Known && appended[op.Key]:
+				pinned[op.Key] = true
+			}
+		}
+		for k := range appended {
+			writers[k]++
+			if !pinned[k] {
+				unpinned[k]++
+			}
+		}
+	}
+	best := int32(-1)
+	for k, n := range unpinned {
+		if best < 0 || n > unpinned[best] || n == unpinned[best] && k < best {
+			best = k
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d transactions: %d of them append to key %s, %d with no read of it after their own appends to pin their blocks; a counterexample keeps such a writer only where the positions it could take are accounted for (past every kept read, with every writer of its values, or with every writer its key's narrowing confines to the same stretch: docs/DESIGN.md, \"Counterexamples\", rules 4, 9 and 10), so a proof that counts where those blocks can go keeps them all",
+		len(h.Txns), writers[best], h.Keys[best], unpinned[best])
 }
 
 // EDN writes the counterexample as a Jepsen EDN history, headed by comments that say
@@ -210,10 +263,39 @@ func EDN(cx *Counterexample) string {
 	for _, line := range SyntheticText(cx.History, cx.Orig, cx.Prefixes) {
 		b.WriteString("; " + line + "\n")
 	}
+	for _, line := range ConfinedText(cx.Prefixes) {
+		b.WriteString("; " + line + "\n")
+	}
 	if err := history.WriteHistoryEDN(&b, h); err != nil {
 		fmt.Fprintf(&b, "; could not write the history: %v\n", err)
 	}
 	return b.String()
+}
+
+// ConfinedText says, one line per stretch of a key that rule 10 keeps, why its writers
+// are there and where they lie.
+func ConfinedText(prefixes []Prefix) []string {
+	var lines []string
+	for _, p := range prefixes {
+		for _, sp := range p.Confined {
+			names := make([]string, len(sp.Writers))
+			for i, ix := range sp.Writers {
+				names[i] = fmt.Sprintf("T%d", ix)
+			}
+			n := sp.To - sp.From + 1
+			where := fmt.Sprintf("positions %d-%d (counted from 1: %d positions)", sp.From, sp.To, n)
+			if n == 1 {
+				where = fmt.Sprintf("position %d (counted from 1: 1 position)", sp.From)
+			}
+			count := "they fill it exactly in every attribution that narrowing allows"
+			if sp.Appends > n {
+				count = fmt.Sprintf("their :ok ones append %d values and it has %d: no attribution allows that (the count, checkable by hand)", sp.Appends, n)
+			}
+			lines = append(lines, fmt.Sprintf("key %s, %s: the whole history's narrowing confines the blocks of %s (:ok ones: %d values) there, and no other writer's block can reach in, so all of them are kept, whether or not a read pins them (rule 10); %s",
+				p.Key, where, strings.Join(names, ", "), sp.Appends, count))
+		}
+	}
+	return lines
 }
 
 // SyntheticText says, one line per synthetic transaction of a cut, what it appends and

@@ -26,7 +26,7 @@ var models = SoundModels()
 func TestCutsAreSound(t *testing.T) {
 	configs := []brute.Config{{MaxTxns: 8, Values: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.Realtime}}
-	var cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue int
+	var cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue, byWindow int
 	perModel := map[string]int{}
 	for seed := 0; seed < *seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -66,6 +66,12 @@ func TestCutsAreSound(t *testing.T) {
 				}
 			}
 			for _, p := range b.prefixes {
+				if len(p.Confined) > 0 {
+					byWindow++
+					break
+				}
+			}
+			for _, p := range b.prefixes {
 				if len(p.Fills) > 0 {
 					withFill++
 					break
@@ -90,8 +96,11 @@ func TestCutsAreSound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; %d keep unpinned writers by their values (rule 9); per model %v",
-		cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue, perModel)
+	t.Logf("%d cuts of valid histories, %d with synthetic writers, %d with fills, %d with a :fail one (read uncommitted); %d per-read cuts keep a version read of a key with synthetic writers; %d keep unpinned writers by their values (rule 9), %d by their windows (rule 10); per model %v",
+		cuts, withPrefix, withFill, failedPrefix, versionCovered, byValue, byWindow, perModel)
+	if byWindow < cuts/200 {
+		t.Errorf("only %d of %d cuts keep writers by their windows: rule 10 is barely tested", byWindow, cuts)
+	}
 	if byValue < cuts/200 {
 		t.Errorf("only %d of %d cuts keep writers by their values: rule 9 is barely tested", byValue, cuts)
 	}
@@ -154,6 +163,8 @@ func randomCand(rng *rand.Rand, h *history.History) cand {
 			c.dropped[int32(i)] = true
 		}
 	}
+	// Rule 10 in most cuts (the search turns it on only where it pays).
+	c.confine = rng.IntN(4) != 0
 	// Rule 9's V, chosen at random for some keys (the others take the default).
 	for _, k := range c.keys {
 		if rng.IntN(3) != 0 {

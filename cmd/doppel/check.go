@@ -390,6 +390,9 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 		}
 		fmt.Fprintf(w, "\nCounterexample for %s: %d of the %d transactions, not valid on their own (%d cuts checked in %.2fs%s%s):\n",
 			strings.Join(cx.Models, ", "), cx.Transactions, cx.Original, cx.Checks, cx.Seconds, minimal, where)
+		if cx.WhyLarge != "" {
+			fmt.Fprintf(w, "   Why so large: %s.\n", cx.WhyLarge)
+		}
 		if cx.Transactions == cx.Original && len(cx.Synthetic) == 0 {
 			// The history itself (no smaller cut was verified): listed above already.
 			fmt.Fprintf(w, "   (the whole history: its transactions and anomalies are the ones above)\n")
@@ -408,6 +411,9 @@ func writeCounterexamples(w io.Writer, cxs []*shrink.Report) {
 				proc = ", process " + t.Process
 			}
 			fmt.Fprintf(w, "   - %s (index %d, line %d%s, %s): %s\n", txnLabel(t), t.Index, t.Line, proc, t.Status, t.Ops)
+		}
+		for _, line := range shrink.ConfinedText(cx.Prefixes) {
+			fmt.Fprintf(w, "   %s\n", line)
 		}
 		for i, a := range cx.Anomalies {
 			fmt.Fprintf(w, "   %c. %s: %s\n", 'a'+rune(i%26), a.Type, strings.ReplaceAll(a.Explanation, "\n", "\n      "))
