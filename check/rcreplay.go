@@ -203,15 +203,7 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 	commit := commitsOf(h)
 	r := newPerReadReplay(h, in, commit, orderEdges)
 	r.byCompletion, r.stop = byCompletion, stop
-	if !repair {
-		order, ok := r.run()
-		return order, ok, 0
-	}
-	done, n, ok := r.runRepaired(stop)
-	if !ok {
-		return nil, false, n
-	}
-	return done.order, true, n
+	return r.runOrder(repair, stop)
 }
 
 // verifyPerRead re-executes order against real lists: every :ok transaction once and no

@@ -399,6 +399,17 @@ func scheduleRepaired(h *history.History, in *encode.Inference, commit []encode.
 		return nil, false, 0
 	}
 	r.byCompletion, r.win, r.stop = byCompletion, win, stop
+	return r.runOrder(true, stop)
+}
+
+// runOrder runs the fresh replay r (serial or read by read) to its commit order,
+// repaired when it gets stuck if repair is set; it returns the order and how many
+// repairs it took.
+func (r *replay) runOrder(repair bool, stop func() bool) ([]int32, bool, int) {
+	if !repair {
+		order, ok := r.run()
+		return order, ok, 0
+	}
 	done, n, ok := r.runRepaired(stop)
 	if !ok {
 		return nil, false, n
@@ -428,15 +439,7 @@ func scheduleRanked(h *history.History, in *encode.Inference, commit []encode.Co
 	for i, t := range unordered {
 		r.rank[t] = int64(i)
 	}
-	if !repair {
-		order, ok := r.run()
-		return order, ok, 0
-	}
-	done, n, ok := r.runRepaired(stop)
-	if !ok {
-		return nil, false, n
-	}
-	return done.order, true, n
+	return r.runOrder(repair, stop)
 }
 
 // runRepaired runs the fresh replay r (any mode: serial, read by read, snapshot) to
