@@ -182,25 +182,7 @@ func denseHistory(t *testing.T, txns int, seed int64, inject string) *history.Hi
 // read still to run (passedBy); all three were unknown without them.
 func TestRepairProvesCommitAnywhereWindows(t *testing.T) {
 	for _, seed := range []int64{21, 22, 24} {
-		spec := workload.DefaultSpec()
-		spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, seed
-		bld := history.NewBuilder("window")
-		if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The time limit only ends a failing case (its whole encoding is large): unknown.
-		res, err := check.Check(h, check.Options{Models: []string{"serializable"}, MaxConflicts: 1, Timeout: 30 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Valid != check.Valid || res.Stats.Replayed == 0 || res.Stats.Repairs == 0 || res.Stats.ReplayRejected != 0 {
-			t.Errorf("seed %d: %v, %d replayed, %d repairs, %d replays rejected; want valid, replayed after repairs, none rejected",
-				seed, res.Valid, res.Stats.Replayed, res.Stats.Repairs, res.Stats.ReplayRejected)
-		}
+		wantReplayed(t, windowHistory(t, seed), "serializable", seed, true)
 	}
 }
 
@@ -215,25 +197,7 @@ func TestRepairProvesCommitAnywhereWindows(t *testing.T) {
 // must be undone together (behindGroups). All three were unknown before.
 func TestRepairProvesStrictCommitAnywhereWindows(t *testing.T) {
 	for _, seed := range []int64{35, 42, 36} {
-		spec := workload.DefaultSpec()
-		spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, seed
-		bld := history.NewBuilder("window")
-		if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The time limit only ends a failing case (its whole encoding is large): unknown.
-		res, err := check.Check(h, check.Options{Models: []string{"strict-serializable"}, MaxConflicts: 1, Timeout: 30 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Valid != check.Valid || res.Stats.Replayed == 0 || res.Stats.Repairs == 0 || res.Stats.ReplayRejected != 0 {
-			t.Errorf("seed %d: %v, %d replayed, %d repairs, %d replays rejected; want valid, replayed after repairs, none rejected",
-				seed, res.Valid, res.Stats.Replayed, res.Stats.Repairs, res.Stats.ReplayRejected)
-		}
+		wantReplayed(t, windowHistory(t, seed), "strict-serializable", seed, true)
 	}
 }
 
@@ -243,8 +207,15 @@ func TestRepairProvesStrictCommitAnywhereWindows(t *testing.T) {
 // strict serializability with the narrowing off and the solver capped at one
 // conflict. Unknown before.
 func TestRankedReplayProvesStrict(t *testing.T) {
+	wantReplayed(t, windowHistory(t, 70), "strict-serializable", 70, false)
+}
+
+// windowHistory simulates the commit-anywhere window family at 10K transactions (10
+// sessions, 10 operations each, 100 keys of values 1..3) with the given seed.
+func windowHistory(t *testing.T, seed int64) *history.History {
+	t.Helper()
 	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, 70
+	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, seed
 	bld := history.NewBuilder("window")
 	if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
 		t.Fatal(err)
@@ -253,11 +224,21 @@ func TestRankedReplayProvesStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Check(h, check.Options{Models: []string{"strict-serializable"}, MaxConflicts: 1, Timeout: 30 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
+	return h
+}
+
+// wantReplayed checks h under model m with the narrowing off and the solver capped at
+// one conflict, and requires it valid by a verified replay (after repairs when
+// repaired), with no replay rejected. The time limit only ends a failing case (its
+// whole encoding is large): unknown.
+func wantReplayed(t *testing.T, h *history.History, m string, seed int64, repaired bool) {
+	t.Helper()
+	res, err := check.Check(h, check.Options{Models: []string{m}, MaxConflicts: 1, Timeout: 30 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Valid != check.Valid || res.Stats.Replayed == 0 || res.Stats.ReplayRejected != 0 {
-		t.Errorf("%v, %d replayed, %d replays rejected; want valid by a replay, none rejected", res.Valid, res.Stats.Replayed, res.Stats.ReplayRejected)
+	if res.Valid != check.Valid || res.Stats.Replayed == 0 || repaired && res.Stats.Repairs == 0 || res.Stats.ReplayRejected != 0 {
+		t.Errorf("seed %d: %s: %v, %d replayed, %d repairs, %d replays rejected; want valid, replayed (after repairs: %v), none rejected",
+			seed, m, res.Valid, res.Stats.Replayed, res.Stats.Repairs, res.Stats.ReplayRejected, repaired)
 	}
 }
