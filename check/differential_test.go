@@ -111,3 +111,58 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 		}
 	}
 }
+
+var strategySeeds = flag.Int("strategy-seeds", 400, "random tiny histories per model and solver strategy in TestSolverStrategiesAgainstBruteForce")
+
+// TestSolverStrategiesAgainstBruteForce: each solver configuration the portfolio is
+// made of agrees with the brute force alone, without the replay or any other shortcut
+// (so the solver decides): VSIDS with glucose, luby or no restarts, the static order,
+// and theory propagation off. The histories cycle through the shapes of
+// TestAgainstBruteForce.
+func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
+	shapes := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
+	strategies := []struct {
+		name string
+		opts SolverOptions
+	}{
+		{"vsids-glucose", SolverOptions{NoWitness: true, Heuristic: "vsids", Restarts: "glucose"}},
+		{"vsids-luby", SolverOptions{NoWitness: true, Heuristic: "vsids", Restarts: "luby"}},
+		{"vsids-no-restarts", SolverOptions{NoWitness: true, Heuristic: "vsids", Restarts: "none"}},
+		{"static", SolverOptions{NoWitness: true, Heuristic: "static", Restarts: "none"}},
+		{"no-theory-propagation", SolverOptions{NoWitness: true, NoTheoryPropagation: true}},
+	}
+	for _, st := range strategies {
+		for _, m := range ModelNames() {
+			t.Run(st.name+"/"+m, func(t *testing.T) {
+				var valid, invalid, fails int
+				for seed := 0; seed < *strategySeeds; seed++ {
+					rng := rand.New(rand.NewPCG(uint64(seed), 2))
+					h := brute.Random(rng, shapes[seed%len(shapes)])
+					res, err := Check(h, Options{Models: []string{m}, Solver: st.opts})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Valid == Unknown {
+						t.Fatalf("seed %d: unknown without a limit: %s\n%s", seed, res.Message, brute.Format(h))
+					}
+					want := brute.Check(h, m)
+					if (res.Valid == Valid) != want {
+						fails++
+						if fails <= 5 {
+							t.Errorf("seed %d: %s with %s: %v, brute force says valid=%v\n%s", seed, m, st.name, res.Valid, want, brute.Format(h))
+						}
+					}
+					if want {
+						valid++
+					} else {
+						invalid++
+					}
+				}
+				if fails > 0 {
+					t.Errorf("%d disagreements out of %d", fails, *strategySeeds)
+				}
+				t.Logf("%s with %s: %d valid, %d invalid", m, st.name, valid, invalid)
+			})
+		}
+	}
+}
