@@ -23,29 +23,7 @@ import (
 // order leaves it. Rules 1–9 kept every writer of the key (162 transactions, the time
 // ran out); rule 10 keeps the segment the whole's windows overfill and what bounds it.
 func TestOrderCountKeepsItsSegment(t *testing.T) {
-	spec := workload.DefaultSpec()
-	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 2, 3, 1, 10, 6, 200, 13
-	bld := history.NewBuilder("lost-update")
-	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt}
-	injected, err := workload.SimulateInjected(spec, opt, bld.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const m = "strong-session-read-committed"
-	res, err := check.Check(h, check.Options{Models: []string{m}})
-	if err != nil || res.Valid != check.Invalid {
-		t.Fatalf("%s: %v %v", m, res.Valid, err)
-	}
-	// No deadline: the size asserted must not depend on the machine's load (without
-	// rule 10 the search is at 162 transactions after a minute).
-	reports, failures := shrink.Counterexamples(h, &res, time.Time{})
-	if len(reports) != 1 || len(failures) > 0 {
-		t.Fatalf("%s: %v %v", m, reports, failures)
-	}
+	h, injected, res, reports := lostUpdateCounterexample(t, 13)
 	r := reports[0]
 	var segments int
 	count := ""
@@ -81,7 +59,7 @@ func TestOrderCountKeepsItsSegment(t *testing.T) {
 	if page, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || !strings.Contains(string(page), count) {
 		t.Errorf("the report page does not state the count %q (err %v)", count, err)
 	}
-	if ok, err := brute.CheckGraph(r.History(), m); err != nil || ok {
+	if ok, err := brute.CheckGraph(r.History(), orderCountModel); err != nil || ok {
 		t.Errorf("the brute force finds the counterexample valid (err %v):\n%s", err, r.EDNText())
 	}
 	if r.WhyLarge != "" {
@@ -94,26 +72,7 @@ func TestOrderCountKeepsItsSegment(t *testing.T) {
 // (1-minimal), past the bar of 10, and the counterexample says which key's unpinned
 // writers make it so.
 func TestLargeCounterexampleSaysWhy(t *testing.T) {
-	spec := workload.DefaultSpec()
-	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 2, 3, 1, 10, 6, 200, 12
-	bld := history.NewBuilder("lost-update")
-	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt}
-	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const m = "strong-session-read-committed"
-	res, err := check.Check(h, check.Options{Models: []string{m}})
-	if err != nil || res.Valid != check.Invalid {
-		t.Fatalf("%s: %v %v", m, res.Valid, err)
-	}
-	reports, failures := shrink.Counterexamples(h, &res, time.Time{})
-	if len(reports) != 1 || len(failures) > 0 {
-		t.Fatalf("%s: %v %v", m, reports, failures)
-	}
+	_, _, _, reports := lostUpdateCounterexample(t, 12)
 	r := reports[0]
 	if r.Transactions <= 10 {
 		t.Fatalf("the counterexample has %d transactions (11 when written): pick a history whose counterexample is large", r.Transactions)
@@ -122,4 +81,36 @@ func TestLargeCounterexampleSaysWhy(t *testing.T) {
 		t.Errorf("a counterexample of %d transactions does not say why: %q", r.Transactions, r.WhyLarge)
 	}
 	t.Log(r.WhyLarge)
+}
+
+// orderCountModel is the model the order-count counterexample tests shrink under.
+const orderCountModel = "strong-session-read-committed"
+
+// lostUpdateCounterexample simulates the family of TestOrderCountKeepsItsSegment at
+// seed, requires it not valid under orderCountModel, and shrinks it to its one counterexample. No
+// deadline: the sizes the tests assert must not depend on the machine's load (without
+// rule 10 the search is at 162 transactions after a minute).
+func lostUpdateCounterexample(t *testing.T, seed int64) (*history.History, []workload.Injection, check.Result, []*shrink.Report) {
+	t.Helper()
+	spec := workload.DefaultSpec()
+	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 2, 3, 1, 10, 6, 200, seed
+	bld := history.NewBuilder("lost-update")
+	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt}
+	injected, err := workload.SimulateInjected(spec, opt, bld.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{orderCountModel}})
+	if err != nil || res.Valid != check.Invalid {
+		t.Fatalf("%s: %v %v", orderCountModel, res.Valid, err)
+	}
+	reports, failures := shrink.Counterexamples(h, &res, time.Time{})
+	if len(reports) != 1 || len(failures) > 0 {
+		t.Fatalf("%s: %v %v", orderCountModel, reports, failures)
+	}
+	return h, injected, res, reports
 }
