@@ -156,21 +156,7 @@ func TestSerialWitnessProvesWeakModels(t *testing.T) {
 // three values, with one anomaly injected unless inject is "".
 func denseHistory(t *testing.T, txns int, seed int64, inject string) *history.History {
 	t.Helper()
-	spec := workload.DefaultSpec()
-	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = txns/100, 3, 1, 10, 6, txns, seed
-	opt := workload.SimOptions{Behaviour: workload.SimSerializable}
-	if inject != "" {
-		opt.Inject, opt.InjectAt = []string{inject}, workload.DefaultInjectAt
-	}
-	bld := history.NewBuilder("dense")
-	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return genHistory(t, 10, 6, txns/100, 3, txns, seed, inject)
 }
 
 // TestRepairProvesCommitAnywhereWindows: valid histories whose transactions commit
@@ -214,17 +200,7 @@ func TestRankedReplayProvesStrict(t *testing.T) {
 // sessions, 10 operations each, 100 keys of values 1..3) with the given seed.
 func windowHistory(t *testing.T, seed int64) *history.History {
 	t.Helper()
-	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 10, 100, 1, 3, 10_000, seed
-	bld := history.NewBuilder("window")
-	if _, err := workload.SimulateInjected(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return genHistory(t, 10, 10, 100, 3, 10_000, seed, "")
 }
 
 // wantReplayed checks h under model m with the narrowing off and the solver capped at
