@@ -209,7 +209,8 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 	c.anomalyModel = windowModel
 	defer func() { c.anomalyModel = "" }()
 	c.progress("building the encoding")
-	c.p = encode.BuildWithinStop(in, win, c.budget.stop)
+	c.p = encode.BuildWith(in, encode.BuildOptions{Win: win, Stop: c.budget.stop,
+		NativeTiling: !c.opts.Solver.ClausalTiling && c.opts.Solver.ExportPrefix == ""})
 	if c.p == nil {
 		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
 		return false

@@ -117,7 +117,8 @@ var strategySeeds = flag.Int("strategy-seeds", 400, "random tiny histories per m
 // TestSolverStrategiesAgainstBruteForce: each solver configuration the portfolio is
 // made of agrees with the brute force alone, without the replay or any other shortcut
 // (so the solver decides): VSIDS with glucose, luby or no restarts, the static order,
-// and theory propagation off. The histories cycle through the shapes of
+// theory propagation off, and the tiling as clauses instead of the append-adjacency
+// theory (whose path every other strategy takes). The histories cycle through the shapes of
 // TestAgainstBruteForce.
 func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 	shapes := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
@@ -130,6 +131,8 @@ func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 		{"vsids-no-restarts", SolverOptions{NoWitness: true, Heuristic: "vsids", Restarts: "none"}},
 		{"static", SolverOptions{NoWitness: true, Heuristic: "static", Restarts: "none"}},
 		{"no-theory-propagation", SolverOptions{NoWitness: true, NoTheoryPropagation: true}},
+		{"clausal-tiling", SolverOptions{NoWitness: true, ClausalTiling: true}},
+		{"clausal-tiling-static", SolverOptions{NoWitness: true, ClausalTiling: true, Heuristic: "static", Restarts: "none"}},
 	}
 	for _, st := range strategies {
 		for _, m := range ModelNames() {

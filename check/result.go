@@ -99,6 +99,11 @@ type SolverOptions struct {
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
 	Heuristic string
 	Restarts  string
+	// ClausalTiling encodes "at most one block per position" and "at most one block
+	// per writer" as clauses (sequential counters) instead of leaving them to the
+	// append-adjacency theory (theory.Segments); the instances --export writes are
+	// always clausal.
+	ClausalTiling bool
 	// ExportPrefix, when set, writes each solver instance as PREFIX-MODEL.cnf (DIMACS)
 	// and PREFIX-MODEL.graph (one "from to guard-literals..." edge per line) for study.
 	ExportPrefix string

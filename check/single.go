@@ -83,7 +83,7 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 		// ww ∪ wr is cyclic in every attribution: the known-cycle search reported it.
 		return Invalid, ""
 	}
-	s.SetTheory(g)
+	setTheory(s, g)
 	var cases []Case
 	var parts []string
 	var first []int32

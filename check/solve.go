@@ -46,7 +46,20 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 		}
 		s.AddClause(lits...)
 	}
+	if t := p.Tiling; t != nil {
+		s.SetTheory(theory.NewSegments(t, s.NumVars(), nil))
+	}
 	return s
+}
+
+// setTheory attaches the acyclicity theory g to s, beside the append-adjacency theory
+// newSolver attached (if any), which propagates first.
+func setTheory(s *sat.Solver, g *theory.Graph) {
+	if t := s.Theory(); t != nil {
+		s.SetTheory(theory.NewBoth(t, g, s.NumVars()))
+		return
+	}
+	s.SetTheory(g)
 }
 
 // bound makes s honour the time limit: the solver reads the clock at conflicts and
@@ -277,7 +290,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if cyc := g.Init(); cyc != nil {
 		return sat.Unsat, true
 	}
-	s.SetTheory(g)
+	setTheory(s, g)
 	so := sat.DefaultOptions()
 	if cfg.heuristic != "" {
 		so.Heuristic = cfg.heuristic
@@ -740,6 +753,18 @@ func (c *checker) diagnoseUnsatKeys() bool {
 			}
 		}
 	}
+	if t := p.Tiling; t != nil {
+		// A key's candidates are tied together by its tiling.
+		for k := range p.SegVar {
+			for _, v := range p.SegVar[k] {
+				if !shared[v] && !shared[p.SegVar[k][0]] {
+					if a, b := find(v), find(p.SegVar[k][0]); a != b {
+						parent[a] = b
+					}
+				}
+			}
+		}
+	}
 	before := len(in.Findings)
 	for k := range p.SegVar {
 		if len(p.SegVar[k]) == 0 || in.Keys[k].Bad || c.budget.out() {
@@ -775,6 +800,12 @@ func (c *checker) diagnoseUnsatKeys() bool {
 			if in {
 				s.AddClause(lits...)
 			}
+		}
+		if t := p.Tiling; t != nil {
+			s.SetTheory(theory.NewSegments(t, n, func(i int) bool {
+				v := t.Var[i]
+				return !shared[v] && find(v) == root
+			}))
 		}
 		release := c.bound(s)
 		status := sat.Unknown

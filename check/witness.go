@@ -66,7 +66,11 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 			w := pl.Cands[best].Writer
 			chosen[w] = true
 			vals[p.SegVar[k][best]] = true
+			vals[p.BoundaryVar(int32(k), pos)] = true
 			pos += in.Writers[w].End - in.Writers[w].Start
+			if pos == n {
+				vals[p.BoundaryVar(int32(k), n)] = true
+			}
 		}
 	}
 	for t, cv := range p.CommitVar {
@@ -167,6 +171,9 @@ func (c *checker) holdsUnder(vals []bool) func(e *encode.Edge) bool {
 // built to, but windows add clauses of their own: a writer that must be observed).
 func (c *checker) satisfies(vals []bool) bool {
 	p := c.p
+	if p.Tiling != nil && !p.Tiling.Satisfied(vals) {
+		return false
+	}
 	for i := range p.ClauseEnd {
 		sat := false
 		for _, l := range p.Clause(i) {

@@ -29,6 +29,9 @@ func (p *Problem) openKey(k int32) {
 	}
 	b0 := p.NumVars
 	p.NumVars += n + 1
+	if !p.counting {
+		p.boundaryBase[k] = b0
+	}
 	p.clause1(Pos(b0))
 	for l := int32(1); l <= n; l++ {
 		if plan.Cut[l] {
@@ -95,7 +98,9 @@ func (p *Problem) openKey(k int32) {
 			p.lit(Pos(s0 + i))
 		}
 		p.endClause()
-		p.atMostOne(s0, iota[starts[pos]:starts[pos+1]]) // one block starts at each boundary
+		if !p.native { // else the theory: one block over each position
+			p.atMostOne(s0, iota[starts[pos]:starts[pos+1]]) // one block starts at each boundary
+		}
 	}
 	p.lit(Neg(b0 + n))
 	for _, i := range endsAt(n) {
@@ -125,9 +130,13 @@ func (p *Problem) openKey(k int32) {
 		wCand[wOff[j]] = int32(i)
 		wOff[j]++
 	}
-	for wi := range key.Writers {
-		if cs := wCand[wOff[wi]:wOff[wi+1]]; len(cs) > 1 {
-			p.atMostOne(s0, cs)
+	if p.native {
+		p.tileKey(k, s0, wIdx, wOff)
+	} else {
+		for wi := range key.Writers {
+			if cs := wCand[wOff[wi]:wOff[wi+1]]; len(cs) > 1 {
+				p.atMostOne(s0, cs)
+			}
 		}
 	}
 
@@ -248,6 +257,33 @@ func (sc *scratch) iotaTo(n int32) []int32 {
 		sc.iota = append(sc.iota, i)
 	}
 	return sc.iota[:n]
+}
+
+// tileKey records key k's candidates (variables s0+i) in the tiling the
+// append-adjacency theory (theory.Segments) enforces in place of the clausal one:
+// candidate i covers its block's positions (those inside the trace), and the
+// candidates of a writer with several form a group (at most one chosen).
+// wIdx[i] is candidate i's writer index, wOff the offsets of each writer's candidates.
+func (p *Problem) tileKey(k, s0 int32, wIdx, wOff []int32) {
+	if p.counting {
+		return // the tiling is not among the measured lists
+	}
+	t := p.Tiling
+	cands := p.Plans[k].Cands
+	n := int32(len(p.In.Keys[k].Trace))
+	base := t.Cells
+	for i, c := range cands {
+		g := int32(-1)
+		if wi := wIdx[i]; wOff[wi+1]-wOff[wi] > 1 {
+			g = t.Groups + wi
+		}
+		t.Var = append(t.Var, s0+int32(i))
+		t.Cell0 = append(t.Cell0, base+c.Pos)
+		t.Cell1 = append(t.Cell1, base+min(p.blockEnd(c), n))
+		t.Group = append(t.Group, g)
+	}
+	t.Cells += n
+	t.Groups += int32(len(wOff) - 2)
 }
 
 // atMostOne says at most one of the variables base+i, i in idx, is true: pairwise for

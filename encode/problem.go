@@ -2,6 +2,7 @@ package encode
 
 import (
 	"doppel/history"
+	"doppel/theory"
 )
 
 // EdgeKind is why one transaction must precede another.
@@ -94,6 +95,10 @@ type Problem struct {
 	CommitVar []int32 // per transaction, the variable of MayCommit ones, else -1
 	// SegVar[k][i] is the variable of Plans[k].Cands[i] (open keys).
 	SegVar [][]int32
+	// Tiling (built with BuildOptions.NativeTiling): the open keys' candidates, whose
+	// choice must tile each trace; theory.Segments enforces it, the clauses only
+	// tie the candidates to the boundary variables. Nil: the clauses say it all.
+	Tiling *theory.Tiling
 	// Unsat keys: no segmentation exists; the history is not valid.
 	UnsatKeys []int32
 	// Win narrowed the candidate blocks (BuildWithin); WindowUnsatKeys have no
@@ -106,11 +111,18 @@ type Problem struct {
 	// else -1 (both nil: no open key). Indexed by key, so that a key's writers are
 	// together.
 	unobsVar, keyBase []int32
+	// boundaryBase[k]: the variable b(0) of open key k (b(p) is boundaryBase[k]+p).
+	boundaryBase []int32
 	// While BuildFrom runs: scratch buffers, and whether this is the pass that only
 	// measures how much the keys emit (the emitted lists are emptied after each key).
 	sc       *scratch
 	counting bool
+	native   bool // Tiling instead of the tiling clauses
 }
+
+// BoundaryVar returns the variable "a block starts at position pos" (pos = the trace
+// length: "the last block ends exactly there") of open key k.
+func (p *Problem) BoundaryVar(k, pos int32) int32 { return p.boundaryBase[k] + pos }
 
 // IsHub reports whether node is a key's hub.
 func (p *Problem) IsHub(node int32) bool { return node >= p.HubBase }
@@ -188,16 +200,36 @@ func BuildFromStop(in *Inference, stop func() bool) *Problem { return BuildWithi
 func BuildWithin(in *Inference, win *Windows) *Problem { return BuildWithinStop(in, win, nil) }
 
 // BuildWithinStop is BuildWithin with BuildFromStop's stop.
+func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
+	return BuildWith(in, BuildOptions{Win: win, Stop: stop})
+}
+
+// BuildOptions are BuildWith's: the windows and stop of BuildWithinStop, and
+// NativeTiling: leave "at most one block over each trace position" and "at most one
+// block per writer" of each open key to the append-adjacency theory (Problem.Tiling,
+// theory.Segments), which also propagates "at least one", instead of
+// sequential-counter clauses.
+type BuildOptions struct {
+	Win          *Windows
+	Stop         func() bool
+	NativeTiling bool
+}
+
+// BuildWith builds the problem as opts say.
 //
 // Each key's edges and clauses are emitted twice: first only to measure them (into
 // small buffers emptied after every key), right after segmenting the key while its
 // reads and writers are in cache, then for good into lists of exactly the right size.
 // Growing those lists instead (the biggest structures of a check) would copy them
 // several times over and leave as much garbage.
-func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
+func BuildWith(in *Inference, opts BuildOptions) *Problem {
+	win, stop := opts.Win, opts.Stop
 	in.CheckValues()
 	h := in.H
-	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), Win: win}
+	p := &Problem{In: in, Plans: make([]Plan, len(in.Keys)), HubBase: int32(len(h.Txns)), Win: win, native: opts.NativeTiling}
+	if p.native {
+		p.Tiling = &theory.Tiling{}
+	}
 	p.Nodes = len(h.Txns) + len(in.Keys)
 	sc := newScratch(in, true)
 	sc.win = win
@@ -300,7 +332,12 @@ func BuildWithinStop(in *Inference, win *Windows, stop func() bool) *Problem {
 		return nil // before allocating the lists (hundreds of MB on long keys)
 	}
 	p.SegVar = make([][]int32, len(in.Keys))
+	p.boundaryBase = make([]int32, len(in.Keys))
 	sc.segVars = make([]int32, nSeg)
+	if p.native {
+		t := p.Tiling
+		t.Var, t.Cell0, t.Cell1, t.Group = make([]int32, 0, nSeg), make([]int32, 0, nSeg), make([]int32, 0, nSeg), make([]int32, 0, nSeg)
+	}
 	// The checker appends the process and real-time edges to Edges in place: leave room.
 	p.Edges = make([]Edge, 0, size.edges+p.orderEdgeCount())
 	p.Guards = make([]Lit, 0, size.guards)

@@ -219,6 +219,9 @@ func (s *Solver) NumLearnts() int { return len(s.learnts) }
 // SetTheory attaches a theory; it sees the whole trail on its first Propagate.
 func (s *Solver) SetTheory(t Theory) { s.theory = t }
 
+// Theory returns the attached theory, or nil.
+func (s *Solver) Theory() Theory { return s.theory }
+
 // SetStaticOrder sets the order in which the "static" heuristic decides variables: a
 // permutation of all of them (nil: variable order). Call it after the last NewVar.
 func (s *Solver) SetStaticOrder(order []Var) {

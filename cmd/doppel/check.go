@@ -65,6 +65,7 @@ func runCheck(args []string) int {
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
 	maxMemory := fs.String("max-memory", defaultMaxMemory(), "give up (verdict unknown) when the checker holds this much memory (e.g. 4GiB, 500MiB); 0 means no limit; the default is 3/4 of this machine's memory")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
+	clausalTiling := fs.Bool("clausal-tiling", false, "solver: encode \"at most one block per trace position and per writer\" as clauses instead of leaving it to the append-adjacency theory")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
 	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
@@ -124,7 +125,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
