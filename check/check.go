@@ -707,12 +707,15 @@ func (c *checker) hasGuards() bool {
 	return false
 }
 
+// fillStats describes the problem just built (the last one, when the narrowing and
+// the naming build several): its counts replace the previous build's.
 func (c *checker) fillStats() {
 	h, p := c.h, c.p
 	s := &c.res.Stats
 	s.Transactions = len(h.Txns)
 	s.Operations = len(h.Ops)
 	s.Keys = len(h.Keys)
+	s.KeysFixed, s.KeysOpen, s.GuardedEdges = 0, 0, 0
 	for _, pl := range p.Plans {
 		switch pl.State {
 		case encode.KeyFixed, encode.KeyUnread:
