@@ -393,6 +393,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.Decisions += sub.res.Stats.Decisions
 	st.Propagations += sub.res.Stats.Propagations
 	st.TheoryProps += sub.res.Stats.TheoryProps
+	st.TilingProps += sub.res.Stats.TilingProps
 	st.Learned += sub.res.Stats.Learned
 	if found {
 		st.Witnessed++

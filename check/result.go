@@ -313,7 +313,8 @@ type Stats struct {
 	Decisions    int64 `json:"decisions"`
 	Conflicts    int64 `json:"conflicts"`
 	Propagations int64 `json:"propagations"`
-	TheoryProps  int64 `json:"theory_propagations"`
+	TheoryProps  int64 `json:"theory_propagations"` // the acyclicity theory's
+	TilingProps  int64 `json:"tiling_propagations"` // the append-adjacency theory's
 	Learned      int64 `json:"learned_clauses"`
 	// Time per phase in seconds.
 	ParseSeconds   float64 `json:"parse_seconds"`

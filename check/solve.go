@@ -52,6 +52,17 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 	return s
 }
 
+// countTiling adds the append-adjacency theory's implications in s (if attached) to
+// the result's counters.
+func (c *checker) countTiling(s *sat.Solver) {
+	switch t := s.Theory().(type) {
+	case *theory.Both:
+		c.res.Stats.TilingProps += t.First.(*theory.Segments).Stats.Propagations
+	case *theory.Segments:
+		c.res.Stats.TilingProps += t.Stats.Propagations
+	}
+}
+
 // setTheory attaches the acyclicity theory g to s, beside the append-adjacency theory
 // newSolver attached (if any), which propagates first.
 func setTheory(s *sat.Solver, g *theory.Graph) {
@@ -313,6 +324,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	c.res.Stats.Conflicts += st.Conflicts
 	c.res.Stats.Propagations += st.Propagations
 	c.res.Stats.TheoryProps += g.Stats.Propagations
+	c.countTiling(s)
 	c.res.Stats.Learned += st.Learned
 	return status, false
 }
@@ -335,6 +347,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		return c.explanationCut(m)
 	}
 	defer func() { c.spare = s }()
+	defer c.countTiling(s)
 	defer c.bound(s)()
 	for i, val := range guess {
 		s.SetPhase(sat.Var(i), val)

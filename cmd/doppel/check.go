@@ -357,8 +357,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 	if stats {
 		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay)\n",
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed, s.Replayed)
-		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations, %d learned clauses, %d pruned choices\n",
-			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps, s.Learned, s.Pruned)
+		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling), %d learned clauses, %d pruned choices\n",
+			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps, s.TheoryProps, s.TilingProps, s.Learned, s.Pruned)
 		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",
 			s.ParseSeconds, s.InferSeconds, s.PruneSeconds, s.SolveSeconds, s.ExplainSeconds)
 	}
