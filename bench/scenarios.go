@@ -261,6 +261,20 @@ func hardScenarios() []Scenario {
 				ExpectValid: expect, Hard: true})
 		}
 	}
+	// The same anomalies among keys of two values (the duplicate-heavy family): at 1K the
+	// naming decides the whole problem, where the append-adjacency theory matters most.
+	for _, kind := range workload.AllInjections {
+		expect := invalidAll
+		if kind == workload.InjectWriteSkew {
+			expect = writeSkewOnly
+		}
+		for _, txns := range []int{1000, 10_000} {
+			out = append(out, Scenario{Name: fmt.Sprintf("inject-k10v2-%s-%s", kind, count(txns)), Spec: dupKeys(txns, 1),
+				Sim: workload.SimOptions{Behaviour: workload.SimSerializable,
+					Inject: []string{kind}, InjectAt: workload.DefaultInjectAt},
+				ExpectValid: expect, Hard: true})
+		}
+	}
 	// Read committed on a lost update among duplicates: neither a serial nor a snapshot
 	// replay applies, and the per-read problem is not narrowed.
 	for _, txns := range []int{1000, 10_000} {
