@@ -454,12 +454,12 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
-	r.relaxGate = r.perRead || r.snapshot
+	r.relaxGate = (r.perRead || r.snapshot) && !r.ungated
 	run := &serialRun{r: r}
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
 	maxWork := repairWork * int(r.n)
-	if r.relaxGate {
+	if r.perRead || r.snapshot {
 		// Each stuck state's choices are looked ahead twice (see repairLoop), and a
 		// small history's copies are far apart (snapEvery): a repair may cost more.
 		maxWork = max(perReadRepairWork*int(r.n), 32*snapEvery(r.n))
@@ -627,7 +627,7 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 	h := r.h
 	r.epoch++
 	var bad []int32
-	for _, op := range h.TxnOps(int(t)) {
+	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		ks := &r.keys[k]
 		if ks.stamp != r.epoch {
@@ -655,7 +655,17 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 		if h.Txns[t].Status != history.OK || !op.Known {
 			continue
 		}
-		if slices.Contains(bad, k) || op.End-op.Start != at {
+		if slices.Contains(bad, k) {
+			return nil
+		}
+		if r.perRead {
+			// Read by read, an older list where a block started is read as it is now.
+			if ok, s := r.perReadCheck(h.Txns[t].OpStart+int32(i), k, at, op.End-op.Start); !ok && s != waitStale {
+				return nil
+			}
+			continue
+		}
+		if op.End-op.Start != at {
 			return nil
 		}
 	}

@@ -176,6 +176,7 @@ type replay struct {
 	// as for a serial replay (repairLoop). relaxed lists the transactions it ran so, in
 	// order.
 	relaxGate  bool
+	ungated    bool // a per-read replay repaired without relaxGate (see provePerRead)
 	relaxes    int
 	relaxed    []int32
 	relaxAgain []int32
