@@ -511,7 +511,7 @@ func (r *replay) lateRead(t int32) (int32, int32) {
 		return -1, 0
 	}
 	r.epoch++
-	for _, op := range h.TxnOps(int(t)) {
+	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		ks := &r.keys[k]
 		if ks.stamp != r.epoch {
@@ -521,6 +521,12 @@ func (r *replay) lateRead(t int32) (int32, int32) {
 		if op.Kind == history.Append {
 			ks.local++
 		} else if op.Known && op.End-op.Start < ks.local {
+			if r.perRead {
+				// Read by read, an older list where a block started is no late read.
+				if _, s := r.perReadCheck(h.Txns[t].OpStart+int32(i), k, ks.local, op.End-op.Start); s == waitStale || r.readSlot[h.Txns[t].OpStart+int32(i)] == -1 {
+					continue
+				}
+			}
 			return k, op.End - op.Start - (ks.local - ks.pos)
 		}
 	}
@@ -585,6 +591,9 @@ func (r *replay) blame() []uint64 {
 		// another writer of the same values took.
 		if ks := r.behindOn(t, 1); len(ks) == 1 {
 			add(t, ks[0])
+			if w, p := r.takenFromOptional(t, ks[0]); w >= 0 {
+				cs = append(cs, cand{w, p, r.keys[ks[0]].pos - p, r.midpoint(t)})
+			}
 		}
 	}
 	// Ready but deferred: appending now would strand a reader of the key at its current
@@ -691,6 +700,31 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 			continue
 		}
 		if r.pinnedAt(in.Writers[x].Txn, k, p) || r.avoid[uint64(x)<<32|uint64(p)] {
+			continue
+		}
+		return x, p
+	}
+	return -1, -1
+}
+
+// takenFromOptional is takenFrom among the blocks of optional (:info) writers, read by
+// read: such a writer runs wherever the committed ones leave its value's positions
+// unfilled, not where it did (a killed connection's transaction may have committed
+// later or never), and the nearest position, a committed writer's, may be one t could
+// never have taken. -1 if none, or not read by read.
+func (r *replay) takenFromOptional(t, k int32) (int32, int32) {
+	in := r.in
+	w := r.writerOf(t, k)
+	if !r.perRead || w < 0 {
+		return -1, -1
+	}
+	wr := &in.Writers[w]
+	vals := in.WriterVals[wr.Start:wr.End]
+	ks := &r.keys[k]
+	for p := min(ks.pos, ks.n) - 1; p >= 0; p-- {
+		x := r.filledBy[ks.base+p]
+		if x < 0 || x == w || r.commit[in.Writers[x].Txn] == encode.Committed || p+int32(len(vals)) > ks.n ||
+			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) || r.avoid[uint64(x)<<32|uint64(p)] {
 			continue
 		}
 		return x, p
