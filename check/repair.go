@@ -591,8 +591,8 @@ func (r *replay) blame() []uint64 {
 		// another writer of the same values took.
 		if ks := r.behindOn(t, 1); len(ks) == 1 {
 			add(t, ks[0])
-			if w, p := r.takenFromOptional(t, ks[0]); w >= 0 {
-				cs = append(cs, cand{w, p, r.keys[ks[0]].pos - p, r.midpoint(t)})
+			for _, c := range r.takenFromPerRead(t, ks[0]) {
+				cs = append(cs, cand{int32(c >> 32), int32(c), r.keys[ks[0]].pos - int32(c), r.midpoint(t)})
 			}
 		}
 	}
@@ -685,6 +685,11 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 // its current one where t's block would fit (the trace holds t's values there), and
 // that position; -1 if none (or the writer there is pinned by its own read of k).
 func (r *replay) takenFrom(t, k int32) (int32, int32) {
+	return r.takenFromIf(t, k, func(x, p int32) bool { return !r.pinnedAt(r.in.Writers[x].Txn, k, p) })
+}
+
+// takenFromIf is takenFrom among the blocks (writer x at p) that ok accepts.
+func (r *replay) takenFromIf(t, k int32, ok func(x, p int32) bool) (int32, int32) {
 	in := r.in
 	w := r.writerOf(t, k)
 	if w < 0 {
@@ -699,7 +704,7 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) {
 			continue
 		}
-		if r.pinnedAt(in.Writers[x].Txn, k, p) || r.avoid[uint64(x)<<32|uint64(p)] {
+		if r.avoid[uint64(x)<<32|uint64(p)] || !ok(x, p) {
 			continue
 		}
 		return x, p
@@ -707,29 +712,25 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 	return -1, -1
 }
 
-// takenFromOptional is takenFrom among the blocks of optional (:info) writers, read by
-// read: such a writer runs wherever the committed ones leave its value's positions
-// unfilled, not where it did (a killed connection's transaction may have committed
-// later or never), and the nearest position, a committed writer's, may be one t could
-// never have taken. -1 if none, or not read by read.
-func (r *replay) takenFromOptional(t, k int32) (int32, int32) {
-	in := r.in
-	w := r.writerOf(t, k)
-	if !r.perRead || w < 0 {
-		return -1, -1
+// takenFromPerRead returns, read by read, the other blocks blame names for t behind on
+// key k besides takenFrom's: the nearest one pinned by its writer's read (read
+// committed pins no block: on a database's run a transaction mostly reads a key, then
+// appends to it after others did) and the nearest one of an optional (:info) writer
+// (it runs wherever the committed writers leave its value's positions unfilled, not
+// where it did: a killed connection's transaction may have committed later or never).
+// Each is writer<<32 | position.
+func (r *replay) takenFromPerRead(t, k int32) []uint64 {
+	if !r.perRead {
+		return nil
 	}
-	wr := &in.Writers[w]
-	vals := in.WriterVals[wr.Start:wr.End]
-	ks := &r.keys[k]
-	for p := min(ks.pos, ks.n) - 1; p >= 0; p-- {
-		x := r.filledBy[ks.base+p]
-		if x < 0 || x == w || r.commit[in.Writers[x].Txn] == encode.Committed || p+int32(len(vals)) > ks.n ||
-			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) || r.avoid[uint64(x)<<32|uint64(p)] {
-			continue
-		}
-		return x, p
+	var out []uint64
+	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); x >= 0 {
+		out = append(out, uint64(x)<<32|uint64(p))
 	}
-	return -1, -1
+	if x, p := r.takenFromIf(t, k, func(x, _ int32) bool { return r.commit[r.in.Writers[x].Txn] != encode.Committed }); x >= 0 {
+		out = append(out, uint64(x)<<32|uint64(p))
+	}
+	return out
 }
 
 // pinnedAt reports whether t's block on key k, started at p, is pinned there: t reads k
