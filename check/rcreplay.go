@@ -28,7 +28,8 @@ import (
 // belongs past the trace). Repaired (runRepaired), it is gated: stuck where the serial
 // replay would be, it first undoes choices as the serial repair does, and only when
 // none gets it further goes on by reading older lists (repairLoop): going on at once
-// would run past the point where the wrong choice is visible.
+// would run past the point where the wrong choice is visible. When that fails, it is
+// repaired ungated (perReadScheduleUngated), as a database's read-committed run needs.
 
 // newPerReadReplay is newReplay for in, a per-read inference: the reads it places are
 // in.Reads (a read that misses its transaction's own appends is ignored). A read before
