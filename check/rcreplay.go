@@ -29,7 +29,8 @@ import (
 // replay would be, it first undoes choices as the serial repair does, and only when
 // none gets it further goes on by reading older lists (repairLoop): going on at once
 // would run past the point where the wrong choice is visible. When that fails, it is
-// repaired ungated (perReadScheduleUngated), as a database's read-committed run needs.
+// repaired gated only where a pinned read would be stranded (perReadSchedulePinGated),
+// as a database's read-committed run needs.
 
 // newPerReadReplay is newReplay for in, a per-read inference: the reads it places are
 // in.Reads (a read that misses its transaction's own appends is ignored). A read before
@@ -67,9 +68,44 @@ func newPerReadReplay(h *history.History, in *encode.Inference, commit []encode.
 		}
 		r.readSlot[rd.Op] = s
 		r.pending[s]++
+		if rd.Own > 0 {
+			if r.pendingPin == nil {
+				r.pendingPin = make([]int32, len(r.pending))
+				r.readPinned = make([]bool, len(h.Ops))
+			}
+			r.readPinned[rd.Op] = true
+			r.pendingPin[s]++
+		}
 	}
 	r.countValues()
 	return r
+}
+
+// strandsPin reports whether t's appends would move a key past the length a pending
+// read that shows its own transaction's appends needs: such a read pins its
+// transaction's block there and can never be read once the key is past it.
+func (r *replay) strandsPin(t int32) bool {
+	if r.pendingPin == nil {
+		return false
+	}
+	for _, w := range r.in.TxnWriters(t) {
+		k := r.in.Writers[w].Key
+		s := r.slot(k, r.keys[k].pos)
+		if s < 0 || r.pendingPin[s] == 0 {
+			continue
+		}
+		own := int32(0)
+		tx := &r.h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			if r.readPinned[i] && r.readSlot[i] == s {
+				own++
+			}
+		}
+		if r.pendingPin[s] > own {
+			return true
+		}
+	}
+	return false
 }
 
 // readOld marks, in a per-read replay's readSlot, a read that counts but is never
@@ -194,7 +230,7 @@ func (r *replay) pickPerRead() (int32, bool) {
 // mayRelax reports whether the replay may go on by running t, which reads older lists
 // or strands readers: always unless gated (see relaxGate).
 func (r *replay) mayRelax(t int32) bool {
-	return !r.relaxGate || r.relaxes > 0 || slices.Contains(r.relaxAgain, t)
+	return !r.relaxGate || r.relaxes > 0 || slices.Contains(r.relaxAgain, t) || r.pinGate && !r.strandsPin(t)
 }
 
 // perReadSchedule replays h read by read (ready transactions by interval midpoint, or
@@ -207,23 +243,24 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 	return r.runOrder(repair, stop)
 }
 
-// perReadScheduleUngated is perReadSchedule repaired without relaxGate: stuck only
-// where nothing can run, not at every transaction that reads an older list. The gate
-// suits histories where older reads are few (an anomaly's transactions among serial
-// ones); on a database's read-committed run (each statement its own snapshot) most
-// transactions read older lists, and the gated repair stopped at nearly every one
-// and spent its work within the first few hundred (a PostgreSQL kill-conn run: 128 of
-// 4,250 transactions), where ungated the replay ran to 319 and one undone choice got it
-// past (four in all).
-func perReadScheduleUngated(h *history.History, in *encode.Inference, orderEdges []encode.Edge, stop func() bool) ([]int32, bool, int) {
+// perReadSchedulePinGated is perReadSchedule repaired with relaxGate narrowed: stuck,
+// it goes on by running a kept-aside or deferred transaction at once unless that
+// strands a read showing its own transaction's appends (strandsPin: that read pins its
+// block and can never be read once the key is past it), and only there, or where
+// nothing can run, does the repair start. The full gate suits histories where older
+// reads are few (an anomaly's transactions among serial ones); on a database's
+// read-committed run (each statement its own snapshot) most transactions read older
+// lists, and the gated repair stopped at nearly every one and spent its work within
+// the first few hundred (a PostgreSQL kill-conn run: 128 of 4,250 transactions).
+func perReadSchedulePinGated(h *history.History, in *encode.Inference, orderEdges []encode.Edge, stop func() bool) ([]int32, bool, int) {
 	r := newPerReadReplay(h, in, commitsOf(h), orderEdges)
-	r.stop, r.ungated = stop, true
+	r.stop, r.pinGate = stop, true
 	return r.runOrder(true, stop)
 }
 
 // perReadReplays runs the read-by-read replays guided by guide until one completes:
 // by midpoint, by completion, then (unless !repair) repaired gated and repaired
-// ungated. out says when the limits are reached. It returns the order (unverified)
+// gated on pins only. out says when the limits are reached. It returns the order (unverified)
 // and the repairs taken.
 func perReadReplays(h *history.History, in *encode.Inference, guide []encode.Edge, repair bool, stop, out func() bool) ([]int32, bool, int) {
 	order, ok, _ := perReadSchedule(h, in, guide, false, false, stop)
@@ -236,7 +273,7 @@ func perReadReplays(h *history.History, in *encode.Inference, guide []encode.Edg
 	order, ok, n := perReadSchedule(h, in, guide, false, true, stop)
 	if !ok && !out() {
 		var m int
-		order, ok, m = perReadScheduleUngated(h, in, guide, stop)
+		order, ok, m = perReadSchedulePinGated(h, in, guide, stop)
 		n += m
 	}
 	return order, ok, n

@@ -95,7 +95,8 @@ func TestPerReadVerifierChecksVersionReads(t *testing.T) {
 // writer of x's first 5, takes position 0; T5 (x's 6) waits for z, which T4 appends
 // after reading T2's q. T2's 5 now fits only at 2, behind T5: stuck. The repair must
 // see T2 as behind on x only, though it reads an older list, and undo T3's choice; the
-// gated repair stops where T2 is kept aside each time, so the ungated one finishes.
+// gated repair stops where T2 is kept aside each time, so the one gated on pins only
+// finishes.
 func TestPerReadRepairTakesOlderReads(t *testing.T) {
 	h, err := brute.Parse(`ok [a y 1] inv=0 cmp=1
 ok [a y 2] [a w 3] inv=2 cmp=3

@@ -350,6 +350,7 @@ func (r *replay) copyReplay() *replay {
 	c.waitNext = slices.Clone(r.waitNext)
 	c.pending = slices.Clone(r.pending)
 	c.pendingRW = slices.Clone(r.pendingRW)
+	c.pendingPin = slices.Clone(r.pendingPin)
 	c.keyWait = slices.Clone(r.keyWait)
 	c.classDemand = slices.Clone(r.classDemand)
 	c.classSupply = slices.Clone(r.classSupply)
@@ -374,7 +375,7 @@ func (r *replay) copyReplay() *replay {
 func (r *replay) copyBytes() int64 {
 	n := int64(len(r.state)) + 4*int64(len(r.order)+len(r.preds)+len(r.waitNext)) +
 		int64(len(r.keys))*int64(unsafe.Sizeof(replayKey{})) +
-		4*int64(len(r.waitHead)+len(r.pending)+len(r.pendingRW)+len(r.keyWait)+len(r.filledBy)) +
+		4*int64(len(r.waitHead)+len(r.pending)+len(r.pendingRW)+len(r.pendingPin)+len(r.keyWait)+len(r.filledBy)) +
 		4*int64(len(r.classDemand)+len(r.classSupply)+len(r.startStep)+len(r.endStep)+len(r.lastWrite)+len(r.snapAt)) +
 		int64(len(r.blockStart)) + int64(len(r.ready))*int64(unsafe.Sizeof(txnPrio{}))
 	return n
@@ -454,7 +455,7 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	for t := int32(0); t < r.n; t++ {
 		r.try(t)
 	}
-	r.relaxGate = (r.perRead || r.snapshot) && !r.ungated
+	r.relaxGate = r.perRead || r.snapshot
 	run := &serialRun{r: r}
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
@@ -713,9 +714,9 @@ func (r *replay) takenFromIf(t, k int32, ok func(x, p int32) bool) (int32, int32
 }
 
 // takenFromPerRead returns, read by read, the other blocks blame names for t behind on
-// key k besides takenFrom's: the nearest one pinned by its writer's read (read
-// committed pins no block: on a database's run a transaction mostly reads a key, then
-// appends to it after others did) and the nearest one of an optional (:info) writer
+// key k besides takenFrom's: the nearest one pinned by its writer's read of the list
+// before it (pinnedAt; read committed does not hold such a block there: on a
+// database's run a transaction mostly reads a key, then appends to it after others did) and the nearest one of an optional (:info) writer
 // (it runs wherever the committed writers leave its value's positions unfilled, not
 // where it did: a killed connection's transaction may have committed later or never).
 // Each is writer<<32 | position.
