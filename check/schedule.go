@@ -177,6 +177,7 @@ type replay struct {
 	// order.
 	relaxGate bool
 	pinGate   bool // per read: relaxGate holds only where a pinned read would be stranded
+	pinPass   bool // ... and there the replay runs another that strands none, if any
 	// pendingPin: per slot, the pending reads that show their transaction's own appends
 	// (readPinned, per micro-op); nil when none.
 	pendingPin []int32
