@@ -265,7 +265,7 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 // read older lists, and the gated repair stopped at nearly every one and spent its work
 // within the first few hundred (a PostgreSQL kill-conn run: 128 of 4,250 transactions).
 // Neither way of meeting a pin is the better one: on seven PostgreSQL kill-conn runs,
-// each replayed three (four together), and each is cheap (a tenth of a second at 4K).
+// each replayed four (five together), and each is cheap (a tenth of a second at 4K).
 func perReadSchedulePinGated(h *history.History, in *encode.Inference, orderEdges []encode.Edge, pass bool, stop func() bool) ([]int32, bool, int) {
 	r := newPerReadReplay(h, in, commitsOf(h), orderEdges)
 	r.stop, r.pinGate, r.pinPass = stop, true, pass
