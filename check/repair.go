@@ -652,7 +652,8 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 			// Any append of the block may be the one that does not fit (not only the
 			// first); an avoided position is taken, as check says.
 			if at < ks.n && (r.traceAt[ks.base+at] != op.Value ||
-				at == ks.pos && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)]) {
+				at == ks.pos && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)] ||
+				r.perRead && at > ks.pos && r.pending[ks.base+at] > 0) {
 				if len(bad) == limit {
 					return nil
 				}
