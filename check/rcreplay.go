@@ -264,8 +264,8 @@ func perReadSchedule(h *history.History, in *encode.Inference, orderEdges []enco
 // database's read-committed run (each statement its own snapshot) most transactions
 // read older lists, and the gated repair stopped at nearly every one and spent its work
 // within the first few hundred (a PostgreSQL kill-conn run: 128 of 4,250 transactions).
-// Neither way of meeting a pin is the better one: on seven PostgreSQL kill-conn runs,
-// each replayed four (five together), and each is cheap (a tenth of a second at 4K).
+// Neither way of meeting a pin is the better one (on seven PostgreSQL kill-conn runs,
+// each replayed four, five together), and each is cheap (a tenth of a second at 4K).
 func perReadSchedulePinGated(h *history.History, in *encode.Inference, orderEdges []encode.Edge, pass bool, stop func() bool) ([]int32, bool, int) {
 	r := newPerReadReplay(h, in, commitsOf(h), orderEdges)
 	r.stop, r.pinGate, r.pinPass = stop, true, pass

@@ -650,7 +650,8 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 				continue
 			}
 			// Any append of the block may be the one that does not fit (not only the
-			// first); an avoided position is taken, as check says.
+			// first); an avoided position is taken, and read by read a block may not
+			// cross the end of a read still to run, as check says.
 			if at < ks.n && (r.traceAt[ks.base+at] != op.Value ||
 				at == ks.pos && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)] ||
 				r.perRead && at > ks.pos && r.pending[ks.base+at] > 0) {
