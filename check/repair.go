@@ -350,6 +350,7 @@ func (r *replay) copyReplay() *replay {
 	c.waitNext = slices.Clone(r.waitNext)
 	c.pending = slices.Clone(r.pending)
 	c.pendingRW = slices.Clone(r.pendingRW)
+	c.pendingPin = slices.Clone(r.pendingPin)
 	c.keyWait = slices.Clone(r.keyWait)
 	c.classDemand = slices.Clone(r.classDemand)
 	c.classSupply = slices.Clone(r.classSupply)
@@ -374,7 +375,7 @@ func (r *replay) copyReplay() *replay {
 func (r *replay) copyBytes() int64 {
 	n := int64(len(r.state)) + 4*int64(len(r.order)+len(r.preds)+len(r.waitNext)) +
 		int64(len(r.keys))*int64(unsafe.Sizeof(replayKey{})) +
-		4*int64(len(r.waitHead)+len(r.pending)+len(r.pendingRW)+len(r.keyWait)+len(r.filledBy)) +
+		4*int64(len(r.waitHead)+len(r.pending)+len(r.pendingRW)+len(r.pendingPin)+len(r.keyWait)+len(r.filledBy)) +
 		4*int64(len(r.classDemand)+len(r.classSupply)+len(r.startStep)+len(r.endStep)+len(r.lastWrite)+len(r.snapAt)) +
 		int64(len(r.blockStart)) + int64(len(r.ready))*int64(unsafe.Sizeof(txnPrio{}))
 	return n
@@ -459,7 +460,7 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 	sn := &replaySnaps{every: snapEvery(r.n)}
 	r.checkpoint = checkpointer(run, sn)
 	maxWork := repairWork * int(r.n)
-	if r.relaxGate {
+	if r.perRead || r.snapshot {
 		// Each stuck state's choices are looked ahead twice (see repairLoop), and a
 		// small history's copies are far apart (snapEvery): a repair may cost more.
 		maxWork = max(perReadRepairWork*int(r.n), 32*snapEvery(r.n))
@@ -511,7 +512,7 @@ func (r *replay) lateRead(t int32) (int32, int32) {
 		return -1, 0
 	}
 	r.epoch++
-	for _, op := range h.TxnOps(int(t)) {
+	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		ks := &r.keys[k]
 		if ks.stamp != r.epoch {
@@ -521,6 +522,12 @@ func (r *replay) lateRead(t int32) (int32, int32) {
 		if op.Kind == history.Append {
 			ks.local++
 		} else if op.Known && op.End-op.Start < ks.local {
+			if r.perRead {
+				// Read by read, an older list where a block started is no late read.
+				if _, s := r.perReadCheck(h.Txns[t].OpStart+int32(i), k, ks.local, op.End-op.Start); s == waitStale || r.readSlot[h.Txns[t].OpStart+int32(i)] == -1 {
+					continue
+				}
+			}
 			return k, op.End - op.Start - (ks.local - ks.pos)
 		}
 	}
@@ -585,6 +592,9 @@ func (r *replay) blame() []uint64 {
 		// another writer of the same values took.
 		if ks := r.behindOn(t, 1); len(ks) == 1 {
 			add(t, ks[0])
+			for _, c := range r.takenFromPerRead(t, ks[0]) {
+				cs = append(cs, cand{int32(c >> 32), int32(c), r.keys[ks[0]].pos - int32(c), r.midpoint(t)})
+			}
 		}
 	}
 	// Ready but deferred: appending now would strand a reader of the key at its current
@@ -627,7 +637,7 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 	h := r.h
 	r.epoch++
 	var bad []int32
-	for _, op := range h.TxnOps(int(t)) {
+	for i, op := range h.TxnOps(int(t)) {
 		k := op.Key
 		ks := &r.keys[k]
 		if ks.stamp != r.epoch {
@@ -640,9 +650,11 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 				continue
 			}
 			// Any append of the block may be the one that does not fit (not only the
-			// first); an avoided position is taken, as check says.
+			// first); an avoided position is taken, and read by read a block may not
+			// cross the end of a read still to run, as check says.
 			if at < ks.n && (r.traceAt[ks.base+at] != op.Value ||
-				at == ks.pos && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)]) {
+				at == ks.pos && r.avoid[uint64(r.writerOf(t, k))<<32|uint64(at)] ||
+				r.perRead && at > ks.pos && r.pending[ks.base+at] > 0) {
 				if len(bad) == limit {
 					return nil
 				}
@@ -655,7 +667,17 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 		if h.Txns[t].Status != history.OK || !op.Known {
 			continue
 		}
-		if slices.Contains(bad, k) || op.End-op.Start != at {
+		if slices.Contains(bad, k) {
+			return nil
+		}
+		if r.perRead {
+			// Read by read, an older list where a block started is read as it is now.
+			if ok, s := r.perReadCheck(h.Txns[t].OpStart+int32(i), k, at, op.End-op.Start); !ok && s != waitStale {
+				return nil
+			}
+			continue
+		}
+		if op.End-op.Start != at {
 			return nil
 		}
 	}
@@ -666,6 +688,11 @@ func (r *replay) behindOn(t int32, limit int) []int32 {
 // its current one where t's block would fit (the trace holds t's values there), and
 // that position; -1 if none (or the writer there is pinned by its own read of k).
 func (r *replay) takenFrom(t, k int32) (int32, int32) {
+	return r.takenFromIf(t, k, func(x, p int32) bool { return !r.pinnedAt(r.in.Writers[x].Txn, k, p) })
+}
+
+// takenFromIf is takenFrom among the blocks (writer x at p) that ok accepts.
+func (r *replay) takenFromIf(t, k int32, ok func(x, p int32) bool) (int32, int32) {
 	in := r.in
 	w := r.writerOf(t, k)
 	if w < 0 {
@@ -680,12 +707,33 @@ func (r *replay) takenFrom(t, k int32) (int32, int32) {
 			!slices.Equal(vals, r.traceAt[ks.base+p:ks.base+p+int32(len(vals))]) {
 			continue
 		}
-		if r.pinnedAt(in.Writers[x].Txn, k, p) || r.avoid[uint64(x)<<32|uint64(p)] {
+		if r.avoid[uint64(x)<<32|uint64(p)] || !ok(x, p) {
 			continue
 		}
 		return x, p
 	}
 	return -1, -1
+}
+
+// takenFromPerRead returns, read by read, the other blocks blame names for t behind on
+// key k besides takenFrom's: the nearest one pinned by its writer's read of the list
+// before it (pinnedAt; read committed does not hold such a block there: on a
+// database's run a transaction mostly reads a key, then appends to it after others did) and the nearest one of an optional (:info) writer
+// (it runs wherever the committed writers leave its value's positions unfilled, not
+// where it did: a killed connection's transaction may have committed later or never).
+// Each is writer<<32 | position.
+func (r *replay) takenFromPerRead(t, k int32) []uint64 {
+	if !r.perRead {
+		return nil
+	}
+	var out []uint64
+	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); x >= 0 {
+		out = append(out, uint64(x)<<32|uint64(p))
+	}
+	if x, p := r.takenFromIf(t, k, func(x, _ int32) bool { return r.commit[r.in.Writers[x].Txn] != encode.Committed }); x >= 0 {
+		out = append(out, uint64(x)<<32|uint64(p))
+	}
+	return out
 }
 
 // pinnedAt reports whether t's block on key k, started at p, is pinned there: t reads k

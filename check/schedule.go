@@ -175,7 +175,13 @@ type replay struct {
 	// times, or when the transaction is in relaxAgain: the repair first undoes choices
 	// as for a serial replay (repairLoop). relaxed lists the transactions it ran so, in
 	// order.
-	relaxGate  bool
+	relaxGate bool
+	pinGate   bool // per read: relaxGate holds only where a pinned read would be stranded
+	pinPass   bool // ... and there the replay runs another that strands none, if any
+	// pendingPin: per slot, the pending reads that show their transaction's own appends
+	// (readPinned, per micro-op); nil when none.
+	pendingPin []int32
+	readPinned []bool
 	relaxes    int
 	relaxed    []int32
 	relaxAgain []int32
@@ -965,6 +971,14 @@ func (r *replay) runTxn(t int32) {
 
 // consumeReads records that t's reads no longer wait for their lengths.
 func (r *replay) consumeReads(t int32) {
+	if r.pendingPin != nil {
+		tx := &r.h.Txns[t]
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			if r.readPinned[i] {
+				r.pendingPin[r.readSlot[i]]--
+			}
+		}
+	}
 	r.readBases(t, func(s int32, writes bool) {
 		r.pending[s]--
 		if writes && r.pendingRW != nil {
