@@ -1,6 +1,8 @@
 package history
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -44,16 +46,50 @@ func ParseFile(path string) (*History, error) {
 }
 
 // ParseFileStop is ParseFile with ParseStop's stop.
+// A gzip-compressed file (or standard input) is read through gzip, whatever its name:
+// recorded histories are often kept compressed.
 func ParseFileStop(path string, stop func() bool) (*History, error) {
 	if path == "-" {
-		return ParseStop(os.Stdin, "<stdin>", stop)
+		br := bufio.NewReaderSize(os.Stdin, 1<<20)
+		if magic, _ := br.Peek(2); isGzip(magic) {
+			return parseGzip(br, "<stdin>", stop)
+		}
+		return ParseStop(br, "<stdin>", stop)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	var magic [2]byte
+	if n, _ := io.ReadFull(f, magic[:]); isGzip(magic[:n]) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return parseGzip(bufio.NewReaderSize(f, 1<<20), path, stop)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	return ParseStop(f, path, stop)
+}
+
+// isGzip reports whether magic starts a gzip stream.
+func isGzip(magic []byte) bool { return len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b }
+
+// parseGzip parses the gzip-compressed history r; a damaged stream is an error naming
+// source.
+func parseGzip(r io.Reader, source string, stop func() bool) (*History, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable gzip file: %w", source, err)
+	}
+	defer zr.Close()
+	h, err := ParseStop(zr, source, stop)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // StoppedError is a parse given up because its stop hook said so: nothing is known of
