@@ -9,6 +9,7 @@ import (
 	"doppel/history"
 	"doppel/prune"
 	"doppel/sat"
+	"doppel/theory"
 )
 
 // Check decides h under each model of opts. An error means bad options, never a
@@ -59,6 +60,9 @@ type checker struct {
 	// problem needs building.
 	keyUnsatNamed bool
 	staticOrder   []sat.Var // timeOrder's, for the current problem
+	// tiling is the append-adjacency theory's layout for the current problem (each
+	// solver gets a Fresh copy).
+	tiling *theory.Segments
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
@@ -549,6 +553,7 @@ func (c *checker) resetProblem() {
 	c.dataCyclic = false
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false
 	c.staticOrder = nil
+	c.tiling = nil
 }
 
 // addOrderEdges makes c.edges the problem's data edges, then the process and real-time

@@ -47,7 +47,10 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 		s.AddClause(lits...)
 	}
 	if t := p.Tiling; t != nil {
-		s.SetTheory(theory.NewSegments(t, s.NumVars(), nil))
+		if c.tiling == nil {
+			c.tiling = theory.NewSegments(t, int(p.NumVars), nil)
+		}
+		s.SetTheory(c.tiling.Fresh())
 	}
 	return s
 }

@@ -65,7 +65,8 @@ type Tiling struct {
 }
 
 // NewSegments builds the theory for the candidates of t whose index keep accepts
-// (nil: all), over a solver with vars variables.
+// (nil: all), over variables 0..vars-1 (a solver may have more: they are no
+// candidates).
 func NewSegments(t *Tiling, vars int, keep func(i int) bool) *Segments {
 	s := &Segments{}
 	s.candOf = make([]int32, vars)
@@ -102,20 +103,34 @@ func NewSegments(t *Tiling, vars int, keep func(i int) bool) *Segments {
 		gs[c], ge[c] = g, g+1
 	}
 	s.groupStart, s.groupCands = csr(groupCount, gs, ge)
-	s.live = make([]int32, t.Cells)
+	s.reset(t.Cells, t.Groups)
+	return s
+}
+
+// Fresh returns the theory for another solver over the same candidates: the layout is
+// shared (it is never written), the state is new.
+func (s *Segments) Fresh() *Segments {
+	f := &Segments{candVar: s.candVar, cell0: s.cell0, cell1: s.cell1, group: s.group, candOf: s.candOf,
+		coverStart: s.coverStart, cover: s.cover, groupStart: s.groupStart, groupCands: s.groupCands}
+	f.reset(int32(len(s.live)), int32(len(s.chosenGroup)))
+	return f
+}
+
+// reset sets the state of no assignment.
+func (s *Segments) reset(cells, groups int32) {
+	s.live = make([]int32, cells)
 	for x := range s.live {
 		s.live[x] = s.coverStart[x+1] - s.coverStart[x]
 	}
-	s.chosenCell = make([]int32, t.Cells)
+	s.chosenCell = make([]int32, cells)
 	for x := range s.chosenCell {
 		s.chosenCell[x] = -1
 	}
-	s.chosenGroup = make([]int32, t.Groups)
+	s.chosenGroup = make([]int32, groups)
 	for g := range s.chosenGroup {
 		s.chosenGroup[g] = -1
 	}
-	s.why = make([]int32, vars)
-	return s
+	s.why = make([]int32, len(s.candOf))
 }
 
 // csr lists, for each slot, the items whose range lo[i]..hi[i]-1 contains it;
@@ -164,12 +179,20 @@ func (t *Tiling) Satisfied(vals []bool) bool {
 
 func (s *Segments) lit(c int32) sat.Lit { return sat.PosLit(sat.Var(s.candVar[c])) }
 
+// cand returns the candidate of variable v, or -1.
+func (s *Segments) cand(v sat.Var) int32 {
+	if int(v) >= len(s.candOf) {
+		return -1
+	}
+	return s.candOf[v]
+}
+
 // Propagate implements sat.Theory.
 func (s *Segments) Propagate(sv *sat.Solver) []sat.Lit {
 	for len(s.stack) < len(sv.Trail()) {
 		l := sv.Trail()[len(s.stack)]
 		s.stack = append(s.stack, l)
-		c := s.candOf[l.Var()]
+		c := s.cand(l.Var())
 		if c < 0 {
 			continue
 		}
@@ -261,7 +284,7 @@ func (s *Segments) Explain(l sat.Lit) []sat.Lit {
 		return []sat.Lit{l, s.lit(w).Not()}
 	}
 	x := -w - 2
-	d := s.candOf[l.Var()]
+	d := s.cand(l.Var())
 	out := []sat.Lit{l}
 	for _, e := range s.cover[s.coverStart[x]:s.coverStart[x+1]] {
 		if e != d {
@@ -275,7 +298,7 @@ func (s *Segments) Explain(l sat.Lit) []sat.Lit {
 func (s *Segments) Backtrack(n int) {
 	for i := len(s.stack) - 1; i >= n; i-- {
 		l := s.stack[i]
-		c := s.candOf[l.Var()]
+		c := s.cand(l.Var())
 		if c < 0 {
 			continue
 		}
