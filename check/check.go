@@ -86,6 +86,9 @@ type checker struct {
 	// small history is not named yet (unnamed keeps its proof): a weaker model decided
 	// next may name it for free (decidePruned).
 	deferNaming bool
+	// witnessOnly: strict serializability is decided only as a witness for weaker
+	// models (not asked), so a violation the narrowing proves is not named.
+	witnessOnly bool
 	unnamed     *prune.Contradiction
 	// deferredSnapshot: the snapshot replays proveByReplay left for after the
 	// serializable-family models are decided (runDeferredSnapshot); nil: none.

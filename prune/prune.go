@@ -1066,7 +1066,7 @@ func (p *pruner) contradictKey(k int32) {
 	case len(parts) == 0:
 		parts = append(parts, "no transaction that committed or may have committed appends to it")
 	}
-	p.res.Contradiction = &Contradiction{Type: p.suffix(cycleType(2, 0, false, false)), Key: k, Txn: -1, Txns: txns,
+	p.res.Contradiction = &Contradiction{Type: p.suffix(p.noTilingType()), Key: k, Txn: -1, Txns: txns,
 		Text: fmt.Sprintf("key %s = %s cannot be split into whole appends of distinct transactions once each block is placed where the other keys' reads allow (positions counted from 1): %s",
 			p.h.Keys[k], encode.ShortList(p.h, in.Keys[k].Trace), strings.Join(parts, "; "))}
 }
@@ -1226,8 +1226,25 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		lines = append(lines, fmt.Sprintf("so %s would precede itself: a cycle", name(c.Steps[0].From)))
 	}
 	c.Text = strings.Join(lines, "; ")
+	if p.opts.Level.PerRead {
+		// The per-read graph has no anti-dependency: what closes the cycle there is the
+		// key's version order (ww), and reads give wr edges only.
+		rw = 0
+	}
 	c.Type = p.suffix(encode.CycleType(rw, wr, p.split, process, realtime))
 	p.res.Contradiction = c
+}
+
+// noTilingType names a key that cannot be tiled within the windows, a violation with
+// no single cycle to show: as the most permissive cycle the level's graph can close
+// (per read, with no rw edge: G1c; else G2-item, or in snapshot isolation's split
+// graph, where two rw edges are never adjacent, G-nonadjacent), so the name is one the
+// level's models forbid (snapshot isolation allows G2-item).
+func (p *pruner) noTilingType() string {
+	if p.opts.Level.PerRead {
+		return cycleType(0, 1, false, false)
+	}
+	return encode.CycleType(2, 0, p.split, false, false)
 }
 
 // suffix marks a contradiction with the strongest order of the level: the windows it
