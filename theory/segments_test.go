@@ -180,3 +180,37 @@ func TestBothExplainsByOwner(t *testing.T) {
 		t.Fatal("want no solution once variable 2 must hold")
 	}
 }
+
+// BenchmarkSegmentsTiling: the theory alone finds a tiling of a 300-position trace of
+// two values by 300 one-append writers, each of which may start at every position
+// holding its value (about 45K candidates: the quadratic case of keys with few values).
+func BenchmarkSegmentsTiling(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 300
+	trace := make([]int, n)
+	for i := range trace {
+		trace[i] = rng.IntN(2)
+	}
+	t := &Tiling{Cells: n, Groups: n}
+	for w := range n { // writer w appends trace[w]: the counts match the trace's
+		for p := range int32(n) {
+			if trace[p] == trace[w] {
+				t.Var = append(t.Var, int32(len(t.Var)))
+				t.Cell0 = append(t.Cell0, p)
+				t.Cell1 = append(t.Cell1, p+1)
+				t.Group = append(t.Group, int32(w))
+			}
+		}
+	}
+	for b.Loop() {
+		s := sat.New()
+		for range t.Var {
+			s.NewVar()
+		}
+		s.SetTheory(NewSegments(t, len(t.Var), nil))
+		if s.Solve() != sat.Sat {
+			b.Fatal("want a tiling")
+		}
+	}
+	b.ReportMetric(float64(len(t.Var)), "candidates")
+}
