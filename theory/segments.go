@@ -69,6 +69,8 @@ type Tiling struct {
 // candidates).
 func NewSegments(t *Tiling, vars int, keep func(i int) bool) *Segments {
 	s := &Segments{}
+	n := len(t.Var)
+	s.candVar, s.cell0, s.cell1, s.group = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
 	s.candOf = make([]int32, vars)
 	for i := range s.candOf {
 		s.candOf[i] = -1
@@ -131,6 +133,7 @@ func (s *Segments) reset(cells, groups int32) {
 		s.chosenGroup[g] = -1
 	}
 	s.why = make([]int32, len(s.candOf))
+	s.stack = make([]sat.Lit, 0, len(s.candOf)) // the trail's length, about
 }
 
 // csr lists, for each slot, the items whose range lo[i]..hi[i]-1 contains it;
