@@ -771,12 +771,11 @@ func (c *checker) diagnoseUnsatKeys() bool {
 	}
 	if t := p.Tiling; t != nil {
 		// A key's candidates are tied together by its tiling.
-		for k := range p.SegVar {
-			for _, v := range p.SegVar[k] {
-				if !shared[v] && !shared[p.SegVar[k][0]] {
-					if a, b := find(v), find(p.SegVar[k][0]); a != b {
-						parent[a] = b
-					}
+		// (Candidates' variables are never shared: only commit variables are.)
+		for _, vars := range p.SegVar {
+			for _, v := range vars {
+				if a, b := find(v), find(vars[0]); a != b {
+					parent[a] = b
 				}
 			}
 		}

@@ -62,14 +62,12 @@ func ParseFileStop(path string, stop func() bool) (*History, error) {
 	}
 	defer f.Close()
 	var magic [2]byte
-	if n, _ := io.ReadFull(f, magic[:]); isGzip(magic[:n]) {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		return parseGzip(bufio.NewReaderSize(f, 1<<20), path, stop)
-	}
+	n, _ := io.ReadFull(f, magic[:])
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
+	}
+	if isGzip(magic[:n]) {
+		return parseGzip(bufio.NewReaderSize(f, 1<<20), path, stop)
 	}
 	return ParseStop(f, path, stop)
 }
@@ -85,11 +83,7 @@ func parseGzip(r io.Reader, source string, stop func() bool) (*History, error) {
 		return nil, fmt.Errorf("%s: not a readable gzip file: %w", source, err)
 	}
 	defer zr.Close()
-	h, err := ParseStop(zr, source, stop)
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
+	return ParseStop(zr, source, stop)
 }
 
 // StoppedError is a parse given up because its stop hook said so: nothing is known of
