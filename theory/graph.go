@@ -575,6 +575,11 @@ func (g *Graph) insert(e int32) bool {
 	return true
 }
 
+// reorderScanFactor: reorder scans the positions between the edge's ends
+// instead of sorting the affected nodes when that range is at most this many
+// times their number. A variable so that a test can force either way.
+var reorderScanFactor = 8
+
 // reorder handles the insertion of u->v with ord[u] > ord[v]. The forward
 // search from v is a BFS over nodes with ord < ord[u] (every path v~>u stays
 // there), so if it reaches u its parent edges give a shortest cycle.
@@ -619,33 +624,53 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	g.nodeScratch = stack[:0]
 
 	// Reassign the affected positions: backward set first, then forward set,
-	// each keeping its relative order.
+	// each keeping its relative order. Both sets lie within ord[v]..ord[u];
+	// when they fill a good part of that range, one scan over it yields both
+	// in order without sorting (large reorders otherwise spend most of their
+	// time in the sort).
 	fwd, back := g.queue, g.backList
-	for i, x := range fwd {
-		fwd[i] = g.ord[x]
-	}
-	for i, x := range back {
-		back[i] = g.ord[x]
-	}
-	slices.Sort(fwd)
-	slices.Sort(back)
-	g.posScratch = g.posScratch[:0]
 	nodes := g.nodeScratch[:0]
-	for _, p := range back {
-		nodes = append(nodes, g.nodeAt[p])
-	}
-	for _, p := range fwd {
-		nodes = append(nodes, g.nodeAt[p])
-	}
-	// Merge the two sorted position lists.
-	i, j := 0, 0
-	for i < len(back) || j < len(fwd) {
-		if j == len(fwd) || (i < len(back) && back[i] < fwd[j]) {
-			g.posScratch = append(g.posScratch, back[i])
-			i++
-		} else {
-			g.posScratch = append(g.posScratch, fwd[j])
-			j++
+	g.posScratch = g.posScratch[:0]
+	if k := len(fwd) + len(back); int(ub-lb) <= reorderScanFactor*k {
+		for p := lb; p <= ub; p++ {
+			x := g.nodeAt[p]
+			if g.markB[x] == g.stampB || g.markF[x] == g.stampF {
+				g.posScratch = append(g.posScratch, p)
+				if g.markB[x] == g.stampB {
+					nodes = append(nodes, x)
+				}
+			}
+		}
+		for p := lb; p <= ub; p++ {
+			if x := g.nodeAt[p]; g.markF[x] == g.stampF && g.markB[x] != g.stampB {
+				nodes = append(nodes, x)
+			}
+		}
+	} else {
+		for i, x := range fwd {
+			fwd[i] = g.ord[x]
+		}
+		for i, x := range back {
+			back[i] = g.ord[x]
+		}
+		slices.Sort(fwd)
+		slices.Sort(back)
+		for _, p := range back {
+			nodes = append(nodes, g.nodeAt[p])
+		}
+		for _, p := range fwd {
+			nodes = append(nodes, g.nodeAt[p])
+		}
+		// Merge the two sorted position lists.
+		i, j := 0, 0
+		for i < len(back) || j < len(fwd) {
+			if j == len(fwd) || (i < len(back) && back[i] < fwd[j]) {
+				g.posScratch = append(g.posScratch, back[i])
+				i++
+			} else {
+				g.posScratch = append(g.posScratch, fwd[j])
+				j++
+			}
 		}
 	}
 	for k, x := range nodes {

@@ -2,6 +2,7 @@ package theory
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"doppel/sat"
@@ -115,5 +116,40 @@ func TestInitKnownCycle(t *testing.T) {
 	}
 	if NewGraph(2).AddEdge(0, 2, nil) != -1 {
 		t.Fatal("AddEdge out of range accepted")
+	}
+}
+
+// TestReorderScanMatchesSort inserts the same random edges into larger
+// graphs with reorder forced to sort and forced to scan: both must leave the
+// same order (the scan is only a faster way to list the affected positions).
+func TestReorderScanMatchesSort(t *testing.T) {
+	defer func(f int) { reorderScanFactor = f }(reorderScanFactor)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := range 300 {
+		n := 20 + rng.IntN(300)
+		m := rng.IntN(2 * n)
+		from, to := make([]int, m), make([]int, m)
+		for i := range m {
+			from[i], to[i] = rng.IntN(n), rng.IntN(n)
+		}
+		run := func(factor int) *Graph {
+			reorderScanFactor = factor
+			g := NewGraph(n)
+			for i := range m {
+				g.AddEdge(from[i], to[i], nil)
+			}
+			var inserted []int32
+			for e := range int32(m) {
+				if g.insert(e) {
+					inserted = append(inserted, e)
+				}
+			}
+			checkOrder(t, g, inserted)
+			return g
+		}
+		sorted, scanned := run(-1), run(1<<30)
+		if !slices.Equal(sorted.ord, scanned.ord) {
+			t.Fatalf("iter %d (n=%d, m=%d): the scan left another order than the sort", iter, n, m)
+		}
 	}
 }
