@@ -46,7 +46,7 @@ func runBench(args []string) int {
 	models := fs.String("models", "", "check these models (comma-separated) instead of each scenario's own")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	showProgress := fs.Bool("progress", false, "print progress on stderr even when it is not a terminal")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -81,7 +81,7 @@ func runCheck(args []string) int {
 		fmt.Fprintln(fs.Output(), "usage: doppel check [flags] FILE|- [FILE...]\n\nExit codes: 0 valid, 1 not valid, 2 unknown (a limit was reached), 3 bad input or usage; with several files, the worst of them.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if err == flag.ErrHelp {
 			return exitValid
 		}

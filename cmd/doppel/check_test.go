@@ -46,6 +46,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{[]string{filepath.Join(cases, "fig1d.edn")}, exitInvalid, "G1b"},
 		{[]string{"--model", "serializable,strict-serializable", filepath.Join(cases, "realtime.edn")}, exitInvalid, "G-single-realtime"},
 		{[]string{"--model", "serializable", filepath.Join(cases, "realtime.edn")}, exitValid, "valid"},
+		// Flags after the file count (the default model, strict serializability, finds realtime.edn not valid).
+		{[]string{filepath.Join(cases, "realtime.edn"), "--model", "serializable"}, exitValid, "valid"},
+		{[]string{"--model", "serializable", "--", filepath.Join(cases, "realtime.edn")}, exitValid, "valid"},
 		{[]string{"--model", "snapshot-isolation", filepath.Join(cases, "writeskew.edn")}, exitValid, "valid"},
 		{[]string{"--model", "linearizable", filepath.Join(cases, "fig1b.edn")}, exitUsage, ""},
 		{[]string{filepath.Join(cases, "no-such-file.edn")}, exitUsage, ""},

@@ -34,7 +34,7 @@ func runGen(args []string) int {
 	injectAt := fs.Float64("inject-at", workload.DefaultInjectAt, "fraction of the run at which --inject injects")
 	format := fs.String("format", "edn", "output format: edn or json")
 	out := fs.String("out", "", "output file (default stdout)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -52,4 +53,28 @@ func usage() {
 		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nrun 'doppel COMMAND -h' for a command's flags")
+}
+
+// parseFlags parses fs's flags wherever they stand among args, so that
+// `doppel check FILE --model M` means what it says (Go's flag package stops at
+// the first argument that is not a flag, and the rest would be taken as files).
+// "--" ends the flags; "-" alone is an argument (standard input).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
 }

@@ -100,7 +100,7 @@ func runRun(args []string) int {
 		fmt.Fprint(os.Stderr, runUsage)
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
+	if err := parseFlags(flags, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitValid
 		}
