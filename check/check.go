@@ -93,6 +93,11 @@ type checker struct {
 	// deferredSnapshot: the snapshot replays proveByReplay left for after the
 	// serializable-family models are decided (runDeferredSnapshot); nil: none.
 	deferredSnapshot func()
+	// beforeSerialSearch runs the deferred snapshot replays (when decidePruned set it):
+	// called when a serializable-family model's narrowing did not decide it and its
+	// solver is next, so that a snapshot model a cheap replay proves is not left
+	// unknown while that search takes the time limit.
+	beforeSerialSearch func()
 	// serialCycleReads: the reads whose anti-dependencies the serializable-family
 	// narrowing's refutations run through (relaxedSnapshotWitness).
 	serialCycleReads []relaxedRead

@@ -37,6 +37,8 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 			}
 		}
 	}
+	c.beforeSerialSearch = func() { c.runDeferredSnapshot(names, results) }
+	defer func() { c.beforeSerialSearch = nil }()
 	strict := "strict-serializable"
 	asked := contains(names, strict)
 	if results[strict] == nil {
@@ -205,6 +207,9 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	lift := func() {}
 	if pr.Contradiction != nil {
 		lift = c.budget.capConflicts(namingConflicts)
+	}
+	if pr.Contradiction == nil && c.beforeSerialSearch != nil {
+		c.beforeSerialSearch()
 	}
 	results := map[string]*ModelResult{}
 	if !c.decide(in, []string{m}, pr.Win, m, results) || results[m] == nil {
