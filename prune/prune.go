@@ -1121,16 +1121,12 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		case eWinAfter, eWinBefore, eCross:
 			w := e.aux
 			n := int32(len(in.Keys[e.key].Trace))
-			how := "as the other keys' reads and real-time order allow"
+			how := "as " + windowBasis(p.opts.Level) + " allow"
 			switch {
 			case p.pinned[w] && p.opts.Level.PerRead:
 				how = "its own read after appending shows it there"
 			case p.pinned[w]:
 				how = "it read the key right before appending"
-			case p.opts.Level.PerRead && p.opts.Level.Realtime:
-				how = "as the other keys' reads, process and real-time order allow"
-			case p.opts.Level.PerRead:
-				how = "as the other keys' reads and process order allow"
 			}
 			return fmt.Sprintf("%s's append of %s to %s can only start at %s (%s)", name(in.Writers[w].Txn),
 				encode.ShortList(h, in.Vals(w)), keyName(e.key), windowText(p.win.Lo[w], p.win.Hi[w], n), how)
@@ -1282,4 +1278,20 @@ func cycleType(rw, wr int, process, realtime bool) string {
 func NoAttributionType(split, process, realtime bool) string {
 	p := &pruner{opts: Options{Level: Level{Process: process, Realtime: realtime}}}
 	return p.suffix(encode.CycleType(2, 0, split, false, false))
+}
+
+// windowBasis names what narrowed a writer's window at level lv: the other keys' reads
+// and the level's own orders (the per-read levels narrow with process order, and with
+// real time at the strong one).
+func windowBasis(lv Level) string {
+	process := lv.Process || lv.PerRead
+	switch {
+	case process && lv.Realtime:
+		return "the other keys' reads, process and real-time order"
+	case lv.Realtime:
+		return "the other keys' reads and real-time order"
+	case process:
+		return "the other keys' reads and process order"
+	}
+	return "the other keys' reads"
 }

@@ -59,6 +59,14 @@ func TestContradictionsAreSound(t *testing.T) {
 				if typ := res.Contradiction.Type; !slices.Contains(levelTypes(lv.level), typ) {
 					t.Fatalf("seed %d: %s's contradiction is typed %s, a cycle that model does not forbid: %s\n%s", seed, lv.model, typ, res.Contradiction.Text, brute.Format(h))
 				}
+				// A step names only the orders its level has: serializability's windows
+				// owe nothing to real time.
+				for _, st := range res.Contradiction.Steps {
+					if !lv.level.Realtime && strings.Contains(st.Why, "real-time") ||
+						!lv.level.Process && !lv.level.PerRead && strings.Contains(st.Why, "process order") {
+						t.Fatalf("seed %d: %s's step names an order the model does not have: %s", seed, lv.model, st.Why)
+					}
+				}
 				typed[res.Contradiction.Type]++
 				continue
 			}
