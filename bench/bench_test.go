@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -353,5 +354,45 @@ func TestRecordedScenario(t *testing.T) {
 	}
 	if _, err := Run(Scenario{Name: "missing", File: "no/such/history.edn"}, nil); err == nil {
 		t.Error("a missing recorded history did not fail")
+	}
+}
+
+// TestSweepScenarios: a sweep is the same for the same seed, each of its names finds
+// the same scenario again (the bench's child process looks it up by name), every
+// drawn configuration is one the generator accepts, and an injected anomaly gets keys
+// whose values repeat.
+func TestSweepScenarios(t *testing.T) {
+	a, b := Sweep(7, 50), Sweep(7, 50)
+	other := Sweep(8, 50)
+	differs := false
+	for i := range a {
+		if a[i].Name != fmt.Sprintf("sweep-7-%d", i) || a[i].Spec != b[i].Spec {
+			t.Fatalf("scenario %d: %s %+v, then %s %+v", i, a[i].Name, a[i].Spec, b[i].Name, b[i].Spec)
+		}
+		differs = differs || a[i].Spec != other[i].Spec
+		found, ok := Find(a[i].Name)
+		if !ok || found.Spec != a[i].Spec || found.Sim.Behaviour != a[i].Sim.Behaviour || found.Sim.Info != a[i].Sim.Info {
+			t.Fatalf("Find(%q) = %+v, %v; want %+v", a[i].Name, found, ok, a[i])
+		}
+		if err := a[i].Spec.Validate(); err != nil {
+			t.Fatalf("%s: %v", a[i].Name, err)
+		}
+		if err := a[i].Sim.Validate(); err != nil {
+			t.Fatalf("%s: %v", a[i].Name, err)
+		}
+		if len(a[i].Sim.Inject) > 0 && a[i].Spec.DupKeys != 1 {
+			t.Fatalf("%s injects %v on dup-keys %g", a[i].Name, a[i].Sim.Inject, a[i].Spec.DupKeys)
+		}
+		if len(a[i].ExpectValid) == 0 {
+			t.Fatalf("%s expects nothing", a[i].Name)
+		}
+	}
+	if !differs {
+		t.Fatal("sweeps from seeds 7 and 8 are the same")
+	}
+	for _, bad := range []string{"sweep-", "sweep-7", "sweep-x-1", "sweep-7--1"} {
+		if _, ok := Find(bad); ok {
+			t.Fatalf("Find(%q) found a scenario", bad)
+		}
 	}
 }

@@ -337,6 +337,9 @@ func count(n int) string {
 
 // Find returns the scenario called name.
 func Find(name string) (Scenario, bool) {
+	if sc, ok := findSweep(name); ok {
+		return sc, true
+	}
 	for _, sc := range Scenarios() {
 		if sc.Name == name {
 			return sc, true

@@ -46,6 +46,8 @@ func runBench(args []string) int {
 	models := fs.String("models", "", "check these models (comma-separated) instead of each scenario's own")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	showProgress := fs.Bool("progress", false, "print progress on stderr even when it is not a terminal")
+	sweep := fs.Int("sweep", 0, "instead of the named scenarios, run this many drawn at random over the generator's flags\n(sweep-SEED-I: sizes, clients, keys and their skew, reads, duplicates, :info, :fail, snapshot behaviour, one injected anomaly),\neach expecting the verdicts its simulator guarantees")
+	sweepSeed := fs.Int64("sweep-seed", 1, "the seed --sweep draws its scenarios from")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,7 +71,14 @@ func runBench(args []string) int {
 		return benchChild(*child, *timeout, *models)
 	}
 	var selected []bench.Scenario
-	for _, sc := range bench.Scenarios() {
+	candidates := bench.Scenarios()
+	if *sweep > 0 {
+		candidates = bench.Sweep(*sweepSeed, *sweep)
+		if re == nil {
+			re = regexp.MustCompile(".")
+		}
+	}
+	for _, sc := range candidates {
 		if selects(re, *pattern, *heavy, sc) {
 			sc.Timeout = *timeout
 			if *models != "" {
