@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"doppel/check"
-	"doppel/history"
 	"doppel/workload"
 )
 
@@ -17,14 +16,7 @@ import (
 func TestTimeoutInsideOneLongKey(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Reads, spec.Txns, spec.Seed = 1, 2, 1, 8, 2, 0.02, 6000, 1
-	bld := history.NewBuilder("long-key")
-	if err := workload.Simulate(spec, workload.SimOptions{Behaviour: workload.SimSerializable}, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simulated(t, "long-key", spec, workload.SimOptions{Behaviour: workload.SimSerializable})
 	res, err := check.Check(h, check.Options{Models: check.ModelNames(), Timeout: 200 * time.Millisecond,
 		Solver: check.SolverOptions{NoPrune: true, NoWitness: true}})
 	if err != nil {

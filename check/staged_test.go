@@ -146,14 +146,7 @@ func TestRelaxedSnapshotWitnessSkipsGSingle(t *testing.T) {
 func TestSnapshotReplayBeforeSerialSearch(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 5, 4, 200, 1, 2, 1000, 1
-	bld := history.NewBuilder("gen")
-	if err := workload.Simulate(spec, workload.SimOptions{Behaviour: workload.SimSnapshot}, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simulated(t, "gen", spec, workload.SimOptions{Behaviour: workload.SimSnapshot})
 	res, err := check.Check(h, check.Options{Models: []string{"serializable", "snapshot-isolation"}, MaxConflicts: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -161,4 +154,18 @@ func TestSnapshotReplayBeforeSerialSearch(t *testing.T) {
 	if v := verdicts(res)["snapshot-isolation"]; v != check.Valid {
 		t.Fatalf("snapshot isolation: %v, want valid (proved by its replay); %s", v, res.Message)
 	}
+}
+
+// simulated is the history source names, simulated by workload.Simulate from spec.
+func simulated(t *testing.T, source string, spec workload.Spec, opt workload.SimOptions) *history.History {
+	t.Helper()
+	bld := history.NewBuilder(source)
+	if err := workload.Simulate(spec, opt, bld.Add); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
