@@ -485,7 +485,12 @@ func (s *Solver) propagateAll() (int32, []Lit) {
 		}
 		before := len(s.trail)
 		if tc := s.theory.Propagate(s); tc != nil {
+			// Keep the copy non-nil: an empty conflict (the theory is unsatisfiable
+			// whatever the assignment) must still read as a conflict.
 			s.theoryConfl = append(s.theoryConfl[:0], tc...)
+			if s.theoryConfl == nil {
+				s.theoryConfl = []Lit{}
+			}
 			for _, l := range s.theoryConfl {
 				if l < 0 || int(l.Var()) >= len(s.assigns) || s.Value(l) != LFalse {
 					panic(fmt.Sprintf("sat: theory conflict clause %v has literal %v that is not false", s.theoryConfl, l))

@@ -210,3 +210,29 @@ func TestTheoryPigeonhole(t *testing.T) {
 		}
 	}
 }
+
+// emptyConflict is a theory that becomes unsatisfiable, whatever the assignment, once
+// at least after trail entries are assigned: it then returns an empty conflict clause.
+type emptyConflict struct{ after int }
+
+func (t *emptyConflict) Propagate(s *Solver) []Lit {
+	if len(s.Trail()) >= t.after {
+		return []Lit{}
+	}
+	return nil
+}
+func (t *emptyConflict) Explain(l Lit) []Lit { return nil }
+func (t *emptyConflict) Backtrack(n int)     {}
+
+// An empty theory conflict means the theory has no model at all: the solver must answer
+// Unsat, on the first call and on a later one, rather than read the empty clause as "no
+// conflict" and report a model the theory rejected.
+func TestEmptyTheoryConflictIsUnsat(t *testing.T) {
+	for _, after := range []int{0, 1, 3} {
+		s := newSolverWith(4, [][]Lit{{PosLit(0), PosLit(1)}, {NegLit(2), PosLit(3)}})
+		s.SetTheory(&emptyConflict{after: after})
+		if got := s.Solve(); got != Unsat {
+			t.Errorf("theory unsatisfiable after %d assignments: Solve = %v, want Unsat", after, got)
+		}
+	}
+}
