@@ -262,7 +262,11 @@ func (s *rcSerial) needsAfter(t int32, self, explain bool) string {
 			if !explain {
 				return "block"
 			}
-			return fmt.Sprintf("its block %s on key %s fits nowhere before position %d", valuesText(s.h, s.in.WriterVals[w.Start:w.End]), s.h.Keys[w.Key], j+1)
+			where := fmt.Sprintf("before position %d", j+1)
+			if self {
+				where = fmt.Sprintf("up to position %d", j+1)
+			}
+			return fmt.Sprintf("its block %s on key %s fits nowhere %s", valuesText(s.h, s.in.WriterVals[w.Start:w.End]), s.h.Keys[w.Key], where)
 		}
 	}
 	return ""
