@@ -1,6 +1,7 @@
 package check
 
 import (
+	"flag"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -37,8 +38,10 @@ func completes(s *rcSerial) bool {
 // (keyShort): whenever either refutes a state, the search without them must find no
 // order that completes it. Then the search with both decides each history as the
 // brute force does.
+var closureSeeds = flag.Int("closure-seeds", 3000, "random tiny histories in TestRCClosureAgainstBruteForce")
+
 func TestRCClosureAgainstBruteForce(t *testing.T) {
-	seeds := 3000
+	seeds := *closureSeeds
 	if testing.Short() {
 		seeds = 300
 	}
