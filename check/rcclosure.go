@@ -44,6 +44,9 @@ const (
 	closureSpan    = 32
 )
 
+// closureExplainTests bounds the closure's tests for an explanation.
+const closureExplainTests = 8
+
 // closureShown bounds the processes an explanation names.
 const closureShown = 8
 

@@ -523,13 +523,21 @@ func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
 	if s.cl == nil {
 		s.newClosure()
 	}
+	// At most closureExplainTests tests (each bounded), within the time limit.
+	tests := 0
 	for ci, ch := range s.chains {
+		if tests >= closureExplainTests || c.budget.out() {
+			break
+		}
 		if int(s.head[ci]) >= len(ch) {
 			continue
 		}
-		if t := ch[s.head[ci]]; s.readsHold(t) && !s.fits(t) && s.dead(int32(ci), s.head[ci], true) {
-			fmt.Fprintf(&b, "; waiting does not help: %s", s.closureText())
-			break
+		if t := ch[s.head[ci]]; s.readsHold(t) && !s.fits(t) {
+			tests++
+			if s.dead(int32(ci), s.head[ci], true) {
+				fmt.Fprintf(&b, "; waiting does not help: %s", s.closureText())
+				break
+			}
 		}
 	}
 	if len(a.Txns) > 8 {
