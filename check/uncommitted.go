@@ -121,7 +121,7 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 	}
 	if !c.perReadTried && !c.budget.out() {
 		c.perReadTried = true
-		if in := c.perReadInference(); in != nil && len(in.Findings) == 0 && !c.budget.out() {
+		if in := c.perReadInference(); in != nil && perReadClean(in) && !c.budget.out() {
 			c.provePerRead(in, names)
 		}
 	}
