@@ -71,6 +71,9 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid
+			if r.ByWitness {
+				c.res.Stats.Witnessed++
+			}
 		case uncommitted.Invalid:
 			mr.Valid = Invalid
 		default:
