@@ -372,7 +372,7 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			replayable = append(replayable, m)
 		}
 	}
-	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness && !c.perReadTried && len(replayable) > 0 {
+	if perReadClean(in) && !c.opts.Solver.NoWitness && !c.perReadTried && len(replayable) > 0 {
 		t1 := time.Now()
 		c.provePerRead(in, replayable)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
@@ -382,7 +382,7 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	}
 	c.perRead = true
 	defer func() { c.perRead = false }()
-	if len(in.Findings) == 0 {
+	if perReadClean(in) {
 		// Before the per-read problem, which the strong forms of read committed may
 		// need whole: a count of positions under process (real-time) order refutes
 		// them without search when a block fits nowhere (a lost update's loser), in
@@ -523,9 +523,23 @@ func (c *checker) perReadInference() *encode.Inference {
 // per-read models only.
 func (c *checker) provePerReadFirst(names []string) {
 	in := c.perReadInference()
-	if in != nil && len(in.Findings) == 0 && !c.budget.out() {
+	if in != nil && perReadClean(in) && !c.budget.out() {
 		c.provePerRead(in, names)
 	}
+}
+
+// perReadClean reports whether the per-read inference in found nothing the per-read
+// models forbid: no finding, or only internal ones (reads that miss their own
+// transaction's appends, kept as version reads, which the read-by-read replay, its
+// verification, the order count and the serial search each handle; a model that
+// forbids internal is never decided on this inference).
+func perReadClean(in *encode.Inference) bool {
+	for _, f := range in.Findings {
+		if f.Type != "internal" {
+			return false
+		}
+	}
+	return true
 }
 
 // replayable reports whether a verified read-by-read replay proves per-read model m:

@@ -71,6 +71,9 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		switch r.Verdict {
 		case uncommitted.Valid:
 			mr.Valid = Valid
+			if r.ByWitness {
+				c.res.Stats.Witnessed++
+			}
 		case uncommitted.Invalid:
 			mr.Valid = Invalid
 		default:
@@ -121,7 +124,7 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 	}
 	if !c.perReadTried && !c.budget.out() {
 		c.perReadTried = true
-		if in := c.perReadInference(); in != nil && len(in.Findings) == 0 && !c.budget.out() {
+		if in := c.perReadInference(); in != nil && perReadClean(in) && !c.budget.out() {
 			c.provePerRead(in, names)
 		}
 	}

@@ -19,6 +19,7 @@ type openKey struct {
 	classLeft []int32     // appends of the class not yet placed
 	writers   []int32     // :ok transactions appending to the key
 	left      []int32     // per writer: its appends to the key not yet placed
+	reads     []readRef   // the key's reads (of :ok transactions), for the longest-reads witness
 }
 
 // newOpenKey builds key k's classes from group (a value's appends: the uncommitted

@@ -71,6 +71,8 @@ type Result struct {
 	Fixed bool
 	// ByCaller: valid as Decide's beforeSearch proved it (the search did not run).
 	ByCaller bool
+	// ByWitness: valid as the longest-reads witness proved it (LongestReads).
+	ByWitness bool
 	// Serial: the serial search's proof (Invalid, no cycle to show: no order of the
 	// writers keeps the model's order and runs every key).
 	Serial *SerialProof
@@ -131,8 +133,8 @@ type Index struct {
 	fixFrom  []int32 // the fixed keys' ww edges: fixFrom[i] → fixEdge[i], by key
 	fixEdge  []edge
 	open     []*openKey
-	// NoSerial: Decide skips the serial search (so that tests reach the search over
-	// attributions).
+	// NoSerial: Decide skips the serial search and the longest-reads witness (so that
+	// tests reach the search over attributions).
 	NoSerial bool
 }
 
@@ -308,7 +310,11 @@ func NewIndex(h *history.History) *Index {
 			fixed = fixed && (nok == 0 || (nok == 1 && g.unc == 0))
 		}
 		if !fixed {
-			x.open = append(x.open, newOpenKey(h, k, ls, group, oks, writers, totals, func(t int32) int32 { return txnWriter[t] }))
+			o := newOpenKey(h, k, ls, group, oks, writers, totals, func(t int32) int32 { return txnWriter[t] })
+			for _, ri := range readsByKey[readStart[k]:readStart[k+1]] {
+				o.reads = append(o.reads, reads[ri])
+			}
+			x.open = append(x.open, o)
 			continue
 		}
 		l := ls[0]
@@ -365,6 +371,14 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	}
 	if len(x.open) == 0 {
 		return res // Valid
+	}
+	if !x.NoSerial && x.LongestReads(process, realtime, stop) {
+		res.ByWitness = true
+		return res // Valid
+	}
+	if stop != nil && stop() {
+		res.Verdict = Unknown
+		return res
 	}
 	if process && !x.NoSerial {
 		// An order of the writers, when the search applies, decides exactly; where the

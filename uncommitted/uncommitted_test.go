@@ -93,8 +93,9 @@ func checkCycle(t *testing.T, c []Step) {
 	}
 }
 
-// TestBeforeSearch: the caller's proof is asked only when keys are open and the fixed
-// edges leave no cycle, and its true skips the search.
+// TestBeforeSearch: the caller's proof is asked only when keys are open, the fixed
+// edges leave no cycle and the longest-reads witness did not prove it, and its true
+// skips the search.
 func TestBeforeSearch(t *testing.T) {
 	for _, tc := range []struct {
 		text  string
@@ -102,7 +103,7 @@ func TestBeforeSearch(t *testing.T) {
 	}{
 		{"ok [a x 1] [a y 2]\nok [a x 2] [a y 1]\nok [r x [1 2]] [r y [1 2]]", false},                                                    // fixed cycle
 		{"ok [a x 1]\nok [a x 2]\nok [r x [1 2]]", false},                                                                                // all fixed, valid
-		{"ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1]\nok [r x [1 2]] [r y [6 5]]", true},                                         // open
+		{"ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1]\nok [r x [1 2]] [r y [6 5]]", false},                                        // open, the witness proves it
 		{"ok [a x 1]\nok [r x [1 1]]", false},                                                                                            // finding
 		{"ok [a x 1] [a y 5]\nok [a y 6] [a x 2]\nok [a x 1] [a z 7]\nok [a z 8] [a x 2]\nok [r x [1 2]] [r y [6 5]] [r z [8 7]]", true}, // open, invalid
 	} {
@@ -117,6 +118,9 @@ func TestBeforeSearch(t *testing.T) {
 		}
 		if asked && (r.Verdict != Valid || !r.ByCaller) {
 			t.Errorf("%q: the caller's proof was not taken: %+v", tc.text, r)
+		}
+		if x := NewIndex(h); x.Open() > 0 && !asked && !r.ByWitness {
+			t.Errorf("%q: open keys, neither the witness nor the caller proved it: %+v", tc.text, r)
 		}
 	}
 }

@@ -1,0 +1,42 @@
+package uncommitted_test
+
+import (
+	"testing"
+
+	"doppel/history"
+	"doppel/uncommitted"
+	"doppel/workload"
+)
+
+// TestLongestReadsWitnessProvesFaultyHistories: faulty databases' histories with
+// :info and :fail transactions (doppel gen --behaviour faulty --fault-rate 0.05
+// --sessions 10 --ops 4 --keys 20 --val-domain 3 --dup-keys 1 --info 0.05 --fail 0.05)
+// that the search over attributions leaves undecided within a bound are proved valid
+// by the witness, and Decide says valid by it.
+func TestLongestReadsWitnessProvesFaultyHistories(t *testing.T) {
+	for _, seed := range []int64{1, 3, 12, 15} { // w1–w4; 12 and 15 need the dead-end rule that fills any waiting position
+		spec := workload.DefaultSpec()
+		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 20, 3, 1, 10, 4, 2000, seed
+		opt := workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.05, Info: 0.05, Fail: 0.05}
+		bld := history.NewBuilder("faulty")
+		if err := workload.Simulate(spec, opt, bld.Add); err != nil {
+			t.Fatal(err)
+		}
+		h, err := bld.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := uncommitted.NewIndex(h)
+		if len(x.Findings) > 0 || x.Open() == 0 {
+			t.Fatalf("seed %d: %d findings, %d open keys: not the history this test is about", seed, len(x.Findings), x.Open())
+		}
+		if uncommitted.SearchDecides(x, false, false, 2000) {
+			t.Fatalf("seed %d: the search over attributions decided it: the test no longer shows the witness is needed", seed)
+		}
+		polls := 0 // bounds the search Decide falls back to when the witness fails
+		r := x.Decide(false, false, func() bool { polls++; return polls > 4000 }, nil)
+		if r.Verdict != uncommitted.Valid || !r.ByWitness {
+			t.Fatalf("seed %d: %v (by the witness: %v), want valid by the witness", seed, r.Verdict, r.ByWitness)
+		}
+	}
+}
