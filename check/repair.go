@@ -367,6 +367,7 @@ func (r *replay) copyReplay() *replay {
 	c.endStep = slices.Clone(r.endStep)
 	c.lastWrite = slices.Clone(r.lastWrite)
 	c.snapAt = slices.Clone(r.snapAt)
+	c.abortedOnce = slices.Clone(r.abortedOnce)
 	c.checkpoint = nil
 	return &c
 }
@@ -594,6 +595,16 @@ func (r *replay) blame() []uint64 {
 			add(t, ks[0])
 			for _, c := range r.takenFromPerRead(t, ks[0]) {
 				cs = append(cs, cand{int32(c >> 32), int32(c), r.keys[ks[0]].pos - int32(c), r.midpoint(t)})
+			}
+		}
+	}
+	// An optional transaction aborted (snapshot isolation: its commit would strand a
+	// reader) and not run since: where its block would fit earlier, the writer there
+	// may have taken its position (its commit would then strand nobody).
+	for t, ab := range r.abortedOnce {
+		if ab && r.state[t] != rDone {
+			for _, w := range r.in.TxnWriters(int32(t)) {
+				add(int32(t), r.in.Writers[w].Key)
 			}
 		}
 	}

@@ -156,8 +156,11 @@ type replay struct {
 	// writers may be unable to fill those positions in time, when real-time order puts
 	// one of them after a reader of the whole trace.
 	spares []int32
-	failed bool // a transaction that must run never can
-	fired  []int32
+	// abortedOnce: per transaction, an optional one a snapshot isolation replay aborted
+	// (see abortOptional); nil until the first.
+	abortedOnce []bool
+	failed      bool // a transaction that must run never can
+	fired       []int32
 
 	stop  func() bool // the caller's limits, asked every stopEvery steps (nil: none)
 	steps uint32
@@ -1067,7 +1070,7 @@ func (r *replay) pickSpare() int32 {
 		}
 		r.state[t] = rSpare
 		kept = append(kept, t)
-		if r.strands(t) {
+		if r.spareStrands(t) {
 			continue
 		}
 		waited, needed := false, false
@@ -1095,6 +1098,17 @@ func (r *replay) pickSpare() int32 {
 		r.state[best] = rPending
 	}
 	return best
+}
+
+// spareStrands reports whether running spare t now would strand a reader. Under
+// snapshot isolation only its start runs now, which strands only a reader pinned to
+// the position it takes (startStrands); its commit waits while it would strand one,
+// and the reader may start first.
+func (r *replay) spareStrands(t int32) bool {
+	if r.holds != nil {
+		return r.strandsIn(t, r.pendingRW, true)
+	}
+	return r.strands(t)
 }
 
 // dropBlockers drops the optional transactions that still hold back successors, when
