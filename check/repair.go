@@ -598,6 +598,33 @@ func (r *replay) blame() []uint64 {
 			}
 		}
 	}
+	// Snapshot isolation: a transaction of the frontier waits for a key that a started
+	// transaction w holds and will move; w's commit, which it waits for, strands
+	// it elsewhere, or w's block there is the wrong one: another writer of the same
+	// values should have taken those positions (w's blocks at the keys' current
+	// positions).
+	if r.holds != nil {
+		for _, t := range stuck {
+			if r.state[t] != rPending || r.preds[t] > 0 {
+				continue
+			}
+			ok, sl := r.check(t)
+			if ok || sl < 0 {
+				continue
+			}
+			k := r.slotKey(sl)
+			w := r.holds[k]
+			if w < 0 || w == t {
+				continue
+			}
+			for _, x := range r.in.TxnWriters(w) {
+				wk := r.in.Writers[x].Key
+				if p := r.keys[wk].pos; p < r.keys[wk].n {
+					cs = append(cs, cand{x, p, 0, r.midpoint(t)})
+				}
+			}
+		}
+	}
 	// An optional transaction aborted (snapshot isolation: its commit would strand a
 	// reader) and not run since: where its block would fit earlier, the writer there
 	// may have taken its position (its commit would then strand nobody).
@@ -734,11 +761,11 @@ func (r *replay) takenFromIf(t, k int32, ok func(x, p int32) bool) (int32, int32
 // where it did: a killed connection's transaction may have committed later or never).
 // Each is writer<<32 | position.
 func (r *replay) takenFromPerRead(t, k int32) []uint64 {
-	if !r.perRead {
+	if !r.perRead && r.holds == nil {
 		return nil
 	}
 	var out []uint64
-	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); x >= 0 {
+	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); r.perRead && x >= 0 {
 		out = append(out, uint64(x)<<32|uint64(p))
 	}
 	if x, p := r.takenFromIf(t, k, func(x, _ int32) bool { return r.commit[r.in.Writers[x].Txn] != encode.Committed }); x >= 0 {
