@@ -314,13 +314,21 @@ func (s *siReplay) retryDeferred() {
 // has not started still needs to see at its current length.
 func (s *siReplay) strandsCommit(t int32) bool {
 	r := s.replay
+	r.epoch++
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind != history.Append {
 			continue
 		}
-		if sl := r.slot(op.Key, r.keys[op.Key].pos); sl >= 0 && r.pending[sl] > 0 {
+		// A block of several appends to the key strands a read of any length it
+		// passes, not only of the current one (the read cannot end inside it).
+		ks := &r.keys[op.Key]
+		if ks.stamp != r.epoch {
+			ks.stamp, ks.local = r.epoch, ks.pos
+		}
+		if sl := r.slot(op.Key, ks.local); sl >= 0 && r.pending[sl] > 0 {
 			return true
 		}
+		ks.local++
 	}
 	return false
 }
