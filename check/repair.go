@@ -476,6 +476,11 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 // siScheduleRepaired is siSchedule (within win, nil: anywhere), resumed with the
 // choices blame names avoided until it completes (at most maxRepairs times).
 func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
+	if siCopyFloor(h, in) > maxRepairCopy {
+		// Not built at all: at a million transactions the replay's set-up alone takes
+		// seconds, and it asks no limit.
+		return nil, false, 0
+	}
 	s := newSIReplay(h, in, commit, guide)
 	if s.copyBytes()+4*int64(len(s.traceAt)) > maxRepairCopy {
 		return nil, false, 0
@@ -494,6 +499,18 @@ func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encod
 		return nil, false, n
 	}
 	return done.(*siRun).events, true, n
+}
+
+// siCopyFloor is a lower bound of what a snapshot isolation replay of h copies
+// (copyBytes, with its traces and filledBy), known before it is built: per
+// transaction its state, predecessors and wait link; per key its entry and
+// wait list; per slot its trace value, waiters, pending reads (twice) and filler.
+func siCopyFloor(h *history.History, in *encode.Inference) int64 {
+	slots := int64(len(in.Keys))
+	for k := range in.Keys {
+		slots += int64(len(in.Keys[k].Trace))
+	}
+	return 9*int64(len(h.Txns)) + int64(len(in.Keys))*(int64(unsafe.Sizeof(replayKey{}))+4) + 20*slots
 }
 
 func newFilledBy(slots int) []int32 {
