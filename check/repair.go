@@ -652,6 +652,21 @@ func (r *replay) blame() []uint64 {
 			}
 		}
 	}
+	// Snapshot isolation: started, its commit would strand a reader of the key at its
+	// current length (it waits), so its block was due earlier, as a deferred one's.
+	if r.holds != nil {
+		for t := int32(0); t < r.n; t++ {
+			if r.state[t] != rStarted || r.commit[t] != encode.Committed {
+				continue
+			}
+			for _, w := range r.in.TxnWriters(t) {
+				k := r.in.Writers[w].Key
+				if s := r.slot(k, r.keys[k].pos); s >= 0 && r.pending[s] > 0 {
+					add(t, k)
+				}
+			}
+		}
+	}
 	// Ready but deferred: appending now would strand a reader of the key at its current
 	// length, so the block was due earlier.
 	for _, t := range r.deferred {
