@@ -367,6 +367,7 @@ func (r *replay) copyReplay() *replay {
 	c.endStep = slices.Clone(r.endStep)
 	c.lastWrite = slices.Clone(r.lastWrite)
 	c.snapAt = slices.Clone(r.snapAt)
+	c.abortedOnce = slices.Clone(r.abortedOnce)
 	c.checkpoint = nil
 	return &c
 }
@@ -475,6 +476,11 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 // siScheduleRepaired is siSchedule (within win, nil: anywhere), resumed with the
 // choices blame names avoided until it completes (at most maxRepairs times).
 func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
+	if siCopyFloor(h, in) > maxRepairCopy {
+		// Not built at all: at a million transactions the replay's set-up alone takes
+		// seconds, and it asks no limit.
+		return nil, false, 0
+	}
 	s := newSIReplay(h, in, commit, guide)
 	if s.copyBytes()+4*int64(len(s.traceAt)) > maxRepairCopy {
 		return nil, false, 0
@@ -493,6 +499,18 @@ func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encod
 		return nil, false, n
 	}
 	return done.(*siRun).events, true, n
+}
+
+// siCopyFloor is a lower bound of what a snapshot isolation replay of h copies
+// (copyBytes, with its traces and filledBy), known before it is built: per
+// transaction its state, predecessors and wait link; per key its entry and
+// wait list; per slot its trace value, waiters, pending reads (twice) and filler.
+func siCopyFloor(h *history.History, in *encode.Inference) int64 {
+	slots := int64(len(in.Keys))
+	for k := range in.Keys {
+		slots += int64(len(in.Keys[k].Trace))
+	}
+	return 9*int64(len(h.Txns)) + int64(len(in.Keys))*(int64(unsafe.Sizeof(replayKey{}))+4) + 20*slots
 }
 
 func newFilledBy(slots int) []int32 {
@@ -594,6 +612,58 @@ func (r *replay) blame() []uint64 {
 			add(t, ks[0])
 			for _, c := range r.takenFromPerRead(t, ks[0]) {
 				cs = append(cs, cand{int32(c >> 32), int32(c), r.keys[ks[0]].pos - int32(c), r.midpoint(t)})
+			}
+		}
+	}
+	// Snapshot isolation: a transaction of the frontier waits for a key that a started
+	// transaction w holds and will move; w's commit, which it waits for, strands
+	// it elsewhere, or w's block there is the wrong one: another writer of the same
+	// values should have taken those positions (w's blocks at the keys' current
+	// positions).
+	if r.holds != nil {
+		for _, t := range stuck {
+			if r.state[t] != rPending || r.preds[t] > 0 {
+				continue
+			}
+			ok, sl := r.check(t)
+			if ok || sl < 0 {
+				continue
+			}
+			k := r.slotKey(sl)
+			w := r.holds[k]
+			if w < 0 || w == t {
+				continue
+			}
+			for _, x := range r.in.TxnWriters(w) {
+				wk := r.in.Writers[x].Key
+				if p := r.keys[wk].pos; p < r.keys[wk].n {
+					cs = append(cs, cand{x, p, 0, r.midpoint(t)})
+				}
+			}
+		}
+	}
+	// An optional transaction aborted (snapshot isolation: its commit would strand a
+	// reader) and not run since: where its block would fit earlier, the writer there
+	// may have taken its position (its commit would then strand nobody).
+	for t, ab := range r.abortedOnce {
+		if ab && r.state[t] != rDone {
+			for _, w := range r.in.TxnWriters(int32(t)) {
+				add(int32(t), r.in.Writers[w].Key)
+			}
+		}
+	}
+	// Snapshot isolation: started, its commit would strand a reader of the key at its
+	// current length (it waits), so its block was due earlier, as a deferred one's.
+	if r.holds != nil {
+		for t := int32(0); t < r.n; t++ {
+			if r.state[t] != rStarted || r.commit[t] != encode.Committed {
+				continue
+			}
+			for _, w := range r.in.TxnWriters(t) {
+				k := r.in.Writers[w].Key
+				if s := r.slot(k, r.keys[k].pos); s >= 0 && r.pending[s] > 0 {
+					add(t, k)
+				}
 			}
 		}
 	}
@@ -723,11 +793,11 @@ func (r *replay) takenFromIf(t, k int32, ok func(x, p int32) bool) (int32, int32
 // where it did: a killed connection's transaction may have committed later or never).
 // Each is writer<<32 | position.
 func (r *replay) takenFromPerRead(t, k int32) []uint64 {
-	if !r.perRead {
+	if !r.perRead && r.holds == nil {
 		return nil
 	}
 	var out []uint64
-	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); x >= 0 {
+	if x, p := r.takenFromIf(t, k, func(x, p int32) bool { return r.pinnedAt(r.in.Writers[x].Txn, k, p) }); r.perRead && x >= 0 {
 		out = append(out, uint64(x)<<32|uint64(p))
 	}
 	if x, p := r.takenFromIf(t, k, func(x, _ int32) bool { return r.commit[r.in.Writers[x].Txn] != encode.Committed }); x >= 0 {

@@ -127,36 +127,89 @@ func (s *siReplay) loop() ([]siEvent, bool) {
 				continue
 			}
 			s.start(t)
-		case r.filledBy != nil && (len(r.deferred) > 0 || len(s.waiting) > 0):
-			return nil, false // stuck: the repair looks at this state (see blame)
-		case len(r.deferred) > 0:
-			// Only starts that take a position another writer is pinned to are left
-			// (besides commits that strand readers): start the earliest.
-			t := s.earliest(&r.deferred)
-			if ok, _ := r.check(t); !ok {
-				r.try(t)
-				continue
-			}
-			s.start(t)
-		case len(s.waiting) > 0:
-			// Every commit left strands a reader that cannot start: the greedy choice
-			// failed somewhere; commit the earliest and let the end check decide.
-			s.commit(s.earliest(&s.waiting))
 		default:
+			// Stuck. Before a start or commit that strands a reader (which dooms the
+			// replay, or leaves it to the repair), the optional transactions: a spare
+			// may fill what a committed transaction waits for, dropping those that hold
+			// back successors may release some, and an optional one whose commit would
+			// strand a reader may never have committed.
 			if t := r.pickSpare(); t >= 0 {
 				s.start(t)
 				continue
 			}
-			if r.dropBlockers() {
+			if r.dropBlockers() || s.abortOptional() {
 				continue
 			}
-			if _, ok := r.finish(); !ok {
-				return nil, false
+			switch {
+			case r.filledBy != nil && (len(r.deferred) > 0 || len(s.waiting) > 0):
+				return nil, false // stuck: the repair looks at this state (see blame)
+			case len(r.deferred) > 0:
+				// Only starts that take a position another writer is pinned to are left
+				// (besides commits that strand readers): start the earliest.
+				t := s.earliest(&r.deferred)
+				if ok, _ := r.check(t); !ok {
+					r.try(t)
+					continue
+				}
+				s.start(t)
+			case len(s.waiting) > 0:
+				// Every commit left strands a reader that cannot start: the greedy choice
+				// failed somewhere; commit the earliest and let the end check decide.
+				s.commit(s.earliest(&s.waiting))
+			default:
+				if _, ok := r.finish(); !ok {
+					return nil, false
+				}
+				return s.events, true
 			}
-			return s.events, true
 		}
 	}
 	return nil, false
+}
+
+// abortOptional aborts, when the replay is stuck, an optional (:info) transaction
+// that started and whose commit would strand a reader: it may never have committed.
+// The latest invoked goes first (the likeliest to have committed after the readers,
+// or not at all). Its start is undone and its keys released; the first time it is
+// kept as a spare (it may still fill a position a committed transaction waits for
+// later), the second time dropped. It reports whether it aborted one.
+func (s *siReplay) abortOptional() bool {
+	r := s.replay
+	best := -1
+	for i, t := range s.waiting {
+		if r.commit[t] == encode.MayCommit && (best < 0 || r.h.Txns[t].Invoke > r.h.Txns[s.waiting[best]].Invoke) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	t := s.waiting[best]
+	s.waiting = slices.Delete(s.waiting, best, best+1)
+	if i := slices.Index(s.events, siEvent{t, false}); i >= 0 {
+		s.events = slices.Delete(s.events, i, i+1)
+	}
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && s.holder[op.Key] == t {
+			s.holder[op.Key] = -1
+			w := r.keyWait[op.Key]
+			r.keyWait[op.Key] = -1
+			r.wake(w)
+		}
+	}
+	if r.abortedOnce == nil {
+		r.abortedOnce = make([]bool, r.n)
+	}
+	again := r.abortedOnce[t]
+	r.abortedOnce[t] = true
+	if again || r.succStart[t+1] > r.succStart[t] {
+		r.drop(t)
+	} else {
+		r.state[t] = rSpare
+		r.spares = append(r.spares, t)
+	}
+	s.retryDeferred()
+	return true
 }
 
 // startNeeded starts the earliest ready transaction that a waiting commit would strand
@@ -261,13 +314,21 @@ func (s *siReplay) retryDeferred() {
 // has not started still needs to see at its current length.
 func (s *siReplay) strandsCommit(t int32) bool {
 	r := s.replay
+	r.epoch++
 	for _, op := range r.h.TxnOps(int(t)) {
 		if op.Kind != history.Append {
 			continue
 		}
-		if sl := r.slot(op.Key, r.keys[op.Key].pos); sl >= 0 && r.pending[sl] > 0 {
+		// A block of several appends to the key strands a read of any length it
+		// passes, not only of the current one (the read cannot end inside it).
+		ks := &r.keys[op.Key]
+		if ks.stamp != r.epoch {
+			ks.stamp, ks.local = r.epoch, ks.pos
+		}
+		if sl := r.slot(op.Key, ks.local); sl >= 0 && r.pending[sl] > 0 {
 			return true
 		}
+		ks.local++
 	}
 	return false
 }
