@@ -91,6 +91,19 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				if hubbed.Valid != got {
 					t.Errorf("seed %d: %s: %v pairwise, %v through hubs\n%s", seed, m, got, hubbed.Valid, brute.Format(h))
 				}
+				// And with every open key on a key-order chain, and with none.
+				for _, factor := range []int32{0, -1} {
+					encode.ChainFactor = factor
+					chained, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
+					encode.ChainFactor = 2
+					if chained.Valid != got {
+						t.Errorf("seed %d: %s: %v by default, %v with chain factor %d\n%s", seed, m, got, chained.Valid, factor, brute.Format(h))
+					}
+				}
+				// And without the counting theory.
+				if uncounted, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoCounting: true}}); uncounted.Valid != got {
+					t.Errorf("seed %d: %s: %v with counting, %v without\n%s", seed, m, got, uncounted.Valid, brute.Format(h))
+				}
 				if (got == Valid) != want {
 					fails++
 					if fails <= 5 {

@@ -201,6 +201,8 @@ func (c *Counting) reset() {
 	c.counterOf = make([]int32, len(c.candOf))
 	c.stack = make([]sat.Lit, 0, len(c.candOf))
 	c.started = false
+	// Never nil: an empty conflict (a counter short at level 0) is still a conflict.
+	c.confl = make([]sat.Lit, 0, 16)
 }
 
 func (c *Counting) lit(i int32) sat.Lit { return sat.PosLit(sat.Var(c.candVar[i])) }
