@@ -46,6 +46,8 @@ type Counting struct {
 	// and the counter that implied it.
 	seenAt, markOf, counterOf []int32
 	started                   bool
+	// entDrop[j]: the j-th entry of the candidate being seen lowered its slot's most.
+	entDrop []bool
 	confl                     []sat.Lit
 }
 
@@ -201,6 +203,11 @@ func (c *Counting) reset() {
 	c.counterOf = make([]int32, len(c.candOf))
 	c.stack = make([]sat.Lit, 0, len(c.candOf))
 	c.started = false
+	most := int32(0)
+	for i := 0; i+1 < len(c.entStart); i++ {
+		most = max(most, c.entStart[i+1]-c.entStart[i])
+	}
+	c.entDrop = make([]bool, most)
 	// Never nil: an empty conflict (a counter short at level 0) is still a conflict.
 	c.confl = make([]sat.Lit, 0, 16)
 }
@@ -236,6 +243,7 @@ func (c *Counting) Propagate(sv *sat.Solver) []sat.Lit {
 			continue
 		}
 		c.dead[i] = true
+		changed := false
 		for e := c.entStart[i]; e < c.entStart[i+1]; e++ {
 			s := c.entSlot[e]
 			if c.entCnt[e] != c.best[s] {
@@ -258,10 +266,22 @@ func (c *Counting) Propagate(sv *sat.Solver) []sat.Lit {
 				}
 			}
 			c.supply[c.slotCounter[s]] -= old - c.best[s]
+			c.entDrop[e-c.entStart[i]] = true
+			changed = true
 		}
-		// The bookkeeping of this literal is complete: check its counters.
+		if !changed {
+			continue
+		}
+		// The bookkeeping of this literal is complete: check the counters whose supply
+		// fell (one that did not fall was checked when it last did: its candidates
+		// supplying less than their writer's most are out already).
 		for e := c.entStart[i]; e < c.entStart[i+1]; e++ {
+			if !c.entDrop[e-c.entStart[i]] {
+				continue
+			}
+			c.entDrop[e-c.entStart[i]] = false
 			if confl := c.check(sv, c.slotCounter[c.entSlot[e]]); confl != nil {
+				clear(c.entDrop)
 				return confl
 			}
 		}
