@@ -48,7 +48,7 @@ type Counting struct {
 	started                   bool
 	// entDrop[j]: the j-th entry of the candidate being seen lowered its slot's most.
 	entDrop []bool
-	confl                     []sat.Lit
+	confl   []sat.Lit
 }
 
 // CountingStats counts the theory's work.
