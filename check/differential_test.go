@@ -42,11 +42,25 @@ func compareAllModels(t *testing.T, cfg brute.Config, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, mr := range res.Models {
-			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
+		// And again with every open key on a key-order chain.
+		encode.ChainFactor = 0
+		chained, err := Check(h, Options{Models: ModelNames()})
+		encode.ChainFactor = 2
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, mr := range res.Models {
+			want := brute.Check(h, mr.Model)
+			if (mr.Valid == Valid) != want {
 				fails++
 				if fails <= 5 {
 					t.Errorf("seed %d: %s checked with the others: %v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, want, brute.Format(h))
+				}
+			}
+			if cm := chained.Models[i]; cm.Model != mr.Model || (cm.Valid == Valid) != want {
+				fails++
+				if fails <= 5 {
+					t.Errorf("seed %d: %s checked with the others, every open key chained: %v, brute force says valid=%v\n%s", seed, cm.Model, cm.Valid, want, brute.Format(h))
 				}
 			}
 		}
