@@ -83,6 +83,20 @@ type orderItem struct {
 // trace, at or before it; both hold in every acyclic attribution, so they tighten the
 // bounds.
 func orderCount(h *history.History, in *encode.Inference, realtime bool, win *encode.Windows, stop func() bool) *orderShort {
+	return orderCountInto(h, in, realtime, win, stop, nil)
+}
+
+// orderBounds are the order count's bounds per :ok writer (1-based, as orderItem):
+// its block starts at or after Lo, and, when Hi is inside the trace, at or before Hi
+// (then it is in the trace in every acyclic attribution). A writer of a key the count
+// did not reach keeps Lo 1 and Hi past any trace.
+type orderBounds struct {
+	Lo, Hi []int32
+}
+
+// orderCountInto is orderCount, recording the bounds of each key it counted into out
+// (when not nil).
+func orderCountInto(h *history.History, in *encode.Inference, realtime bool, win *encode.Windows, stop func() bool, out *orderBounds) *orderShort {
 	n := len(h.Txns)
 	lo := make([]int32, n)    // per writer txn of the current key: lower bound on its block start
 	hi := make([]int32, n)    // per writer txn: upper bound (past the trace: none)
@@ -341,6 +355,16 @@ func orderCount(h *history.History, in *encode.Inference, realtime bool, win *en
 			if t := it.txn; writerOf[t] >= 0 && hi[t] <= tn {
 				it.hi = hi[t] + it.lo - min(lo[t], tn+1)
 				it.must = it.hi <= tn
+			}
+		}
+		if out != nil {
+			for _, t := range touched {
+				if wi := writerOf[t]; wi >= 0 {
+					out.Lo[wi] = min(lo[t], tn+1)
+					if hi[t] <= tn {
+						out.Hi[wi] = hi[t]
+					}
+				}
 			}
 		}
 		// Per value (items grouped by sorting, not a scan of them per value): the

@@ -68,6 +68,8 @@ type rcSerial struct {
 	deepest  int
 	deepHead []int32
 	deepPos  []int32
+	cl       *rcClosure // nil: no closure (tests of the search alone)
+	failed   int        // states with no candidate so far: the closure waits for the first
 }
 
 // newRCSerial returns nil when the search does not apply: an :info transaction
@@ -198,6 +200,85 @@ func valuesText(h *history.History, vs []int32) string {
 	return "[" + strings.Join(out, " ") + "]"
 }
 
+// shortAfterLast reports whether the keys the last step appended to (every key, at
+// the first state) can no longer be filled (keyShort).
+func (s *rcSerial) shortAfterLast() bool {
+	if len(s.order) == 0 {
+		for k := range s.in.Keys {
+			if s.keyShort(int32(k)) != nil {
+				s.cl.shorts++
+				return true
+			}
+		}
+		return false
+	}
+	for _, wi := range s.writers[s.order[len(s.order)-1]] {
+		if s.keyShort(s.in.Writers[wi].Key) != nil {
+			s.cl.shorts++
+			return true
+		}
+	}
+	return false
+}
+
+// deadAfterLast runs the closure's test (dead) on the transactions the last step may
+// have shut out: at the first state every process's next one, then each writer near
+// its process's next transaction (within closureHorizon/4) of a key the last step
+// appended to whose block does not fit at the key's new length, and the next
+// transaction of the last step's process.
+func (s *rcSerial) deadAfterLast() bool {
+	if len(s.order) == 0 {
+		for c, ch := range s.chains {
+			if int(s.head[c]) < len(ch) && s.dead(int32(c), s.head[c], false) {
+				return true
+			}
+		}
+		return false
+	}
+	for c, ch := range s.chains {
+		if int(s.head[c]) >= len(ch) {
+			continue
+		}
+		if t := ch[s.head[c]]; !s.fits(t) && s.readsHold(t) && s.touchedSince(t) && s.dead(int32(c), s.head[c], false) {
+			return true
+		}
+	}
+	return false
+}
+
+// touchedSince reports whether t is the first state of the search, t became its
+// process's next transaction with the last step, or the last step appended to a key
+// t appends to: the closure's test of t is repeated only then (between, the
+// positions t waits for seldom change).
+func (s *rcSerial) touchedSince(t int32) bool {
+	if len(s.order) == 0 {
+		return true
+	}
+	last := s.order[len(s.order)-1]
+	if s.place[last] == s.place[t] {
+		return true
+	}
+	for _, wi := range s.writers[last] {
+		k := s.in.Writers[wi].Key
+		for _, wj := range s.writers[t] {
+			if s.in.Writers[wj].Key == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readsHold reports whether t's reads hold now (it fits but for its blocks).
+func (s *rcSerial) readsHold(t int32) bool {
+	for _, r := range s.reads[t] {
+		if p := s.pos[r.key]; p < r.base || r.pin && p != r.base {
+			return false
+		}
+	}
+	return true
+}
+
 // fits reports whether t can run now.
 func (s *rcSerial) fits(t int32) bool {
 	for _, r := range s.reads[t] {
@@ -285,7 +366,16 @@ func (s *rcSerial) Candidates(buf []int32) []int32 {
 			buf = append(buf, int32(c))
 		}
 	}
+	if s.cl != nil && s.cl.bounds != nil && len(buf) > from && s.shortAfterLast() {
+		return buf[:from]
+	}
+	if s.cl != nil && s.cl.deadTests && s.failed > 0 && len(buf) > from && s.deadAfterLast() {
+		return buf[:from]
+	}
 	cands := buf[from:]
+	if len(cands) == 0 {
+		s.failed++
+	}
 	sort.Slice(cands, func(i, j int) bool { return inv(cands[i]) < inv(cands[j]) })
 	return buf
 }
@@ -427,6 +517,28 @@ func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
 	}
 	if shown > 16 {
 		fmt.Fprintf(&b, "; and %d more", shown-16)
+	}
+	// Why waiting does not help the transaction stuck on its block: the closure
+	// (rcclosure.go) shows it can run in no continuation of that state.
+	if s.cl == nil {
+		s.newClosure()
+	}
+	// At most closureExplainTests tests (each bounded), within the time limit.
+	tests := 0
+	for ci, ch := range s.chains {
+		if tests >= closureExplainTests || c.budget.out() {
+			break
+		}
+		if int(s.head[ci]) >= len(ch) {
+			continue
+		}
+		if t := ch[s.head[ci]]; s.readsHold(t) && !s.fits(t) {
+			tests++
+			if s.dead(int32(ci), s.head[ci], true) {
+				fmt.Fprintf(&b, "; waiting does not help: %s", s.closureText())
+				break
+			}
+		}
 	}
 	if len(a.Txns) > 8 {
 		a.Txns = a.Txns[:8]

@@ -92,7 +92,10 @@ type replay struct {
 	// keys[k].base+position; traceAt[slot] is the trace's value there.
 	traceAt  []int32
 	waitHead []int32 // per slot, the first waiting transaction (-1 none)
-	waitNext []int32 // per transaction, the next one waiting on the same slot
+	// waitNext is, per transaction, the next one waiting on the same slot or key
+	// (-1 none), or notParked: a transaction is linked into at most one wait list at a
+	// time (linked twice, a list would loop and wake would never return).
+	waitNext []int32
 
 	// pending counts the reads still to run per slot (key, base: the length read minus
 	// the reader's own earlier appends to the key): moving a key that a pending reader
@@ -227,6 +230,9 @@ func newReplayBase(h *history.History, in *encode.Inference, commit []encode.Com
 	r := &replay{h: h, in: in, commit: commit, n: n,
 		keys: make([]replayKey, nk), state: make([]uint8, n), order: make([]int32, 0, n),
 		preds: make([]int32, n), waitNext: make([]int32, n),
+	}
+	for t := range r.waitNext {
+		r.waitNext[t] = notParked
 	}
 	// Order edges between transactions that may run, in CSR form.
 	r.succStart = make([]int32, n+1)
@@ -585,6 +591,9 @@ func (r *replay) slot(k, p int32) int32 {
 	return -1
 }
 
+// notParked marks, in waitNext, a transaction on no wait list.
+const notParked = -2
+
 // Results of check besides a slot to wait on.
 const (
 	waitNever = -1 // cannot run now or later
@@ -740,6 +749,9 @@ func (r *replay) try(t int32) {
 	case s == waitStale:
 		r.state[t] = rStale
 		r.stale = append(r.stale, t)
+	case r.waitNext[t] != notParked && (s >= 0 || s <= waitKey):
+		// Already waiting on a list: the position or key it waits for there has not
+		// come either, and wake retries it when it does.
 	case s >= 0:
 		r.waitNext[t] = r.waitHead[s]
 		r.waitHead[s] = t
@@ -1045,6 +1057,7 @@ func (r *replay) install(t int32) {
 func (r *replay) wake(w int32) {
 	for w >= 0 {
 		next := r.waitNext[w]
+		r.waitNext[w] = notParked
 		r.try(w)
 		w = next
 	}

@@ -286,6 +286,9 @@ type solverConfig struct {
 // cyclic (reported by knownCycles). Unknown: the configuration's own bound or the
 // limits (then c.budget is spent) were reached.
 func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status, bool) {
+	if solveHook != nil {
+		solveHook(c, v)
+	}
 	s := c.newSolver(v)
 	if s == nil {
 		return sat.Unknown, false
@@ -344,7 +347,35 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	c.res.Stats.TheoryProps += g.Stats.Propagations
 	c.countTiling(s)
 	c.res.Stats.Learned += st.Learned
+	if status == sat.Sat && !c.modelHolds(solverModel(s), v) {
+		// Never a verdict the model does not support: a solver or theory bug shows
+		// as an unknown with a warning, not as "valid".
+		c.res.Warnings = append(c.res.Warnings, "internal error: the solver's model failed verification; verdict withheld")
+		return sat.Unknown, false
+	}
 	return status, false
+}
+
+// solveHook, when set (by tests), sees each problem handed to the solver.
+var solveHook func(c *checker, v *view)
+
+// solverModel is the solver's last model, one value per variable.
+func solverModel(s *sat.Solver) []bool {
+	vals := make([]bool, s.NumVars())
+	for i := range vals {
+		vals[i] = s.ModelValue(sat.PosLit(sat.Var(i)))
+	}
+	return vals
+}
+
+// modelHolds verifies a Sat answer independently of the solver: the assignment
+// satisfies every clause of the problem and leaves the view's graph acyclic.
+func (c *checker) modelHolds(vals []bool, v *view) bool {
+	if len(vals) < int(c.p.NumVars)+int(v.extraVars) || !c.satisfies(vals) {
+		return false
+	}
+	holds := c.holdsUnder(vals)
+	return len(newGraph(v.nodes, v.edges, holds).sccs(func(int32) bool { return true }, holds)) == 0
 }
 
 // explainUnsat proves the violation by cases: it takes an attribution of the duplicated
