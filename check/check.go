@@ -63,6 +63,8 @@ type checker struct {
 	// tiling is the append-adjacency theory's layout for the current problem (each
 	// solver gets a Fresh copy).
 	tiling *theory.Segments
+	// counting is the supply-counting theory's layout likewise (nil: none).
+	counting *theory.Counting
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
@@ -576,6 +578,7 @@ func (c *checker) resetProblem() {
 	c.strictEdges, c.strictTried, c.strictSat = nil, false, false
 	c.staticOrder = nil
 	c.tiling = nil
+	c.counting = nil
 }
 
 // addOrderEdges makes c.edges the problem's data edges, then the process and real-time

@@ -42,11 +42,25 @@ func compareAllModels(t *testing.T, cfg brute.Config, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, mr := range res.Models {
-			if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want {
+		// And again with every open key on a key-order chain.
+		encode.ChainFactor = 0
+		chained, err := Check(h, Options{Models: ModelNames()})
+		encode.ChainFactor = 2
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, mr := range res.Models {
+			want := brute.Check(h, mr.Model)
+			if (mr.Valid == Valid) != want {
 				fails++
 				if fails <= 5 {
 					t.Errorf("seed %d: %s checked with the others: %v, brute force says valid=%v\n%s", seed, mr.Model, mr.Valid, want, brute.Format(h))
+				}
+			}
+			if cm := chained.Models[i]; cm.Model != mr.Model || (cm.Valid == Valid) != want {
+				fails++
+				if fails <= 5 {
+					t.Errorf("seed %d: %s checked with the others, every open key chained: %v, brute force says valid=%v\n%s", seed, cm.Model, cm.Valid, want, brute.Format(h))
 				}
 			}
 		}
@@ -90,6 +104,19 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				encode.PairwiseFactor = 4
 				if hubbed.Valid != got {
 					t.Errorf("seed %d: %s: %v pairwise, %v through hubs\n%s", seed, m, got, hubbed.Valid, brute.Format(h))
+				}
+				// And with every open key on a key-order chain, and with none.
+				for _, factor := range []int32{0, -1} {
+					encode.ChainFactor = factor
+					chained, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}})
+					encode.ChainFactor = 2
+					if chained.Valid != got {
+						t.Errorf("seed %d: %s: %v by default, %v with chain factor %d\n%s", seed, m, got, chained.Valid, factor, brute.Format(h))
+					}
+				}
+				// And without the counting theory.
+				if uncounted, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoCounting: true}}); uncounted.Valid != got {
+					t.Errorf("seed %d: %s: %v with counting, %v without\n%s", seed, m, got, uncounted.Valid, brute.Format(h))
 				}
 				if (got == Valid) != want {
 					fails++

@@ -413,6 +413,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.Propagations += sub.res.Stats.Propagations
 	st.TheoryProps += sub.res.Stats.TheoryProps
 	st.TilingProps += sub.res.Stats.TilingProps
+	st.CountProps += sub.res.Stats.CountProps
 	st.Learned += sub.res.Stats.Learned
 	if found {
 		st.Witnessed++

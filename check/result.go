@@ -104,6 +104,9 @@ type SolverOptions struct {
 	// append-adjacency theory (theory.Segments); the instances --export writes are
 	// always clausal.
 	ClausalTiling bool
+	// NoCounting leaves out the supply-counting theory (theory.Counting) that runs
+	// beside the append-adjacency theory (for measurements and tests).
+	NoCounting bool
 	// ExportPrefix, when set, writes each solver instance as PREFIX-MODEL.cnf (DIMACS)
 	// and PREFIX-MODEL.graph (one "from to guard-literals..." edge per line) for study.
 	ExportPrefix string
@@ -313,8 +316,9 @@ type Stats struct {
 	Decisions    int64 `json:"decisions"`
 	Conflicts    int64 `json:"conflicts"`
 	Propagations int64 `json:"propagations"`
-	TheoryProps  int64 `json:"theory_propagations"` // the acyclicity theory's
-	TilingProps  int64 `json:"tiling_propagations"` // the append-adjacency theory's
+	TheoryProps  int64 `json:"theory_propagations"`   // the acyclicity theory's
+	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
+	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
 	Learned      int64 `json:"learned_clauses"`
 	// Time per phase in seconds.
 	ParseSeconds   float64 `json:"parse_seconds"`

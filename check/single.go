@@ -111,6 +111,9 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 			return Invalid, ""
 		}
 		holds := func(e *encode.Edge) bool {
+			if e.Chain {
+				return false // shortcuts only (encode.Edge.Chain)
+			}
 			for _, l := range c.guard(e) {
 				if !s.ModelValue(sat.Lit(l)) {
 					return false

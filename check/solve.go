@@ -49,8 +49,16 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 	if t := p.Tiling; t != nil {
 		if c.tiling == nil {
 			c.tiling = theory.NewSegments(t, int(p.NumVars), nil)
+			if !c.opts.Solver.NoCounting {
+				c.counting = theory.NewCounting(t, int(p.NumVars))
+			}
 		}
-		s.SetTheory(c.tiling.Fresh())
+		if c.counting != nil {
+			// Counting after the tiling: it reads the candidates the tiling ruled out.
+			s.SetTheory(theory.NewBoth(c.tiling.Fresh(), c.counting.Fresh(), s.NumVars()))
+		} else {
+			s.SetTheory(c.tiling.Fresh())
+		}
 	}
 	return s
 }
@@ -58,12 +66,19 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 // countTiling adds the append-adjacency theory's implications in s (if attached) to
 // the result's counters.
 func (c *checker) countTiling(s *sat.Solver) {
-	switch t := s.Theory().(type) {
-	case *theory.Both:
-		c.res.Stats.TilingProps += t.First.(*theory.Segments).Stats.Propagations
-	case *theory.Segments:
-		c.res.Stats.TilingProps += t.Stats.Propagations
+	var walk func(t sat.Theory)
+	walk = func(t sat.Theory) {
+		switch t := t.(type) {
+		case *theory.Both:
+			walk(t.First)
+			walk(t.Second)
+		case *theory.Segments:
+			c.res.Stats.TilingProps += t.Stats.Propagations
+		case *theory.Counting:
+			c.res.Stats.CountProps += t.Stats.Propagations
+		}
 	}
+	walk(s.Theory())
 }
 
 // setTheory attaches the acyclicity theory g to s, beside the append-adjacency theory
@@ -419,7 +434,12 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 			complete = true
 			break
 		}
+		// The key-order chains only shortcut paths of consecutive blocks: the cycle
+		// shown goes through those blocks.
 		holds := func(e *encode.Edge) bool {
+			if e.Chain {
+				return false
+			}
 			for _, l := range c.guard(e) {
 				if !s.ModelValue(sat.Lit(l)) {
 					return false

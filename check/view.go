@@ -119,6 +119,11 @@ func (c *checker) siView(m string, orient bool) *view {
 		switch {
 		case fromHub && toHub:
 			add(e, hubW(e.From), hubW(e.To))
+			if e.Chain {
+				// The chain of before-hubs carries readers' starts too (the after-hubs'
+				// read halves have no edge in: harmless).
+				add(e, hubR(e.From), hubR(e.To))
+			}
 		case fromHub && e.Kind == encode.Hub:
 			add(e, hubW(e.From), start(e.To))
 			add(e, hubR(e.From), commit(e.To))

@@ -54,9 +54,13 @@ func CycleType(rw, wr int, split, process, realtime bool) string {
 type Edge struct {
 	From, To int32
 	Kind     EdgeKind
-	Key      int32 // -1 for process and real-time edges
-	Read     int32 // the read that shows it (wr, rw), -1 otherwise
-	Pos      int32 // the trace position the edge is about (the start of To's block)
+	// Chain: an edge between two nodes of a key's order chain (openKey), which only
+	// shortcuts paths the other edges make in every full attribution; the cycles shown
+	// to users leave it out.
+	Chain bool
+	Key   int32 // -1 for process and real-time edges
+	Read  int32 // the read that shows it (wr, rw), -1 otherwise
+	Pos   int32 // the trace position the edge is about (the start of To's block)
 	// The edge holds when all its guard literals are true: Problem.Guards[G0:G1].
 	G0, G1 int32
 }

@@ -59,9 +59,13 @@ type SegmentStats struct {
 // Var[i], covers cells Cell0[i]..Cell1[i]-1, and belongs to writer group Group[i]
 // (-1 when its writer has no other candidate on the key). Cells are numbered over all
 // keys; a key's cells are its trace positions.
+//
+// CellVal (the value at each cell) and KeyStart (each key's first cell, in order) are
+// for the counting theory (NewCounting); a Tiling without them has no counting.
 type Tiling struct {
 	Var, Cell0, Cell1, Group []int32
 	Cells, Groups            int32
+	CellVal, KeyStart        []int32
 }
 
 // NewSegments builds the theory for the candidates of t whose index keep accepts

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"doppel/check"
+	"doppel/encode"
 	"doppel/history"
 	"doppel/report"
 	"doppel/shrink"
@@ -65,6 +66,8 @@ func runCheck(args []string) int {
 	maxConflicts := fs.Int64("max-conflicts", 0, "give up (verdict unknown) after this many solver conflicts, all stages and models together; 0 means no limit")
 	maxMemory := fs.String("max-memory", defaultMaxMemory(), "give up (verdict unknown) when the checker holds this much memory (e.g. 4GiB, 500MiB); 0 means no limit; the default is 3/4 of this machine's memory")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
+	noCounting := fs.Bool("no-counting", false, "solver: leave out the supply-counting theory (values per key against the writers that can still supply them)")
+	noChain := fs.Bool("no-key-chain", false, "solver: no key-order chain (hubs chained along the trace of keys where writers compete for each position)")
 	clausalTiling := fs.Bool("clausal-tiling", false, "solver: encode \"at most one block per trace position and per writer\" as clauses instead of leaving it to the append-adjacency theory")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
@@ -112,6 +115,9 @@ func runCheck(args []string) int {
 		fmt.Fprintln(os.Stderr, "doppel check: --timeout and --max-conflicts must not be negative (0 means no limit)")
 		return exitUsage
 	}
+	if *noChain {
+		encode.ChainFactor = -1
+	}
 	memLimit, err := parseBytes(*maxMemory)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "doppel check: --max-memory: %v\n", err)
@@ -125,7 +131,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
@@ -357,8 +363,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 	if stats {
 		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay)\n",
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed, s.Replayed)
-		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling), %d learned clauses, %d pruned choices\n",
-			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps, s.TheoryProps, s.TilingProps, s.Learned, s.Pruned)
+		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
+			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
 		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",
 			s.ParseSeconds, s.InferSeconds, s.PruneSeconds, s.SolveSeconds, s.ExplainSeconds)
 	}
