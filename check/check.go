@@ -49,6 +49,10 @@ type checker struct {
 	strictEdges         []encode.Edge   // strictView's edges when c.edges lacks the orders
 	strictTried         bool            // strictWitness ran; strictSat: it found a solution
 	strictSat           bool
+	// strictRefuted: strict serializability is proven violated (its narrowing, asked or
+	// as a witness), so no search for a strict solution is made for weaker models. A
+	// fact of the history: kept across problems.
+	strictRefuted bool
 	// budget is the limits, consulted by every phase; once spent, every model not yet
 	// decided is unknown.
 	budget *budget

@@ -58,6 +58,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		v, msg := c.decideNarrowed(in, strict)
 		c.deferNaming, c.witnessOnly = false, false
 		lift()
+		c.strictRefuted = v == Invalid
 		if c.keyUnsat {
 			return // a key alone proves every model invalid: decided without narrowing
 		}

@@ -230,6 +230,11 @@ func (c *checker) serializableWitness(m string) bool {
 // of the portfolio, smaller), since the history may be serializable without being
 // strict; remembered, so that several models share it.
 func (c *checker) strictWitness() bool {
+	if c.strictRefuted {
+		// Proven violated: a search for a strict solution cannot succeed (on a
+		// snapshot-isolated history checked as serializable it took most of the time).
+		return false
+	}
 	if c.strictTried {
 		return c.strictSat
 	}
