@@ -195,36 +195,24 @@ func (s *rcSerial) blocked(k int32) int32 {
 	if p0 < n {
 		cl.gen2++
 		limit := min(n, p0+closureSpan)
-		// The writers outside A that have not run, chain by chain: within a chain,
-		// those of key k from its next transaction up to its cut, whose bounds only
-		// grow along it.
-		segs := cl.keySegs[k]
-		for g := 0; g+1 < len(segs); g++ {
-			ws := cl.keyW[k][segs[g]:segs[g+1]]
-			c := s.place[s.in.Writers[ws[0]].Txn]
-			from, _ := slices.BinarySearchFunc(ws, s.head[c], func(wi, hd int32) int { return int(cl.chainAt[s.in.Writers[wi].Txn] - hd) })
-			for _, wi := range ws[from:] {
-				w := &s.in.Writers[wi]
-				if cl.chainAt[w.Txn] >= cl.cut[c] || cl.lo[wi] >= limit {
-					break
+		s.eachOutside(k, limit, func(wi int32) {
+			w := &s.in.Writers[wi]
+			lo := max(cl.lo[wi], p0)
+			if w.End-w.Start == 1 {
+				v := s.in.WriterVals[w.Start]
+				if cl.have[v] != cl.gen2 || lo < cl.minLo[v] {
+					cl.have[v], cl.minLo[v] = cl.gen2, lo
 				}
-				lo := max(cl.lo[wi], p0)
-				if w.End-w.Start == 1 {
-					v := s.in.WriterVals[w.Start]
-					if cl.have[v] != cl.gen2 || lo < cl.minLo[v] {
-						cl.have[v], cl.minLo[v] = cl.gen2, lo
-					}
-					continue
-				}
-				for q := lo; q < limit; q++ {
-					if s.blockAt(wi, q) {
-						for e := q; e < min(q+w.End-w.Start, n); e++ {
-							cl.cover[e] = cl.gen2
-						}
+				return
+			}
+			for q := lo; q < limit; q++ {
+				if s.blockAt(wi, q) {
+					for e := q; e < min(q+w.End-w.Start, n); e++ {
+						cl.cover[e] = cl.gen2
 					}
 				}
 			}
-		}
+		})
 		j = unbounded
 		if limit == n {
 			j = n
@@ -410,7 +398,8 @@ func (s *rcSerial) pigeonhole(L int32, explain bool) string {
 }
 
 // eachOutside calls f for each writer of key k outside A that has not run and whose
-// lower bound is below limit.
+// lower bound is below limit: chain by chain, those of key k from the chain's next
+// transaction up to its cut, whose bounds only grow along it.
 func (s *rcSerial) eachOutside(k, limit int32, f func(wi int32)) {
 	cl := s.cl
 	segs := cl.keySegs[k]

@@ -189,14 +189,7 @@ func (s *siReplay) abortOptional() bool {
 	if i := slices.Index(s.events, siEvent{t, false}); i >= 0 {
 		s.events = slices.Delete(s.events, i, i+1)
 	}
-	for _, op := range r.h.TxnOps(int(t)) {
-		if op.Kind == history.Append && s.holder[op.Key] == t {
-			s.holder[op.Key] = -1
-			w := r.keyWait[op.Key]
-			r.keyWait[op.Key] = -1
-			r.wake(w)
-		}
-	}
+	s.releaseKeys(t)
 	if r.abortedOnce == nil {
 		r.abortedOnce = make([]bool, r.n)
 	}
@@ -343,14 +336,7 @@ func (s *siReplay) commit(t int32) {
 	s.waiting = s.waiting[:0]
 	s.retryDeferred()
 	r.install(t) // marks t done, installs, wakes the slots passed
-	for _, op := range r.h.TxnOps(int(t)) {
-		if op.Kind == history.Append && s.holder[op.Key] == t {
-			s.holder[op.Key] = -1
-			w := r.keyWait[op.Key]
-			r.keyWait[op.Key] = -1
-			r.wake(w)
-		}
-	}
+	s.releaseKeys(t)
 }
 
 // verifySI re-executes events and reports the first way they fail to be a
@@ -544,4 +530,18 @@ func replaySnapshots(h *history.History, in *encode.Inference, events []siEvent,
 		}
 	}
 	return nil
+}
+
+// releaseKeys frees the keys t holds (it committed or was aborted) and wakes the
+// transactions waiting for them.
+func (s *siReplay) releaseKeys(t int32) {
+	r := s.replay
+	for _, op := range r.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && s.holder[op.Key] == t {
+			s.holder[op.Key] = -1
+			w := r.keyWait[op.Key]
+			r.keyWait[op.Key] = -1
+			r.wake(w)
+		}
+	}
 }
