@@ -2,6 +2,7 @@ package theory
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"doppel/sat"
@@ -103,17 +104,7 @@ func TestSegmentsAgainstBruteForce(t *testing.T) {
 		}
 		// A cell no candidate covers has no tiling: the encoding rules such keys out
 		// before the theory sees them (they are not open).
-		covered := make([]bool, til.Cells)
-		for i := range til.Var {
-			for x := til.Cell0[i]; x < til.Cell1[i]; x++ {
-				covered[x] = true
-			}
-		}
-		skip := false
-		for _, c := range covered {
-			skip = skip || !c
-		}
-		if skip {
+		if !coversEveryCell(til) {
 			continue
 		}
 		s := sat.New()
@@ -213,4 +204,15 @@ func BenchmarkSegmentsTiling(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(t.Var)), "candidates")
+}
+
+// coversEveryCell reports whether every cell of til is covered by some candidate.
+func coversEveryCell(til *Tiling) bool {
+	covered := make([]bool, til.Cells)
+	for i := range til.Var {
+		for x := til.Cell0[i]; x < til.Cell1[i]; x++ {
+			covered[x] = true
+		}
+	}
+	return !slices.Contains(covered, false)
 }
