@@ -30,21 +30,7 @@ func countingTiling(rng *rand.Rand) (*Tiling, int) {
 				seq[i] = int32(rng.IntN(values))
 			}
 			first := len(t.Var)
-			for p := int32(0); p < n; p++ {
-				match := true
-				for i, v := range seq {
-					if q := p + int32(i); q < n && trace[q] != v {
-						match = false
-					}
-				}
-				if !match {
-					continue
-				}
-				t.Var = append(t.Var, int32(len(t.Var)))
-				t.Cell0 = append(t.Cell0, t.Cells+p)
-				t.Cell1 = append(t.Cell1, t.Cells+min(p+int32(len(seq)), n))
-				t.Group = append(t.Group, t.Groups+int32(w))
-			}
+			addCandidates(t, trace, seq, t.Groups+int32(w))
 			if len(t.Var) == first+1 && rng.IntN(2) == 0 {
 				t.Group[first] = -1
 			}

@@ -16,33 +16,17 @@ func randomTiling(rng *rand.Rand) (*Tiling, int, [][]sat.Lit) {
 	t := &Tiling{}
 	for range 1 + rng.IntN(2) {
 		n := int32(1 + rng.IntN(7))
-		trace := make([]int, n)
+		trace := make([]int32, n)
 		for i := range trace {
-			trace[i] = rng.IntN(2)
+			trace[i] = int32(rng.IntN(2))
 		}
 		writers := 1 + rng.IntN(6)
 		for w := range writers {
-			seq := make([]int, 1+rng.IntN(2))
+			seq := make([]int32, 1+rng.IntN(2))
 			for i := range seq {
-				seq[i] = rng.IntN(2)
+				seq[i] = int32(rng.IntN(2))
 			}
-			var cands int32
-			for p := int32(0); p < n; p++ {
-				match := true
-				for i, v := range seq {
-					if q := p + int32(i); q < n && trace[q] != v {
-						match = false
-					}
-				}
-				if !match {
-					continue
-				}
-				t.Var = append(t.Var, int32(len(t.Var)))
-				t.Cell0 = append(t.Cell0, t.Cells+p)
-				t.Cell1 = append(t.Cell1, t.Cells+min(p+int32(len(seq)), n))
-				t.Group = append(t.Group, t.Groups+int32(w))
-				cands++
-			}
+			addCandidates(t, trace, seq, t.Groups+int32(w))
 		}
 		t.Cells += n
 		t.Groups += int32(writers)
@@ -204,6 +188,28 @@ func BenchmarkSegmentsTiling(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(t.Var)), "candidates")
+}
+
+// addCandidates adds a candidate of the writer in group wherever its values seq match
+// the key's trace (the key's cells start at t.Cells; a block may run past the end, as
+// an overrun).
+func addCandidates(t *Tiling, trace, seq []int32, group int32) {
+	n := int32(len(trace))
+	for p := int32(0); p < n; p++ {
+		match := true
+		for i, v := range seq {
+			if q := p + int32(i); q < n && trace[q] != v {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		t.Var = append(t.Var, int32(len(t.Var)))
+		t.Cell0 = append(t.Cell0, t.Cells+p)
+		t.Cell1 = append(t.Cell1, t.Cells+min(p+int32(len(seq)), n))
+		t.Group = append(t.Group, group)
+	}
 }
 
 // coversEveryCell reports whether every cell of til is covered by some candidate.
