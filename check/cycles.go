@@ -2,9 +2,11 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"doppel/encode"
+	"doppel/history"
 )
 
 // Edge filters for the cycle searches, from the narrowest (G0) to the widest.
@@ -154,7 +156,146 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	}
 	first := encode.TxnName(c.h, ss[0].from)
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
+	if choices := c.cycleChoices(ss); len(choices) > 0 && !c.opts.VerdictOnly {
+		// The steps hold where the inference placed the blocks; with duplicate values or
+		// :info writers, the history alone does not say so: the places are stated, as one
+		// case, with why no other attribution is left.
+		cs := Case{N: 1, Choices: choices, Steps: a.Steps}
+		a.Cases = []Case{cs}
+		a.CasesCover = "Why this case is every attribution: " + impliedWhy
+		a.Explanation = "Duplicate values or :info transactions leave the history open to several attributions; this cycle is in the one the inference leaves. Positions count from 1.\n" +
+			caseText(cs) + "\n" + a.CasesCover
+	}
 	c.addAnomaly(a)
+}
+
+// impliedWhy says why a choice the inference fixed covers every attribution.
+const impliedWhy = "the inference leaves these blocks no other place, and these :info transactions no other outcome (marked \"fixed\"): each other one contradicts a read, or the model's order, elsewhere in the history."
+
+// withImplied adds to case cs the choices its steps ss take from the inference
+// (cycleChoices) that its own choices do not already make.
+func (c *checker) withImplied(cs *Case, ss []step) {
+	for _, ch := range c.cycleChoices(ss) {
+		if !slices.ContainsFunc(cs.Choices, func(o Choice) bool {
+			return o.Kind == ch.Kind && o.Txn == ch.Txn && o.Key == ch.Key && o.Position == ch.Position && !o.Not
+		}) {
+			cs.Choices = append(cs.Choices, ch)
+		}
+	}
+}
+
+// cycleChoices lists what the steps of a known cycle take from the inference rather
+// than from the history alone: where a block lies (its key has another writer of one
+// of its values, or it is an :info transaction's), that a block is in no read, and that
+// an :info transaction committed.
+func (c *checker) cycleChoices(ss []step) []Choice {
+	h, in := c.h, c.p.In
+	var out []Choice
+	seen := map[string]bool{}
+	add := func(ch Choice) {
+		k := fmt.Sprintf("%s/%d/%s/%d", ch.Kind, ch.Txn, ch.Key, ch.Position)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, ch)
+		}
+	}
+	committed := func(t int32) {
+		if h.Txns[t].Status == history.Info {
+			add(Choice{Kind: "committed", Txn: h.Txns[t].Index, Text: encode.TxnName(h, t) + " committed (fixed)"})
+		}
+	}
+	// writer finds t's writer of key k.
+	writer := func(t, k int32) int32 {
+		for _, w := range in.TxnWriters(t) {
+			if in.Writers[w].Key == k {
+				return w
+			}
+		}
+		return -1
+	}
+	ambiguous := func(w int32) bool {
+		wr := &in.Writers[w]
+		if wr.Status == history.Info {
+			return true
+		}
+		vals := in.Vals(w)
+		for _, o := range in.Keys[wr.Key].Writers {
+			ow := &in.Writers[o]
+			if o == w || ow.Status == history.Fail {
+				continue
+			}
+			for _, x := range in.Vals(o) {
+				if slices.Contains(vals, x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	// at: t's block on key k starts at pos (0-based).
+	at := func(t, k int32, pos int) {
+		w := writer(t, k)
+		if w < 0 || !ambiguous(w) || pos < 0 {
+			return
+		}
+		vals := in.Vals(w)
+		trace := in.Keys[k].Trace
+		for i, x := range vals {
+			if pos+i < len(trace) && trace[pos+i] != x {
+				return // not a place for the block: the step is not about one (no attribution exists)
+			}
+		}
+		ch := Choice{Kind: "position", Txn: h.Txns[t].Index, Key: h.Keys[k], Position: pos + 1,
+			Window: newWindow(h, in.Keys[k].Trace, pos+1, pos+len(vals))}
+		for _, x := range vals {
+			ch.Values = append(ch.Values, h.Values[x])
+		}
+		ch.Text = fmt.Sprintf("%s's %s is at position %d of key %s (fixed)", encode.TxnName(h, t), encode.ShortList(h, vals), pos+1, h.Keys[k])
+		add(ch)
+	}
+	unobserved := func(t, k int32) {
+		if w := writer(t, k); w >= 0 && ambiguous(w) {
+			add(Choice{Kind: "unobserved", Txn: h.Txns[t].Index, Key: h.Keys[k],
+				Text: fmt.Sprintf("%s's append to key %s is not in the list (fixed)", encode.TxnName(h, t), h.Keys[k])})
+		}
+	}
+	blockLen := func(t, k int32) int {
+		if w := writer(t, k); w >= 0 {
+			return len(in.Vals(w))
+		}
+		return 0
+	}
+	for _, s := range ss {
+		committed(s.from)
+		committed(s.to)
+		e := s.in
+		if e.Key < 0 || e.Pos < 0 && e.Kind != encode.WR && e.Kind != encode.RW {
+			continue
+		}
+		k := e.Key
+		trace := in.Keys[k].Trace
+		switch {
+		case s.out != nil && e.Kind == encode.RW:
+			unobserved(s.to, k)
+		case s.out != nil:
+			at(s.from, k, len(trace)-blockLen(s.from, k))
+			unobserved(s.to, k)
+		case e.Kind == encode.WW:
+			at(s.to, k, int(e.Pos))
+			at(s.from, k, int(e.Pos)-blockLen(s.from, k))
+		case e.Kind == encode.WR:
+			r := &in.Reads[e.Read]
+			at(s.from, k, int(r.Len)-blockLen(s.from, k))
+		case e.Kind == encode.RW:
+			r := &in.Reads[e.Read]
+			if int(r.Len) >= len(trace) {
+				unobserved(s.to, k)
+			} else {
+				at(s.to, k, int(r.Len))
+			}
+		}
+	}
+	return out
 }
 
 // addAnomaly reports a, unless the same anomaly (type and transactions) was found

@@ -129,7 +129,8 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 		var choices []string
 		cs := Case{N: len(cases) + 1}
 		seen := map[encode.Lit]bool{}
-		for _, st := range c.steps(v, cycle) {
+		ss := c.steps(v, cycle)
+		for _, st := range ss {
 			cs.Steps = append(cs.Steps, c.stepOf(st, ""))
 		}
 		// The guards of every edge of the cycle, hub edges included (a step shows
@@ -146,6 +147,7 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 				}
 			}
 		}
+		c.withImplied(&cs, ss)
 		if first == nil {
 			first, firstChoices = cycle, strings.Join(choices, " and ")
 		}
@@ -207,7 +209,7 @@ func (c *checker) addSingleCases(m string, v *view, first []int32, firstChoices 
 			a.Txns = append(a.Txns, c.txnRef(st.from))
 		}
 	}
-	end := fmt.Sprintf("Why the cases cover every attribution: after each case its choices were forbidden together, and then no attribution was left whose ww and wr edges are acyclic (the solver proved it); %d cases met in all, the first %d shown.", met, len(cases))
+	end := fmt.Sprintf("Why the cases cover every attribution: after each case its choices were forbidden together, and then no attribution was left whose ww and wr edges are acyclic (the solver proved it); %d cases met in all, the first %d shown. Choices marked \"fixed\" were never forbidden: %s", met, len(cases), impliedWhy)
 	if met == 1 && firstChoices == "" {
 		end = "This cycle needs no choice: it is in every attribution."
 	}

@@ -472,7 +472,8 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 		var block []sat.Lit
 		cs := Case{N: n + 1}
 		seenLit := map[encode.Lit]bool{}
-		for _, st := range c.steps(v, cycle) {
+		ss := c.steps(v, cycle)
+		for _, st := range ss {
 			why = append(why, c.explain(st))
 			cs.Steps = append(cs.Steps, c.stepOf(st, ""))
 			txns[st.from] = true
@@ -490,6 +491,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 				}
 			}
 		}
+		c.withImplied(&cs, ss)
 		cases = append(cases, cs)
 		parts = append(parts, caseText(cs))
 		if newFirst {
@@ -525,7 +527,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	for t := range txns {
 		a.Txns = append(a.Txns, c.txnRef(t))
 	}
-	end := fmt.Sprintf("Why these %d cases cover every attribution: after each case the solver forbade its choices together (at least one of them must differ), and with all %d cases forbidden no attribution was left (the solver proved it): every attribution makes the choices of one of the cases, and closes its cycle.", len(cases), len(cases))
+	end := fmt.Sprintf("Why these %d cases cover every attribution: after each case the solver forbade its choices together (at least one of them must differ), and with all %d cases forbidden no attribution was left (the solver proved it): every attribution makes the choices of one of the cases, and closes its cycle. Choices marked \"fixed\" were never forbidden: %s", len(cases), len(cases), impliedWhy)
 	if len(cases) == 1 {
 		end = "Why this case covers every attribution: with its choices forbidden together, no attribution was left (the solver proved it): every attribution makes these choices, and closes this cycle."
 	}

@@ -155,6 +155,11 @@ type gedge struct{ from, to int32 }
 // kinds; the split graph is derived).
 type keyOrder struct {
 	ww, wr, rw []gedge
+	// txns are the writers in list order, starts their blocks' starts, total the
+	// list's length (for Attributions).
+	txns   []int
+	starts []int
+	total  int
 }
 
 // collect gathers the reads and checks what no attribution can fix: a read must end
@@ -226,22 +231,7 @@ func (g *graphSearch) collect() bool {
 func (g *graphSearch) tryCommitted(committed uint64) bool {
 	g.orders = g.orders[:0]
 	for x := 0; x < g.keys; x++ {
-		var blocks []block
-		for t := 0; t < g.n; t++ {
-			if committed&(1<<t) == 0 {
-				continue
-			}
-			var vals []int32
-			for _, op := range g.h.TxnOps(t) {
-				if op.Kind == history.Append && int(op.Key) == x {
-					vals = append(vals, op.Value)
-				}
-			}
-			if len(vals) > 0 {
-				blocks = append(blocks, block{txn: t, vals: vals})
-			}
-		}
-		orders := g.keyOrders(x, blocks)
+		orders := g.keyOrders(x, g.blocksOf(x, committed))
 		if len(orders) == 0 {
 			return false
 		}
@@ -250,6 +240,26 @@ func (g *graphSearch) tryCommitted(committed uint64) bool {
 	g.edges = g.edges[:0]
 	g.orderEdges(committed)
 	return g.combine(0, committed)
+}
+
+// blocksOf lists the committed transactions' blocks on key x.
+func (g *graphSearch) blocksOf(x int, committed uint64) []block {
+	var blocks []block
+	for t := 0; t < g.n; t++ {
+		if committed&(1<<t) == 0 {
+			continue
+		}
+		var vals []int32
+		for _, op := range g.h.TxnOps(t) {
+			if op.Kind == history.Append && int(op.Key) == x {
+				vals = append(vals, op.Value)
+			}
+		}
+		if len(vals) > 0 {
+			blocks = append(blocks, block{txn: t, vals: vals})
+		}
+	}
+	return blocks
 }
 
 // keyOrders enumerates the permutations of blocks whose concatenation every read of
@@ -319,6 +329,11 @@ func (g *graphSearch) finishOrder(reads []obs, blocks []block, seq, starts []int
 			return ko, false // the read shows more than the committed appends
 		}
 	}
+	ko.total = total
+	for j := range seq {
+		ko.txns = append(ko.txns, blocks[seq[j]].txn)
+		ko.starts = append(ko.starts, starts[j])
+	}
 	for j := 1; j < len(seq); j++ {
 		ko.ww = append(ko.ww, gedge{int32(blocks[seq[j-1]].txn), int32(blocks[seq[j]].txn)})
 	}
@@ -371,29 +386,34 @@ func (g *graphSearch) combine(x int, committed uint64) bool {
 	mark, rwMark := len(g.edges), len(g.rw)
 	for _, ko := range g.orders[x] {
 		g.edges, g.rw = g.edges[:mark], g.rw[:rwMark]
-		for _, e := range ko.ww {
-			g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
-		}
-		for _, e := range ko.wr {
-			g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
-		}
-		if g.spec.single {
-			g.rw = append(g.rw, ko.rw...)
-		} else if g.spec.rw {
-			for _, e := range ko.rw {
-				if g.spec.split {
-					g.edges = append(g.edges, gedge{2 * e.from, 2*e.to + 1})
-				} else {
-					g.edges = append(g.edges, e)
-				}
-			}
-		}
+		g.addOrder(ko)
 		if g.combine(x+1, committed) {
 			return true
 		}
 	}
 	g.edges, g.rw = g.edges[:mark], g.rw[:rwMark]
 	return false
+}
+
+// addOrder adds a key's version order's edges to the graph.
+func (g *graphSearch) addOrder(ko keyOrder) {
+	for _, e := range ko.ww {
+		g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
+	}
+	for _, e := range ko.wr {
+		g.edges = append(g.edges, g.orderEdge(int(e.from), int(e.to)))
+	}
+	if g.spec.single {
+		g.rw = append(g.rw, ko.rw...)
+	} else if g.spec.rw {
+		for _, e := range ko.rw {
+			if g.spec.split {
+				g.edges = append(g.edges, gedge{2 * e.from, 2*e.to + 1})
+			} else {
+				g.edges = append(g.edges, e)
+			}
+		}
+	}
 }
 
 // acyclic reports whether the graph of the current edges (plus start -> commit in the
