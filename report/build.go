@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"slices"
-	"strings"
 
 	"doppel/check"
 	"doppel/encode"
@@ -40,7 +39,7 @@ type modelView struct {
 
 type anomalyView struct {
 	ID, Type, Key, Model, Title, Explanation string
-	Cases                                    bool // the explanation is a proof by cases
+	Cases                                    bool // the explanation is a proof by cases (or one case: the attribution its cycle holds in)
 	Steps                                    []stepView
 	Txns                                     []txnView
 	Cycle                                    cycle
@@ -147,7 +146,7 @@ func anomaly(h *history.History, in *encode.Inference, a *check.Anomaly, i int) 
 	if a.Model != "" {
 		v.Title += " (proved for " + a.Model + ")"
 	}
-	v.Cases = strings.HasPrefix(a.Explanation, "Duplicate values leave several ways")
+	v.Cases = len(a.Cases) > 0
 	for _, t := range a.Txns {
 		where := fmt.Sprintf("line %d", t.Line)
 		if t.Index >= 0 {

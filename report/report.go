@@ -184,7 +184,7 @@ func writeText(w *bufio.Writer, a *anomalyView) {
 			fmt.Fprintln(w, s.Why)
 		}
 		if a.Cases {
-			fmt.Fprintln(w, "# this cycle is the first case of a proof by cases; all the cases:")
+			fmt.Fprintln(w, "# this cycle is the first case of a proof by cases (the attributions it holds in); all the cases:")
 			fmt.Fprintln(w, a.Explanation)
 		}
 	} else {
