@@ -156,7 +156,14 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	}
 	first := encode.TxnName(c.h, ss[0].from)
 	a.Explanation = strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", first)
-	if choices := c.cycleChoices(ss); len(choices) > 0 && !c.opts.VerdictOnly {
+	choices, possible := c.cycleChoices(ss)
+	if !possible {
+		// The cycle rests on a place the history itself rules out for a block (the
+		// inference's space is empty there: every attribution fails for another reason,
+		// which the search below names); a cycle that needs the impossible explains nothing.
+		return
+	}
+	if len(choices) > 0 && !c.opts.VerdictOnly {
 		// The steps hold where the inference placed the blocks; with duplicate values or
 		// :info writers, the history alone does not say so: the places are stated, as one
 		// case, with why no other attribution is left.
@@ -169,13 +176,88 @@ func (c *checker) addCycle(v *view, typ string, cycle []int32) {
 	c.addAnomaly(a)
 }
 
+// tileableWithout reports whether key k's viable blocks, each writer's at most once and
+// writer w's not at all, can tile its trace (a block may run past its end): a bounded
+// depth-first search, which answers true when the bound runs out (nothing proved).
+func (c *checker) tileableWithout(k, w int32) bool {
+	plan := &c.p.Plans[k]
+	if plan.State != encode.KeyOpen {
+		return true // fixed (its blocks tile it), unread, or decided elsewhere
+	}
+	in := c.p.In
+	n := int32(len(in.Keys[k].Trace))
+	at := map[int32][]encode.Cand{}
+	for _, cd := range plan.Cands {
+		if cd.Writer != w {
+			at[cd.Pos] = append(at[cd.Pos], cd)
+		}
+	}
+	used := map[int32]bool{}
+	steps := 0
+	var tile func(pos int32) bool
+	tile = func(pos int32) bool {
+		if pos >= n {
+			return true
+		}
+		for _, cd := range at[pos] {
+			if steps++; steps > 20000 {
+				return true
+			}
+			if used[cd.Writer] {
+				continue
+			}
+			used[cd.Writer] = true
+			ok := tile(pos + int32(len(in.Vals(cd.Writer))))
+			used[cd.Writer] = false
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	return tile(0)
+}
+
+// readsPast reports whether transaction t read key k, before its first append to it,
+// with at least n values: its block then starts after them (else it would read its own
+// future append), so it fills none of the first n positions.
+func readsPast(h *history.History, t, k int32, n int) bool {
+	for _, op := range h.TxnOps(int(t)) {
+		if op.Key != k {
+			continue
+		}
+		if op.Kind == history.Append {
+			return false
+		}
+		if op.Known && int(op.End-op.Start) >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether vals, placed from position pos (0-based) of trace, agree with
+// the trace where they overlap it.
+func fits(trace, vals []int32, pos int) bool {
+	if pos < 0 {
+		return false
+	}
+	for i, x := range vals {
+		if pos+i < len(trace) && trace[pos+i] != x {
+			return false
+		}
+	}
+	return true
+}
+
 // impliedWhy says why a choice the inference fixed covers every attribution.
 const impliedWhy = "the inference leaves these blocks no other place, and these :info transactions no other outcome (marked \"fixed\"): each other one contradicts a read, or the model's order, elsewhere in the history."
 
 // withImplied adds to case cs the choices its steps ss take from the inference
 // (cycleChoices) that its own choices do not already make.
 func (c *checker) withImplied(cs *Case, ss []step) {
-	for _, ch := range c.cycleChoices(ss) {
+	choices, _ := c.cycleChoices(ss)
+	for _, ch := range choices {
 		if !slices.ContainsFunc(cs.Choices, func(o Choice) bool {
 			return o.Kind == ch.Kind && o.Txn == ch.Txn && o.Key == ch.Key && o.Position == ch.Position && !o.Not
 		}) {
@@ -187,10 +269,13 @@ func (c *checker) withImplied(cs *Case, ss []step) {
 // cycleChoices lists what the steps of a known cycle take from the inference rather
 // than from the history alone: where a block lies (its key has another writer of one
 // of its values, or it is an :info transaction's), that a block is in no read, and that
-// an :info transaction committed.
-func (c *checker) cycleChoices(ss []step) []Choice {
+// an :info transaction committed. possible is false when one of them contradicts the
+// history on its own: a block whose values are not where it is placed, or a block in no
+// read when the key's other writers cannot fill what its reads show (those facts are
+// then left out).
+func (c *checker) cycleChoices(ss []step) (out []Choice, possible bool) {
 	h, in := c.h, c.p.In
-	var out []Choice
+	possible = true
 	seen := map[string]bool{}
 	add := func(ch Choice) {
 		k := fmt.Sprintf("%s/%d/%s/%d", ch.Kind, ch.Txn, ch.Key, ch.Position)
@@ -239,11 +324,9 @@ func (c *checker) cycleChoices(ss []step) []Choice {
 			return
 		}
 		vals := in.Vals(w)
-		trace := in.Keys[k].Trace
-		for i, x := range vals {
-			if pos+i < len(trace) && trace[pos+i] != x {
-				return // not a place for the block: the step is not about one (no attribution exists)
-			}
+		if !fits(in.Keys[k].Trace, vals, pos) {
+			possible = false
+			return
 		}
 		ch := Choice{Kind: "position", Txn: h.Txns[t].Index, Key: h.Keys[k], Position: pos + 1,
 			Window: newWindow(h, in.Keys[k].Trace, pos+1, pos+len(vals))}
@@ -253,8 +336,45 @@ func (c *checker) cycleChoices(ss []step) []Choice {
 		ch.Text = fmt.Sprintf("%s's %s is at position %d of key %s (fixed)", encode.TxnName(h, t), encode.ShortList(h, vals), pos+1, h.Keys[k])
 		add(ch)
 	}
+	// covers: t's block covers position pos (0-based) of key k, the trace's last.
+	covers := func(t, k int32, pos int) {
+		w := writer(t, k)
+		if w < 0 || !ambiguous(w) {
+			return
+		}
+		vals := in.Vals(w)
+		if len(vals) == 1 {
+			at(t, k, pos)
+			return
+		}
+		ok := false
+		for st := max(0, pos-len(vals)+1); st <= pos && !ok; st++ {
+			ok = fits(in.Keys[k].Trace, vals, st)
+		}
+		if !ok {
+			possible = false
+			return
+		}
+		add(Choice{Kind: "covers", Txn: h.Txns[t].Index, Key: h.Keys[k], Position: pos + 1,
+			Window: newWindow(h, in.Keys[k].Trace, pos+1, pos+1),
+			Text:   fmt.Sprintf("%s's %s covers position %d of key %s, its last (fixed)", encode.TxnName(h, t), encode.ShortList(h, vals), pos+1, h.Keys[k])})
+	}
 	unobserved := func(t, k int32) {
-		if w := writer(t, k); w >= 0 && ambiguous(w) {
+		w := writer(t, k)
+		if w >= 0 && in.Writers[w].Status == history.OK {
+			// The trace must be filled by the key's other writers that may commit.
+			others := 0
+			for _, o := range in.Keys[k].Writers {
+				if o != w && in.Writers[o].Status != history.Fail && !readsPast(h, in.Writers[o].Txn, k, len(in.Keys[k].Trace)) {
+					others += len(in.Vals(o))
+				}
+			}
+			if others < len(in.Keys[k].Trace) || !c.tileableWithout(k, w) {
+				possible = false
+				return
+			}
+		}
+		if w >= 0 && ambiguous(w) {
 			add(Choice{Kind: "unobserved", Txn: h.Txns[t].Index, Key: h.Keys[k],
 				Text: fmt.Sprintf("%s's append to key %s is not in the list (fixed)", encode.TxnName(h, t), h.Keys[k])})
 		}
@@ -278,7 +398,7 @@ func (c *checker) cycleChoices(ss []step) []Choice {
 		case s.out != nil && e.Kind == encode.RW:
 			unobserved(s.to, k)
 		case s.out != nil:
-			at(s.from, k, len(trace)-blockLen(s.from, k))
+			covers(s.from, k, len(trace)-1)
 			unobserved(s.to, k)
 		case e.Kind == encode.WW:
 			at(s.to, k, int(e.Pos))
@@ -295,7 +415,7 @@ func (c *checker) cycleChoices(ss []step) []Choice {
 			}
 		}
 	}
-	return out
+	return out, possible
 }
 
 // addAnomaly reports a, unless the same anomaly (type and transactions) was found

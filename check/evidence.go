@@ -75,7 +75,8 @@ type Case struct {
 
 // Choice is one choice of a case.
 type Choice struct {
-	// Kind is position (Txn's appends lie at Position.. of Key), unobserved (Txn's
+	// Kind is position (Txn's appends lie at Position.. of Key), covers (Txn's appends
+	// cover Position of Key, the last a read shows), unobserved (Txn's
 	// append to Key is in no read), committed (the :info Txn committed), or order
 	// (snapshot isolation: Txn committed before Other started); Not negates it.
 	Kind  string `json:"kind"`
