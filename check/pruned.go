@@ -250,7 +250,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 
 // addContradiction reports a proof by thresholds as model m's anomaly.
 func (c *checker) addContradiction(m string, pc *prune.Contradiction) {
-	a := Anomaly{Type: pc.Type, Model: m, Explanation: pc.Text}
+	a := Anomaly{Type: pc.Type, Model: m, Explanation: pc.Text, narrowed: true}
 	if pc.Key >= 0 {
 		a.Key = c.h.Keys[pc.Key]
 	}

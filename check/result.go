@@ -173,6 +173,10 @@ type Anomaly struct {
 	// uncommitted: found by read uncommitted's own decision, it counts for those
 	// models only (and nothing else counts for them).
 	uncommitted bool
+	// narrowed: a proof by thresholds (prune), whose steps hold in the attributions
+	// the other keys' reads and the model's orders allow, as they say (prune's
+	// TestContradictionsAreSound checks them).
+	narrowed bool
 }
 
 // countsFor reports whether anomaly a, of a type model m forbids, is evidence for m:
