@@ -1,9 +1,6 @@
 package check
 
 import (
-	"fmt"
-	"os"
-
 	"doppel/encode"
 	"doppel/sat"
 )
@@ -138,15 +135,6 @@ func (c *checker) hybridWitness(m string) bool {
 		status, _ := c.solveWith(v, vals, solverConfig{propagate: true, conflicts: n})
 		c.onCycle = nil
 		spent += c.res.Stats.Conflicts - before
-		if os.Getenv("HYBDEBUG") != "" {
-			nsplit := 0
-			for _, m := range v.merged {
-				if !m {
-					nsplit++
-				}
-			}
-			fmt.Fprintf(os.Stderr, "hybrid: round %d split %d extra %d status %v conflicts %d\n", round, nsplit, v.extraVars, status, c.res.Stats.Conflicts)
-		}
 		if status == sat.Sat && c.spare != nil {
 			return c.verifyHybrid(m, v, solverModel(c.spare))
 		}
@@ -167,9 +155,6 @@ func (c *checker) hybridWitness(m string) bool {
 func (c *checker) verifyHybrid(m string, v *view, vals []bool) bool {
 	spec := models[m]
 	if err := verifySIStop(c.h, c.p.In, c.hybridEvents(v, vals), spec.process, spec.realtime, c.budget.stop); err != nil {
-		if os.Getenv("HYBDEBUG") != "" {
-			fmt.Fprintf(os.Stderr, "hybrid: verify: %v\n", err)
-		}
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}
