@@ -23,12 +23,19 @@ import (
 // hybridKnownRounds bounds the rounds of cutting known cycles (each rebuilds the view).
 const hybridKnownRounds = 32
 
-// hybridRounds bounds the searches of the hybrid witness, and hybridConflicts all of
-// them together.
-const (
-	hybridRounds    = 8
-	hybridConflicts = 20000
-)
+// hybridRounds bounds the searches of each stage of the hybrid witness.
+const hybridRounds = 8
+
+// hybridStages are the hybrid witness's searches, each with the conflicts of all its
+// rounds together: first the depth-first-like search without theory propagation, cheap
+// per decision (on a 10K-transaction write skew among keys of two values it decides
+// where theory propagation took 13 CPU-s for its decisions' look-ahead), then VSIDS with
+// theory propagation, which write-heavy hot keys need (the first leaves 4 of 8
+// injected write skews of 200 transactions unknown).
+var hybridStages = []solverConfig{
+	{heuristic: "static", conflicts: 2000},
+	{propagate: true, conflicts: 20000},
+}
 
 // cutPoints marks in cut the whole transactions at which cycle (edge ids of v, in
 // path order, closing) enters by an anti-dependency and leaves by one; it reports
@@ -112,38 +119,44 @@ func fromStart(v *view, e *encode.Edge) bool {
 func (c *checker) hybridWitness(m string) bool {
 	c.progress("deciding " + m + ": looking for a mostly serial solution")
 	merged := make([]bool, len(c.h.Txns))
-	for t := range merged {
-		merged[t] = true
-	}
 	cut := make([]bool, len(merged))
-	spent := int64(0)
-	for round := 0; round < hybridRounds && spent < hybridConflicts; round++ {
-		v := c.hybridView(m, merged)
-		if v == nil {
-			return false
+	for _, stage := range hybridStages {
+		// Each stage from the cycles of known edges only: the cycles a search meets
+		// depend on its heuristic, and splitting more than needed weakens the next.
+		for t := range merged {
+			merged[t] = true
 		}
-		vals, ok := c.witness(v)
-		if ok {
-			return c.verifyHybrid(m, v, vals)
-		}
-		n, within := c.budget.limit(hybridConflicts - spent)
-		if !within {
-			return false
-		}
-		found, before := false, c.res.Stats.Conflicts
-		c.onCycle = func(cycle []int32) { found = cutPoints(v, cycle, cut) || found }
-		status, _ := c.solveWith(v, vals, solverConfig{propagate: true, conflicts: n})
-		c.onCycle = nil
-		spent += c.res.Stats.Conflicts - before
-		if status == sat.Sat && c.spare != nil {
-			return c.verifyHybrid(m, v, solverModel(c.spare))
-		}
-		if !found {
-			return false
-		}
-		for t, x := range cut {
-			if x {
-				merged[t], cut[t] = false, false
+		spent := int64(0)
+		for round := 0; round < hybridRounds && spent < stage.conflicts; round++ {
+			v := c.hybridView(m, merged)
+			if v == nil {
+				return false
+			}
+			vals, ok := c.witness(v)
+			if ok {
+				return c.verifyHybrid(m, v, vals)
+			}
+			n, within := c.budget.limit(stage.conflicts - spent)
+			if !within {
+				return false
+			}
+			cfg := stage
+			cfg.conflicts = n
+			found, before := false, c.res.Stats.Conflicts
+			c.onCycle = func(cycle []int32) { found = cutPoints(v, cycle, cut) || found }
+			status, _ := c.solveWith(v, vals, cfg)
+			c.onCycle = nil
+			spent += c.res.Stats.Conflicts - before
+			if status == sat.Sat && c.spare != nil {
+				return c.verifyHybrid(m, v, solverModel(c.spare))
+			}
+			if !found {
+				break
+			}
+			for t, x := range cut {
+				if x {
+					merged[t], cut[t] = false, false
+				}
 			}
 		}
 	}
