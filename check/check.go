@@ -53,6 +53,8 @@ type checker struct {
 	// as a witness), so no search for a strict solution is made for weaker models. A
 	// fact of the history: kept across problems.
 	strictRefuted bool
+	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
+	onCycle func(cycle []int32)
 	// budget is the limits, consulted by every phase; once spent, every model not yet
 	// decided is unknown.
 	budget *budget

@@ -115,7 +115,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	}()
 	if v.split && !c.opts.Solver.NoWitness {
 		c.progress("deciding " + m + ": looking for a serializable solution")
-		if c.serializableWitness(m) {
+		if c.serializableWitness(m) || !c.budget.out() && c.hybridWitness(m) {
 			c.res.Stats.Witnessed++
 			return Valid, ""
 		}
@@ -313,6 +313,9 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 			guard = append(guard, sat.Lit(l))
 		}
 		g.AddEdge(int(e.From), int(e.To), guard)
+	}
+	if c.onCycle != nil {
+		g.OnCycle = c.onCycle
 	}
 	// Start Pearce–Kelly from a topological order of the edges the phases enable, so
 	// that a search following them rarely reorders.

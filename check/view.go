@@ -18,6 +18,17 @@ type view struct {
 	// variables, numbered from the problem's NumVars on, and extra clauses.
 	extraVars int32
 	oriented  bool // snapshot isolation's orientation edges are present
+	// merged, when set, marks the transactions whose start and commit are one node
+	// (2t; node 2t+1 has no edge): the hybrid view of check/sihybrid.go.
+	merged []bool
+}
+
+// commitNode returns the commit node of the transaction whose start or commit is node.
+func (v *view) commitNode(node int32) int32 {
+	if v.merged != nil && v.merged[node/2] {
+		return node &^ 1
+	}
+	return node | 1
 }
 
 // txn maps a node to its transaction.
@@ -90,24 +101,38 @@ func (c *checker) strictView() *view {
 // orders of unobserved writers (only the solver needs those: they are many). nil when
 // the limits ran out meanwhile (it copies every edge, some twice).
 func (c *checker) siView(m string, orient bool) *view {
+	return c.siViewMerged(m, orient, nil)
+}
+
+// siViewMerged is siView with the transactions marked in merged (when not nil) kept
+// whole: their start and commit are one node, 2t (check/sihybrid.go).
+func (c *checker) siViewMerged(m string, orient bool, merged []bool) *view {
 	p := c.p
 	n := int32(len(c.h.Txns))
 	start := func(t int32) int32 { return 2 * t }
 	commit := func(t int32) int32 { return 2*t + 1 }
+	if merged != nil {
+		commit = func(t int32) int32 {
+			if merged[t] {
+				return 2 * t
+			}
+			return 2*t + 1
+		}
+	}
 	hubs := int32(p.Nodes) - p.HubBase
 	// Each hub h of the problem becomes two: hubW(h) after commits, on the way to the
 	// starts of later writers and readers; hubR(h) after readers' starts, on the way
 	// to the commits of later writers.
 	hubW := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) }
 	hubR := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) + 1 }
-	v := &view{nodes: int(2*n + 2*hubs), hubFrom: 2 * n, split: true, oriented: orient}
+	v := &view{nodes: int(2*n + 2*hubs), hubFrom: 2 * n, split: true, oriented: orient, merged: merged}
 	v.edges = make([]encode.Edge, 0, int(n)+len(p.Edges)+len(p.Edges)/8)
 	add := func(e encode.Edge, from, to int32) {
 		e.From, e.To = from, to
 		v.edges = append(v.edges, e)
 	}
 	for t := int32(0); t < n; t++ {
-		if p.Commit[t] != encode.NotCommitted {
+		if p.Commit[t] != encode.NotCommitted && (merged == nil || !merged[t]) {
 			add(encode.Edge{Kind: encode.StartCommit, Key: -1, Read: -1}, start(t), commit(t))
 		}
 	}
@@ -177,9 +202,14 @@ func (c *checker) orientUnobserved(v *view, from, to func(int32) int32) bool {
 		}
 		for i := 0; i < len(us); i++ {
 			for j := i + 1; j < len(us); j++ {
+				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
+				if v.merged != nil && v.merged[ti] && v.merged[tj] {
+					// Both whole: any topological order puts one entirely before the
+					// other, which is the orientation.
+					continue
+				}
 				o := p.NumVars + v.extraVars
 				v.extraVars++
-				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
 				both := append(append([]encode.Lit{}, p.UnobservedGuard(int32(k), us[i])...), p.UnobservedGuard(int32(k), us[j])...)
 				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(ti), to(tj), append(both, encode.Pos(o)))
 				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(tj), to(ti), append(both, encode.Neg(o)))

@@ -116,7 +116,7 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 		gd := c.guard(e)
 		o := gd[len(gd)-1]
 		if o&1 == 0 { // the edge for "o true": commit(from) before start(to)
-			vals[o>>1] = pos[e.From] < pos[e.To^1]
+			vals[o>>1] = pos[e.From] < pos[v.commitNode(e.To)]
 		}
 	}
 	g = newGraph(v.nodes, v.edges, holds)

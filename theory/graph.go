@@ -48,6 +48,10 @@ type Graph struct {
 	// forward from v and backward from u to find guarded edges that the new
 	// edge turned into cycle closers (0 disables that look-ahead).
 	NeighbourLimit int
+	// OnCycle, when set, sees every cycle the theory meets: each conflict's, and each
+	// implication's (the edge it turns off, then the path that would close it), as edge
+	// ids. The slice is the theory's: copy what is kept.
+	OnCycle func(edges []int32)
 
 	Stats Stats
 
@@ -122,6 +126,7 @@ type Graph struct {
 	litMark      []uint32 // per literal stamp, for deduplicating clauses
 	litStamp     uint32
 	cycle        []int32 // last cycle found (LastCycle)
+	onCycleBuf   []int32 // an implication's cycle, for OnCycle
 	path         []int32 // path found by reaches
 	inited       bool
 	solver       *sat.Solver // during Propagate
@@ -488,6 +493,9 @@ func (g *Graph) processLit(pos int, l sat.Lit) []sat.Lit {
 		}
 		if !g.insert(e) {
 			g.Stats.Conflicts++
+			if g.OnCycle != nil {
+				g.OnCycle(g.cycle)
+			}
 			conflict := g.cycleClause()
 			g.undoTo(pos)
 			return conflict
@@ -852,6 +860,10 @@ func (g *Graph) imply(e int32, last sat.Lit, pathStart int32) {
 		pathEnd:   int32(len(g.reasonPath)),
 	})
 	g.reasonOf[last.Var()] = int32(len(g.reasons) - 1)
+	if g.OnCycle != nil {
+		g.onCycleBuf = append(append(g.onCycleBuf[:0], e), g.reasonPath[pathStart:]...)
+		g.OnCycle(g.onCycleBuf)
+	}
 	g.Stats.Propagations++
 	g.implied = true
 	if !s.Imply(last.Not()) {
