@@ -53,6 +53,9 @@ type checker struct {
 	// as a witness), so no search for a strict solution is made for weaker models. A
 	// fact of the history: kept across problems.
 	strictRefuted bool
+	// naming: the problem is decided again only to name a violation the narrowing
+	// proved (bounded by namingConflicts).
+	naming bool
 	// budget is the limits, consulted by every phase; once spent, every model not yet
 	// decided is unknown.
 	budget *budget
