@@ -55,6 +55,9 @@ type checker struct {
 	strictRefuted bool
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
 	onCycle func(cycle []int32)
+	// naming: the problem is decided again only to name a violation the narrowing
+	// proved (bounded by namingConflicts).
+	naming bool
 	// budget is the limits, consulted by every phase; once spent, every model not yet
 	// decided is unknown.
 	budget *budget

@@ -210,6 +210,8 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	lift := func() {}
 	if pr.Contradiction != nil {
 		lift = c.budget.capConflicts(namingConflicts)
+		c.naming = true
+		defer func() { c.naming = false }()
 	}
 	if pr.Contradiction == nil && c.beforeSerialSearch != nil {
 		c.beforeSerialSearch()
