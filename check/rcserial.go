@@ -80,7 +80,9 @@ type rcSerial struct {
 	rlen, rcur     []int32
 	rstamp, fstamp []uint32
 	stampN         uint32
-	deadChecks     bool // also when one candidate is left (tests)
+	deadChecks     bool   // every next transaction's reasons are worked out, also with one candidate (tests)
+	enabled, known uint64 // at the current state: the candidates; the processes whose need is worked out
+	stuckNext      bool   // at the current state: a next transaction can never run
 	fixedBuf       []int32
 	need           []uint64 // per process, at the current state: the processes its next transaction waits on (stubbornCandidates)
 }

@@ -168,39 +168,21 @@ func (s *rcSerial) waitsOn(c, t int32) bool {
 
 // stubbornCandidates reduces the candidates buf[from:] (processes whose next
 // transaction can run) to those of the smallest stubborn set grown from one of them,
-// or to none when some next transaction can never run.
+// or to none when a next transaction met on the way can never run. What a process's
+// next transaction waits on is worked out only when a set grows to it (needOf).
 func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	if len(buf)-from < 2 && !s.deadChecks {
 		return buf
 	}
-	var enabled uint64
+	s.enabled, s.known, s.stuckNext = 0, 0, false
 	for _, c := range buf[from:] {
-		enabled |= 1 << uint(c)
+		s.enabled |= 1 << uint(c)
 	}
-	for c, ch := range s.chains {
-		if int(s.head[c]) >= len(ch) {
-			s.need[c] = 0
-			continue
-		}
-		t := ch[s.head[c]]
-		if enabled&(1<<uint(c)) != 0 {
-			fixed := s.fixedBuf[:0]
-			for _, wi := range s.writers[t] {
-				if k := s.in.Writers[wi].Key; int(s.pos[k]) < len(s.in.Keys[k].Trace) {
-					fixed = append(fixed, k)
-				}
+	if s.deadChecks {
+		for c := range s.chains {
+			if s.needOf(int32(c)); s.stuckNext {
+				return buf[:from]
 			}
-			for _, r := range s.reads[t] {
-				if r.pin && int(s.pos[r.key]) < len(s.in.Keys[r.key].Trace) {
-					fixed = append(fixed, r.key)
-				}
-			}
-			s.fixedBuf = fixed
-			s.need[c] = s.reachCompetitors(int32(c), fixed)
-			continue
-		}
-		if !s.waitsOn(int32(c), t) {
-			return buf[:from]
 		}
 	}
 	if len(buf)-from < 2 {
@@ -212,11 +194,14 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 		for todo := q; todo != 0; {
 			x := bits.TrailingZeros64(todo)
 			todo &^= 1 << uint(x)
-			add := s.need[x] &^ q
+			add := s.needOf(int32(x)) &^ q
+			if s.stuckNext {
+				return buf[:from]
+			}
 			q |= add
 			todo |= add
 		}
-		if n := bits.OnesCount64(q & enabled); n < bestN {
+		if n := bits.OnesCount64(q & s.enabled); n < bestN {
 			best, bestN = q, n
 			if n == 1 {
 				break
@@ -230,6 +215,42 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 		}
 	}
 	return out
+}
+
+// needOf returns, at the current state, the processes process c's next transaction
+// waits on (stubbornCandidates), computed once per state (s.known); it sets s.stuckNext
+// when that transaction can never run.
+func (s *rcSerial) needOf(c int32) uint64 {
+	if s.known&(1<<uint(c)) != 0 {
+		return s.need[c]
+	}
+	s.known |= 1 << uint(c)
+	s.need[c] = 0
+	ch := s.chains[c]
+	if int(s.head[c]) >= len(ch) {
+		return 0
+	}
+	t := ch[s.head[c]]
+	if s.enabled&(1<<uint(c)) != 0 {
+		fixed := s.fixedBuf[:0]
+		for _, wi := range s.writers[t] {
+			if k := s.in.Writers[wi].Key; int(s.pos[k]) < len(s.in.Keys[k].Trace) {
+				fixed = append(fixed, k)
+			}
+		}
+		for _, r := range s.reads[t] {
+			if r.pin && int(s.pos[r.key]) < len(s.in.Keys[r.key].Trace) {
+				fixed = append(fixed, r.key)
+			}
+		}
+		s.fixedBuf = fixed
+		s.need[c] = s.reachCompetitors(c, fixed)
+		return s.need[c]
+	}
+	if !s.waitsOn(c, t) {
+		s.stuckNext = true
+	}
+	return s.need[c]
 }
 
 // reachCap bounds how far reachCompetitors follows a process past its next
