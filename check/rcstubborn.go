@@ -280,7 +280,11 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 		s.fstamp = make([]uint32, nk)
 		s.rcur = make([]int32, len(s.chains))
 	}
-	s.stampN++
+	if s.stampN++; s.stampN == 0 { // wrapped: old stamps would match again
+		clear(s.rstamp)
+		clear(s.fstamp)
+		s.stampN = 1
+	}
 	st := s.stampN
 	for _, k := range fixed {
 		s.fstamp[k] = st
