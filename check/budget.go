@@ -116,6 +116,13 @@ func (b *budget) limit(own int64) (n int64, ok bool) {
 // message says why model m is unknown: which limit, in which phase, after how many
 // conflicts (all solver stages and models together) and how long.
 func (b *budget) message(m string) string {
+	// A solver stopped by its own clock hook (bound) returns unknown without asking
+	// out, so the limit it reached is recorded here; the message was "the  was
+	// reached while ," before.
+	if !b.out() {
+		return fmt.Sprintf("%s: undecided while %s, after %d conflicts (all solver stages) and %.2fs, with no limit reached",
+			m, b.phase, *b.conflicts, time.Since(b.start).Seconds())
+	}
 	return fmt.Sprintf("%s: the %s was reached while %s, after %d conflicts (all solver stages) and %.2fs",
 		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
 }

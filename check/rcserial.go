@@ -70,6 +70,21 @@ type rcSerial struct {
 	deepPos  []int32
 	cl       *rcClosure // nil: no closure (tests of the search alone)
 	failed   int        // states with no candidate so far: the closure waits for the first
+	// por: the candidates are reduced to a stubborn set (stubborn.go); touches holds,
+	// per process and key (index chain*len(in.Keys)+key), its transactions that read
+	// or append to the key, in process order.
+	por     bool
+	touches [][]rcTouch
+	// reachCompetitors' scratch: per key, the most values it may have (valid when its
+	// rstamp is stampN) and whether it is fixed (fstamp); per process, how far it got.
+	rlen, rcur     []int32
+	rstamp, fstamp []uint32
+	stampN         uint32
+	deadChecks     bool   // every next transaction's reasons are worked out, also with one candidate (tests)
+	enabled, known uint64 // at the current state: the candidates; the processes whose need is worked out
+	stuckNext      bool   // at the current state: a next transaction can never run
+	fixedBuf       []int32
+	need           []uint64 // per process, at the current state: the processes its next transaction waits on (stubbornCandidates)
 }
 
 // newRCSerial returns nil when the search does not apply: an :info transaction
@@ -157,6 +172,7 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 		}
 		s.total += len(ch)
 	}
+	s.initStubborn()
 	return s
 }
 
@@ -287,20 +303,29 @@ func (s *rcSerial) fits(t int32) bool {
 		}
 	}
 	for _, wi := range s.writers[t] {
-		w := &s.in.Writers[wi]
-		tr := s.in.Keys[w.Key].Trace
-		p, m := s.pos[w.Key], w.End-w.Start
-		if int(p) == len(tr) {
-			continue
-		}
-		if !s.blockFits(wi, p) {
+		if !s.writerFits(wi, s.pos[s.in.Writers[wi].Key]) {
 			return false
 		}
-		cut := s.cut[w.Key]
-		for c := p + 1; c < p+m && int(c) <= len(tr); c++ {
-			if cut[c] == -2 {
-				return false
-			}
+	}
+	return true
+}
+
+// writerFits reports whether writer wi's block can go at position p of its key: past
+// the trace, or where the trace shows it and no read ends strictly inside it.
+func (s *rcSerial) writerFits(wi, p int32) bool {
+	w := &s.in.Writers[wi]
+	tr := s.in.Keys[w.Key].Trace
+	m := w.End - w.Start
+	if int(p) == len(tr) {
+		return true
+	}
+	if !s.blockFits(wi, p) {
+		return false
+	}
+	cut := s.cut[w.Key]
+	for c := p + 1; c < p+m && int(c) <= len(tr); c++ {
+		if cut[c] == -2 {
+			return false
 		}
 	}
 	return true
@@ -365,6 +390,9 @@ func (s *rcSerial) Candidates(buf []int32) []int32 {
 			}
 			buf = append(buf, int32(c))
 		}
+	}
+	if s.por && len(buf) > from {
+		buf = s.stubbornCandidates(buf, from)
 	}
 	if s.cl != nil && s.cl.bounds != nil && len(buf) > from && s.shortAfterLast() {
 		return buf[:from]

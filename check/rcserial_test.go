@@ -1,6 +1,7 @@
 package check
 
 import (
+	"flag"
 	"math/rand/v2"
 	"testing"
 
@@ -55,4 +56,63 @@ func TestRCSerialAgainstBruteForce(t *testing.T) {
 	if decided < seeds || invalid < seeds/10 {
 		t.Errorf("decided %d and refuted %d of %d: the search is hardly exercised", decided, invalid, 2*seeds)
 	}
+}
+
+var stubbornSeeds = flag.Int("stubborn-seeds", 6000, "random tiny histories in TestRCStubbornAgainstBruteForce")
+
+// TestRCStubbornAgainstBruteForce runs the serial search with its stubborn sets (and
+// the test that a next transaction can never run, at every state) and without, on
+// random tiny histories: both give the oracle's verdict, the orders found verify, and
+// the reduced search visits fewer failed states in all.
+func TestRCStubbornAgainstBruteForce(t *testing.T) {
+	seeds := *stubbornSeeds
+	if testing.Short() {
+		seeds = 800
+	}
+	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {MaxTxns: 10, Values: 2, MaxKeys: 3}}
+	var plainStates, porStates, reduced int
+	for seed := 0; seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 37))
+		h := brute.Random(rng, configs[seed%len(configs)])
+		in := encode.InferPerRead(h)
+		if in.CheckValues(); len(in.Findings) > 0 {
+			continue
+		}
+		for _, m := range []string{"strong-session-read-committed", "strong-read-committed"} {
+			plain := newRCSerial(h, in, models[m].realtime, nil)
+			if plain == nil {
+				continue
+			}
+			if !plain.por {
+				t.Fatalf("seed %d: the reduction is off on a tiny history", seed)
+			}
+			plain.por = false
+			vp := plain.run()
+			s := newRCSerial(h, in, models[m].realtime, nil)
+			s.deadChecks = true
+			v := s.run()
+			want := brute.Check(h, m)
+			if v == Unknown || (v == Valid) != want || (vp == Valid) != want {
+				t.Fatalf("seed %d, %s: reduced %v, plain %v, the oracle valid=%v\n%s", seed, m, v, vp, want, brute.Format(h))
+			}
+			if v == Valid {
+				at, err := verifyPerReadLists(h, in, s.order)
+				if err == nil {
+					err = verifyOrders(h, at, true, models[m].realtime)
+				}
+				if err != nil {
+					t.Fatalf("seed %d, %s: the order found does not verify: %v\n%s", seed, m, err, brute.Format(h))
+				}
+			}
+			plainStates += plain.states
+			porStates += s.states
+			if s.states < plain.states {
+				reduced++
+			}
+		}
+	}
+	if porStates >= plainStates || reduced < seeds/50 {
+		t.Errorf("failed states: %d reduced, %d plain (%d histories with fewer): the reduction hardly applies", porStates, plainStates, reduced)
+	}
+	t.Logf("failed states: %d reduced, %d plain; fewer on %d", porStates, plainStates, reduced)
 }

@@ -1,0 +1,384 @@
+package check
+
+import (
+	"math/bits"
+	"sort"
+)
+
+// Stubborn sets for the serial search (DESIGN.md, "The serial search", partial-order
+// reduction). The failed states of a lost update at 100,000 transactions are the
+// product of how far each of ten processes got near the loser, most of them touching
+// keys no other process touches there; running one process's next transaction before
+// or after another's leads to the same verdict. At each state the search runs only
+// the candidates of a stubborn set Q of processes (Valmari), which keeps every
+// reachable deadlock, the complete order among them (the state graph is acyclic):
+//
+//   - Q holds a candidate (the one it is grown from).
+//   - A candidate t of Q commutes with every sequence of transactions of processes
+//     outside Q and stays a candidate through it: each key t appends to (short of its
+//     trace) and each key a read of t that shows its own appends reads keeps its
+//     length until t runs, because every process that could be the first to change
+//     that key at its length is in Q.
+//   - A next transaction of Q that cannot run stays so through every such sequence:
+//     one reason it cannot run (a key too short, a block the trace does not show at
+//     the key's length, a transaction completed before it was invoked that has not
+//     run) can be lifted only by processes in Q.
+//
+// Who could be the first to change key k at its length p (competitor): the first
+// transaction of process j from its next one on that appends to k, when every read
+// of k before it (and its own) can hold at length p and its block fits at p. A read
+// needing more than p values, or a block that does not fit at p, can run only after
+// k changed, so nothing of j after it comes first.
+//
+// The same test prunes states: a next transaction waiting for key k to change, when
+// no other process could be the first to change it, never runs (nor its process's
+// later transactions), so the state fails.
+
+// rcTouch is one transaction of a process that reads or appends to a key: its index
+// in the process's chain, the most values a read of the key needs (-1 none), the base
+// its reads that show its own appends need exactly (-1 none, -2 two different ones),
+// and its writer of the key (-1 none).
+type rcTouch struct {
+	idx, maxBase, pinBase, writer int32
+}
+
+// stubbornMaxCells bounds processes × keys, the touch lists' index.
+const stubbornMaxCells = 1 << 22
+
+// initStubborn builds the touch lists and turns the reduction on, when the processes
+// fit a 64-bit set and the index fits stubbornMaxCells.
+func (s *rcSerial) initStubborn() {
+	nk := len(s.in.Keys)
+	if len(s.chains) > 64 || len(s.chains)*nk > stubbornMaxCells {
+		return
+	}
+	s.touches = make([][]rcTouch, len(s.chains)*nk)
+	for c, ch := range s.chains {
+		for i, t := range ch {
+			add := func(k int32) *rcTouch {
+				l := &s.touches[c*nk+int(k)]
+				if n := len(*l); n > 0 && (*l)[n-1].idx == int32(i) {
+					return &(*l)[n-1]
+				}
+				*l = append(*l, rcTouch{idx: int32(i), maxBase: -1, pinBase: -1, writer: -1})
+				return &(*l)[len(*l)-1]
+			}
+			for _, r := range s.reads[t] {
+				e := add(r.key)
+				e.maxBase = max(e.maxBase, r.base)
+				if r.pin {
+					if e.pinBase == -1 {
+						e.pinBase = r.base
+					} else if e.pinBase != r.base {
+						e.pinBase = -2
+					}
+				}
+			}
+			for _, wi := range s.writers[t] {
+				if e := add(s.in.Writers[wi].Key); e.writer < 0 {
+					e.writer = wi // the first block: it goes at the key's length
+				}
+			}
+		}
+	}
+	s.need = make([]uint64, len(s.chains))
+	s.por = true
+}
+
+// competes reports whether process j could be the first to change key k, now at
+// length p (short of its trace).
+func (s *rcSerial) competes(j, k, p int32) bool {
+	l := s.touches[int(j)*len(s.in.Keys)+int(k)]
+	hd := s.head[j]
+	for e := l[sort.Search(len(l), func(i int) bool { return l[i].idx >= hd }):]; len(e) > 0; e = e[1:] {
+		x := &e[0]
+		if x.maxBase > p || x.pinBase != -1 && x.pinBase != p {
+			return false
+		}
+		if x.writer >= 0 {
+			return s.writerFits(x.writer, p)
+		}
+	}
+	return false
+}
+
+// competitors is the set of processes other than c that could be the first to change
+// key k at its length.
+func (s *rcSerial) competitors(k, c int32) uint64 {
+	p := s.pos[k]
+	if int(p) == len(s.in.Keys[k].Trace) {
+		return 0
+	}
+	var m uint64
+	for j := range s.chains {
+		if int32(j) != c && int(s.head[j]) < len(s.chains[j]) && s.competes(int32(j), k, p) {
+			m |= 1 << uint(j)
+		}
+	}
+	return m
+}
+
+// waitsOn sets s.need[c] for process c's next transaction t, which cannot run: the
+// processes that could lift one reason it cannot (the one with the fewest). It
+// reports false when a reason can never be lifted: then t never runs.
+func (s *rcSerial) waitsOn(c, t int32) bool {
+	best, found := uint64(0), false
+	take := func(m uint64) {
+		if !found || bits.OnesCount64(m) < bits.OnesCount64(best) {
+			best, found = m, true
+		}
+	}
+	for _, r := range s.reads[t] {
+		switch p := s.pos[r.key]; {
+		case r.pin && p > r.base:
+			return false // the key only grows
+		case p < r.base || r.pin && p != r.base:
+			m := s.reachCompetitors(c, []int32{r.key})
+			if m == 0 {
+				return false
+			}
+			take(m)
+		}
+	}
+	for _, wi := range s.writers[t] {
+		k := s.in.Writers[wi].Key
+		if !s.writerFits(wi, s.pos[k]) {
+			m := s.reachCompetitors(c, []int32{k})
+			if m == 0 {
+				return false
+			}
+			take(m)
+		}
+	}
+	if !found {
+		// Only real-time order holds it back: the processes whose next transaction
+		// completed before it was invoked.
+		inv := s.h.Txns[t].Invoke
+		for j, ch := range s.chains {
+			if int(s.head[j]) < len(ch) {
+				if cp := s.h.Txns[ch[s.head[j]]].Complete; cp >= 0 && cp < inv {
+					best |= 1 << uint(j)
+				}
+			}
+		}
+	}
+	s.need[c] = best
+	return true
+}
+
+// stubbornCandidates reduces the candidates buf[from:] (processes whose next
+// transaction can run) to those of the smallest stubborn set grown from one of them,
+// or to none when a next transaction met on the way can never run. What a process's
+// next transaction waits on is worked out only when a set grows to it (needOf).
+func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
+	if len(buf)-from < 2 && !s.deadChecks {
+		return buf
+	}
+	s.enabled, s.known, s.stuckNext = 0, 0, false
+	for _, c := range buf[from:] {
+		s.enabled |= 1 << uint(c)
+	}
+	if s.deadChecks {
+		for c := range s.chains {
+			if s.needOf(int32(c)); s.stuckNext {
+				return buf[:from]
+			}
+		}
+	}
+	if len(buf)-from < 2 {
+		return buf
+	}
+	best, bestN := uint64(0), 65
+	for _, c := range buf[from:] {
+		q := uint64(1) << uint(c)
+		for todo := q; todo != 0; {
+			x := bits.TrailingZeros64(todo)
+			todo &^= 1 << uint(x)
+			add := s.needOf(int32(x)) &^ q
+			if s.stuckNext {
+				return buf[:from]
+			}
+			q |= add
+			todo |= add
+		}
+		if n := bits.OnesCount64(q & s.enabled); n < bestN {
+			best, bestN = q, n
+			if n == 1 {
+				break
+			}
+		}
+	}
+	out := buf[:from]
+	for _, c := range buf[from:] {
+		if best&(1<<uint(c)) != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// needOf returns, at the current state, the processes process c's next transaction
+// waits on (stubbornCandidates), computed once per state (s.known); it sets s.stuckNext
+// when that transaction can never run.
+func (s *rcSerial) needOf(c int32) uint64 {
+	if s.known&(1<<uint(c)) != 0 {
+		return s.need[c]
+	}
+	s.known |= 1 << uint(c)
+	s.need[c] = 0
+	ch := s.chains[c]
+	if int(s.head[c]) >= len(ch) {
+		return 0
+	}
+	t := ch[s.head[c]]
+	if s.enabled&(1<<uint(c)) != 0 {
+		fixed := s.fixedBuf[:0]
+		for _, wi := range s.writers[t] {
+			if k := s.in.Writers[wi].Key; int(s.pos[k]) < len(s.in.Keys[k].Trace) {
+				fixed = append(fixed, k)
+			}
+		}
+		for _, r := range s.reads[t] {
+			if r.pin && int(s.pos[r.key]) < len(s.in.Keys[r.key].Trace) {
+				fixed = append(fixed, r.key)
+			}
+		}
+		s.fixedBuf = fixed
+		s.need[c] = s.reachCompetitors(c, fixed)
+		return s.need[c]
+	}
+	if !s.waitsOn(c, t) {
+		s.stuckNext = true
+	}
+	return s.need[c]
+}
+
+// reachCap bounds how far reachCompetitors follows a process past its next
+// transaction; past it, the chain-only scan (competitors) answers.
+const reachCap = 128
+
+// reachCompetitors is the set of processes other than c that could be the first to
+// change one of the keys fixed (each short of its trace) while process c waits at its
+// next transaction. The processes' progress is followed to a fixpoint, with the keys
+// fixed at their lengths, c held at its next transaction and every other key allowed
+// the most values the transactions run so far append to it (rlen; a block is assumed
+// to fit wherever it lands): a transaction whose read needs more than that, or more of
+// a fixed key than it has, stops its process; one that appends to a fixed key stops it
+// too, and is a competitor when its blocks fit there and its reads hold. By induction
+// over any sequence of other processes' transactions before a fixed key changes, each
+// process stays short of where it stopped and each key within rlen, so the first
+// change of a fixed key is by one of the competitors. A process that gets reachCap
+// transactions on sends the question to the chain-only scan.
+func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
+	if len(fixed) == 0 {
+		return 0
+	}
+	nk := len(s.in.Keys)
+	if s.rstamp == nil {
+		s.rstamp = make([]uint32, nk)
+		s.rlen = make([]int32, nk)
+		s.fstamp = make([]uint32, nk)
+		s.rcur = make([]int32, len(s.chains))
+	}
+	if s.stampN++; s.stampN == 0 { // wrapped: old stamps would match again
+		clear(s.rstamp)
+		clear(s.fstamp)
+		s.stampN = 1
+	}
+	st := s.stampN
+	for _, k := range fixed {
+		s.fstamp[k] = st
+	}
+	R := func(k int32) int32 {
+		if s.rstamp[k] == st {
+			return s.rlen[k]
+		}
+		return s.pos[k]
+	}
+	for j := range s.chains {
+		s.rcur[j] = s.head[j]
+	}
+	var m uint64
+	capped := false
+	for changed := true; changed && !capped; {
+		changed = false
+		for j, ch := range s.chains {
+			if int32(j) == c {
+				continue
+			}
+			for int(s.rcur[j]) < len(ch) {
+				if s.rcur[j]-s.head[j] >= reachCap {
+					capped = true
+					break
+				}
+				t := ch[s.rcur[j]]
+				stop := false
+				for _, r := range s.reads[t] {
+					if s.fstamp[r.key] == st {
+						if p := s.pos[r.key]; r.base > p || r.pin && r.base != p {
+							stop = true
+							break
+						}
+					} else if r.base > R(r.key) || r.pin && r.base < s.pos[r.key] {
+						stop = true
+						break
+					}
+				}
+				if stop {
+					break
+				}
+				for _, wi := range s.writers[t] {
+					if s.fstamp[s.in.Writers[wi].Key] == st {
+						stop = true
+						break
+					}
+				}
+				if stop {
+					break
+				}
+				for _, wi := range s.writers[t] {
+					w := &s.in.Writers[wi]
+					n := min(R(w.Key)+w.End-w.Start, int32(len(s.in.Keys[w.Key].Trace)))
+					s.rlen[w.Key], s.rstamp[w.Key] = n, st
+				}
+				s.rcur[j]++
+				changed = true
+			}
+			if capped {
+				break
+			}
+		}
+	}
+	if capped {
+		for _, k := range fixed {
+			m |= s.competitors(k, c)
+		}
+		return m
+	}
+	for j, ch := range s.chains {
+		if int32(j) == c || int(s.rcur[j]) >= len(ch) {
+			continue
+		}
+		t := ch[s.rcur[j]]
+		ok, writes := true, false
+		for _, r := range s.reads[t] {
+			if s.fstamp[r.key] == st {
+				if p := s.pos[r.key]; r.base > p || r.pin && r.base != p {
+					ok = false
+				}
+			} else if r.base > R(r.key) || r.pin && r.base < s.pos[r.key] {
+				ok = false
+			}
+		}
+		for _, wi := range s.writers[t] {
+			if k := s.in.Writers[wi].Key; s.fstamp[k] == st {
+				writes = true
+				ok = ok && s.writerFits(wi, s.pos[k])
+			}
+		}
+		if ok && writes {
+			m |= 1 << uint(j)
+		}
+	}
+	return m
+}
