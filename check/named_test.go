@@ -13,22 +13,25 @@ import (
 
 var namedSeeds = flag.Int("named-seeds", 3000, "random tiny histories per configuration in TestEveryInvalidIsNamed")
 
+// corpusConfigs are the brute-force corpus's configurations that TestEveryInvalidIsNamed
+// and TestEveryStepHolds run through every model.
+var corpusConfigs = []struct {
+	name string
+	cfg  brute.Config
+}{
+	{"mixed", brute.Config{}},
+	{"corrupted", brute.Config{Strategy: brute.Corrupted}},
+	{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
+	{"fail-info", brute.Config{Strategy: brute.FailInfo}},
+	{"realtime", brute.Config{Strategy: brute.Realtime}},
+	{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
+}
+
 // TestEveryInvalidIsNamed runs the brute-force corpus through every model at once and
 // requires each "not valid" model result to name at least one anomaly the model forbids,
 // carried by an anomaly of the result (a verdict without evidence is no use to a person).
 func TestEveryInvalidIsNamed(t *testing.T) {
-	configs := []struct {
-		name string
-		cfg  brute.Config
-	}{
-		{"mixed", brute.Config{}},
-		{"corrupted", brute.Config{Strategy: brute.Corrupted}},
-		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
-		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
-		{"realtime", brute.Config{Strategy: brute.Realtime}},
-		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
-	}
-	for _, cf := range configs {
+	for _, cf := range corpusConfigs {
 		t.Run(cf.name, func(t *testing.T) {
 			invalid, unnamed := 0, 0
 			for seed := 0; seed < *namedSeeds; seed++ {

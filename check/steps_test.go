@@ -28,18 +28,7 @@ var stepShow = flag.Int("step-show", 5, "false steps printed per configuration i
 // was proved for that no attribution of the history meets fails too: its facts are
 // false, however its steps read.
 func TestEveryStepHolds(t *testing.T) {
-	configs := []struct {
-		name string
-		cfg  brute.Config
-	}{
-		{"mixed", brute.Config{}},
-		{"corrupted", brute.Config{Strategy: brute.Corrupted}},
-		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
-		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
-		{"realtime", brute.Config{Strategy: brute.Realtime}},
-		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
-	}
-	for _, cf := range configs {
+	for _, cf := range corpusConfigs {
 		t.Run(cf.name, func(t *testing.T) {
 			var st stepStats
 			for seed := 0; seed < *stepSeeds; seed++ {
@@ -322,15 +311,7 @@ func stepFails(h *history.History, at *brute.Attribution, s Step, keyOf map[stri
 	if !ok {
 		return fmt.Sprintf("kind %s without a key", s.Kind)
 	}
-	blockEnd := func(t int) int {
-		n := 0
-		for _, op := range h.TxnOps(t) {
-			if op.Kind == history.Append && int(op.Key) == x {
-				n++
-			}
-		}
-		return at.Start(x, t) + n
-	}
+	blockEnd := func(t int) int { return at.Start(x, t) + blockLen(h, t, x) }
 	reads := func(t, mop int) []int {
 		var ls []int
 		for i := range h.TxnOps(t) {
