@@ -27,13 +27,14 @@ import (
 
 // Stats counts the theory's work.
 type Stats struct {
-	Conflicts    int64 // cycles found
-	Propagations int64 // literals implied by the theory
-	Enabled      int64 // edge enablings (known edges included)
-	Reorders     int64 // nodes repositioned by Pearce–Kelly
-	Searches     int64 // reachability searches made for propagation
-	Visited      int64 // nodes visited by those searches
-	LookAhead    int64 // literals implied by the look-ahead (included in Propagations)
+	Conflicts      int64 // cycles found
+	Propagations   int64 // literals implied by the theory
+	Enabled        int64 // edge enablings (known edges included)
+	Reorders       int64 // nodes repositioned by Pearce–Kelly
+	Searches       int64 // reachability searches made for propagation
+	Visited        int64 // nodes visited by those searches
+	LookAhead      int64 // literals implied by the look-ahead (included in Propagations)
+	LookAheadNodes int64 // nodes visited by the look-ahead's searches (forward and backward)
 }
 
 // Graph is the acyclicity theory. Build it with NewGraph and AddEdge, call
@@ -48,6 +49,9 @@ type Graph struct {
 	// forward from v and backward from u to find guarded edges that the new
 	// edge turned into cycle closers (0 disables that look-ahead).
 	NeighbourLimit int
+	// ForwardLimit bounds the nodes of the look-ahead's forward part (from v;
+	// 0 or more than NeighbourLimit: NeighbourLimit).
+	ForwardLimit int
 	// OnCycle, when set, sees every cycle the theory meets: each conflict's, and each
 	// implication's (the edge it turns off, then the path that would close it), as edge
 	// ids. The slice is the theory's: copy what is kept.
@@ -84,6 +88,7 @@ type Graph struct {
 	falseLits []int32
 	liveOut   []int32
 	liveEdges []int32
+	liveTo    []int32 // liveTo[i] = to[liveEdges[i]]: the look-ahead reads heads without a random access
 	livePos   []int32
 	enabled   []bool
 
@@ -116,8 +121,9 @@ type Graph struct {
 	markF, markB []uint32 // per node visit stamps
 	stampF       uint32
 	stampB       uint32
-	parent       []int32 // per node: edge by which a search reached it
-	parentB      []int32 // per node: edge by which the look-ahead's backward search reached it
+	parent       []int32  // per node: edge by which a search reached it
+	parentB      []int32  // per node: edge by which the look-ahead's backward search reached it
+	headMark     []uint32 // per node, stamped with stampB: a look-ahead candidate's head
 	queue        []int32
 	backList     []int32
 	candidates   []int32 // look-ahead: edges that would close a cycle if u's backward search finds their head
@@ -155,6 +161,7 @@ func NewGraph(nodes int) *Graph {
 		Propagation:    true,
 		SearchLimit:    4096,
 		NeighbourLimit: 128,
+		ForwardLimit:   16,
 		nodes:          nodes,
 		guardStart:     []int32{0},
 		ord:            make([]int32, nodes),
@@ -167,6 +174,7 @@ func NewGraph(nodes int) *Graph {
 		markB:          make([]uint32, nodes),
 		parent:         make([]int32, nodes),
 		parentB:        make([]int32, nodes),
+		headMark:       make([]uint32, nodes),
 	}
 	for i := range nodes {
 		g.ord[i] = int32(i)
@@ -296,9 +304,11 @@ func (g *Graph) Init() (cycle []int) {
 		g.falseLits = make([]int32, m)
 		g.liveOut = make([]int32, g.nodes)
 		g.liveEdges = slices.Clone(g.guardedOut)
+		g.liveTo = make([]int32, len(g.liveEdges))
 		g.livePos = make([]int32, m)
 		for i, e := range g.liveEdges {
 			g.livePos[e] = int32(i)
+			g.liveTo[i] = g.to[e]
 		}
 	}
 	for e := range m {
@@ -557,6 +567,7 @@ func (g *Graph) nextStampB() {
 	g.stampB++
 	if g.stampB == 0 {
 		clear(g.markB)
+		clear(g.headMark)
 		g.stampB = 1
 	}
 }
@@ -708,16 +719,26 @@ func (g *Graph) buildCycle(start, end, closing int32) {
 // collecting the edges x->y one literal from enabled that could close one
 // (ord[y] <= ord[u], since y ~> u); only if there are some, search backward
 // from u for their heads, over nodes ordered after the lowest head (every
-// path y ~> u climbs the order). The two search trees hold the path
-// y ~> u -> v ~> x, so the last literal is implied false at once, without a
-// search of its own. The work (edges looked at) is bounded too, since hub
-// nodes can have huge degrees.
+// path y ~> u climbs the order: the Pearce–Kelly window), until every head is
+// found. The two search trees hold the path y ~> u -> v ~> x, so the last
+// literal is implied false at once, without a search of its own. The work
+// (edges looked at) is bounded too, since hub nodes can have huge degrees.
+//
+// The forward part is the dear one (nothing bounds it by the order: on
+// real-time-ordered histories v reaches most later transactions) and the cheap
+// one to cut: the implications it leads to are mostly 1-2 edges from v, while
+// their backward parts are long. So it stops at ForwardLimit nodes, the
+// windowed backward part at NeighbourLimit.
 func (g *Graph) lookAhead(e int32) {
 	u, v := g.from[e], g.to[e]
 	limit := g.NeighbourLimit
+	flimit := g.ForwardLimit
+	if flimit <= 0 || flimit > limit {
+		flimit = limit
+	}
 	ordU := g.ord[u]
 	// Forward from v (parent[w] is the edge that reached w).
-	work := 8 * limit
+	work := 8 * flimit
 	g.nextStampF()
 	g.markF[v] = g.stampF
 	fwd := append(g.queue[:0], v)
@@ -725,19 +746,20 @@ func (g *Graph) lookAhead(e int32) {
 	minOrd := ordU
 	for i := 0; i < len(fwd) && work > 0; i++ {
 		x := fwd[i]
-		live := g.liveEdges[g.guardedOutStart[x]:][:g.liveOut[x]]
-		if len(live) > work {
-			live = live[:work]
+		start := g.guardedOutStart[x]
+		liveTo := g.liveTo[start:][:g.liveOut[x]]
+		if len(liveTo) > work {
+			liveTo = liveTo[:work]
 		}
-		work -= len(live)
-		for _, f := range live {
-			if y := g.to[f]; g.ord[y] <= ordU {
-				candidates = append(candidates, f)
-				minOrd = min(minOrd, g.ord[y])
+		work -= len(liveTo)
+		for j, y := range liveTo {
+			if oy := g.ord[y]; oy <= ordU {
+				candidates = append(candidates, g.liveEdges[start+int32(j)])
+				minOrd = min(minOrd, oy)
 			}
 		}
 		for k, w := range g.outTo[x] {
-			if len(fwd) >= limit || work <= 0 {
+			if len(fwd) >= flimit || work <= 0 {
 				break
 			}
 			work--
@@ -750,16 +772,28 @@ func (g *Graph) lookAhead(e int32) {
 	}
 	g.queue = fwd
 	g.candidates = candidates
+	g.Stats.LookAheadNodes += int64(len(fwd))
 	if len(candidates) == 0 {
 		return
 	}
 	// Backward from u over nodes ordered at or after minOrd, marked in markB;
-	// parentB[w] is w's edge towards u.
-	work = 8 * limit
+	// parentB[w] is w's edge towards u. headMark (same stamp) marks the
+	// candidates' heads still to find.
 	g.nextStampB()
+	heads := 0
+	for _, f := range candidates {
+		if y := g.to[f]; g.headMark[y] != g.stampB {
+			g.headMark[y] = g.stampB
+			heads++
+		}
+	}
 	g.markB[u] = g.stampB
+	if g.headMark[u] == g.stampB {
+		heads--
+	}
+	work = 8 * limit
 	back := append(g.backList[:0], u)
-	for i := 0; i < len(back) && len(back) < limit && work > 0; i++ {
+	for i := 0; i < len(back) && len(back) < limit && work > 0 && heads > 0; i++ {
 		x := back[i]
 		for k, w := range g.inFrom[x] {
 			work--
@@ -767,13 +801,17 @@ func (g *Graph) lookAhead(e int32) {
 				g.markB[w] = g.stampB
 				g.parentB[w] = g.in[x][k]
 				back = append(back, w)
-				if len(back) >= limit || work <= 0 {
+				if g.headMark[w] == g.stampB {
+					heads--
+				}
+				if len(back) >= limit || work <= 0 || heads == 0 {
 					break
 				}
 			}
 		}
 	}
 	g.backList = back
+	g.Stats.LookAheadNodes += int64(len(back))
 	for _, f := range candidates {
 		if g.markB[g.to[f]] != g.stampB {
 			continue
@@ -819,6 +857,7 @@ func (g *Graph) setDead(e int32) {
 func (g *Graph) swapLive(i, j int32) {
 	a, b := g.liveEdges[i], g.liveEdges[j]
 	g.liveEdges[i], g.liveEdges[j] = b, a
+	g.liveTo[i], g.liveTo[j] = g.liveTo[j], g.liveTo[i]
 	g.livePos[a], g.livePos[b] = j, i
 }
 

@@ -256,6 +256,9 @@ func (g *Graph) checkCounts() error {
 		if g.liveEdges[pos] != int32(e) {
 			return fmt.Errorf("edge %d: livePos %d holds edge %d", e, pos, g.liveEdges[pos])
 		}
+		if g.liveTo[pos] != g.to[e] {
+			return fmt.Errorf("edge %d: liveTo %d, want its head %d", e, g.liveTo[pos], g.to[e])
+		}
 		start := g.guardedOutStart[x]
 		if pos < start || pos >= g.guardedOutStart[x+1] {
 			return fmt.Errorf("edge %d: livePos %d outside node %d's edges", e, pos, x)
@@ -329,6 +332,7 @@ func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand,
 	g.Propagation = propagation
 	// Exercise the search limits too (giving up must stay sound).
 	g.NeighbourLimit = []int{0, 1, 2, 128}[rng.IntN(4)]
+	g.ForwardLimit = []int{0, 1, 2, 16}[rng.IntN(4)]
 	g.SearchLimit = []int{1, 2, 4096}[rng.IntN(3)]
 	want := in.bruteSat(nil)
 	if cyc := g.Init(); cyc != nil {
@@ -461,5 +465,47 @@ func TestGuardOutsideSolver(t *testing.T) {
 	s.SetTheory(g)
 	if st := s.Solve(); st != sat.Sat {
 		t.Fatalf("got %v, want SAT", st)
+	}
+}
+
+// TestLookAheadForwardBounded: enabling u->v, where v has a huge fan-out and a
+// guarded edge v->y whose head y reaches u by a 40-edge chain, implies the
+// guard false (the backward part finds y far away), while the forward part
+// stops at ForwardLimit nodes and the backward one as soon as y is found.
+func TestLookAheadForwardBounded(t *testing.T) {
+	const fan, chain = 1000, 40
+	s := sat.New()
+	a, b := sat.PosLit(s.NewVar()), sat.PosLit(s.NewVar())
+	u, v := 0, 1
+	g := NewGraph(2 + fan + chain)
+	g.AddEdge(u, v, []sat.Lit{a})
+	for i := range fan {
+		g.AddEdge(v, 2+i, nil)
+	}
+	// Chain y = c[chain-1] -> ... -> c[0] -> u.
+	c := func(i int) int { return 2 + fan + i }
+	g.AddEdge(c(0), u, nil)
+	for i := 1; i < chain; i++ {
+		g.AddEdge(c(i), c(i-1), nil)
+	}
+	y := c(chain - 1)
+	g.AddEdge(v, y, []sat.Lit{b})
+	if g.Init() != nil {
+		t.Fatal("Init found a cycle")
+	}
+	s.AddClause(a)
+	s.SetTheory(&checkedTheory{t: t, g: g})
+	if st := s.Solve(); st != sat.Sat || s.ModelValue(b) {
+		t.Fatalf("got %v with b=%v, want SAT with b false", st, s.ModelValue(b))
+	}
+	if g.Stats.LookAhead != 1 {
+		t.Fatalf("look-ahead implied %d literals, want 1 (stats %+v)", g.Stats.LookAhead, g.Stats)
+	}
+	if r := g.Explain(b.Not()); len(r) != 2 || r[0] != b.Not() || r[1] != a.Not() {
+		t.Fatalf("reason of -b: %v, want [-b -a]", r)
+	}
+	// Forward: at most ForwardLimit nodes of the fan; backward: u and the chain.
+	if max := int64(g.ForwardLimit + 1 + chain); g.Stats.LookAheadNodes > max {
+		t.Fatalf("look-ahead visited %d nodes, want at most %d", g.Stats.LookAheadNodes, max)
 	}
 }
