@@ -39,9 +39,9 @@ import (
 
 // closureHorizon bounds the transactions per process the closure looks at past the
 // process's next one; closureSpan the positions per key past its length.
-var (
-	closureHorizon int32 = 16
-	closureSpan    int32 = 32
+const (
+	closureHorizon = 16
+	closureSpan    = 32
 )
 
 // closureExplainTests bounds the closure's tests for an explanation.

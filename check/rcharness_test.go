@@ -2,7 +2,6 @@ package check
 
 import (
 	"os"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -43,24 +42,11 @@ func TestRCSearchFile(t *testing.T) {
 	if s == nil {
 		t.Fatal("no search")
 	}
-	if os.Getenv("RCDEAD") != "" {
-		s.newClosure()
-		s.cl.deadTests = true
-		if h, err := strconv.Atoi(os.Getenv("RCHORIZON")); err == nil {
-			closureHorizon = int32(h)
-		}
-		if h, err := strconv.Atoi(os.Getenv("RCSPAN")); err == nil {
-			closureSpan = int32(h)
-		}
-	}
 	t1 := time.Now()
 	u0 := userCPU()
 	v := s.run()
 	t.Logf("search: %.2f CPU-s", userCPU()-u0)
 	t.Logf("%v: %d failed states, deepest %d of %d, %.2fs (search %.2fs), %d cached, %d followed", v, s.states, s.deepest, s.total, time.Since(t0).Seconds(), time.Since(t1).Seconds(), s.reachHits, s.reachCalls)
-	if s.cl != nil {
-		t.Logf("closure: %d tests, %d refuted", s.cl.tests, s.cl.refuted)
-	}
 }
 
 func userCPU() float64 {
