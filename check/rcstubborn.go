@@ -133,15 +133,15 @@ func (s *rcSerial) initStubborn() {
 // The competitors reachCompetitors finds, kept from one state for its descendants
 // (the following made incremental): for process c held and the keys fixed F, the set
 // at a state S stays a superset of the set at any state S' the current path reaches
-// from S by steps of processes other than c none of which appends to a key of F. Such
-// a step (process x, transaction u) ran because u fits at S, so the following at S
-// passed u (its reads hold, it appends to no fixed key); at S' every key's length plus
-// what the following adds is at most what it was at S (u's block moved from the
-// following into the length), the fixed keys kept their lengths, and a read that shows
-// its own appends can only fail more. So by induction along the following at S', each
-// transaction it passes the following at S passed too (the fixpoint at S is closed
-// under its final bounds), and a process it stops at a competitor stopped there at S
-// with the same test passing. A larger set keeps the stubborn sets valid (they only
+// from S by steps of processes other than c none of which appends to a key of F. Each
+// such step (transaction u) fits at the state it ran from, so that state's following
+// passed u (its reads hold, it appends to no fixed key), and by induction S's did too;
+// at S' every key's length plus what the following adds is at most what it was at S
+// (the steps' blocks moved from the following into the lengths), the fixed keys kept
+// their lengths, and a read that shows its own appends can only fail more. So by
+// induction along the following at S', each transaction it passes the following at S
+// passed too (the fixpoint at S is closed under its final bounds), and a process it
+// stops at a competitor stopped there at S with the same test passing. A larger set keeps the stubborn sets valid (they only
 // grow), and an empty one stays empty only when the exact one is.
 
 // rcCacheWays is how many sets reachCached keeps per held process; rcCacheKeys the
