@@ -85,6 +85,21 @@ type rcSerial struct {
 	stuckNext      bool   // at the current state: a next transaction can never run
 	fixedBuf       []int32
 	need           []uint64 // per process, at the current state: the processes its next transaction waits on (stubbornCandidates)
+	// reachCached's: per depth of the current path, the id of the state there; per
+	// transaction, the keys it appends to (mod 64); per process, its kept sets.
+	visit       []uint64
+	visitN      uint64
+	wkeys       []uint64
+	rcache      [][rcCacheWays]rcReach
+	rcacheNext  []uint8
+	reachCapped bool // the last reachCompetitors handed over to the chain-only scan
+	reachHits   int
+	// reachCompetitors' operations, per process: flat, with each transaction's from
+	// opOff (in chain order); per key, its trace's length.
+	ops        [][]rcOp
+	opOff      [][]int32
+	tlen       []int32
+	reachCalls int
 }
 
 // newRCSerial returns nil when the search does not apply: an :info transaction
@@ -420,6 +435,10 @@ func (s *rcSerial) Run(c int32) bool {
 	}
 	s.head[c]++
 	s.order = append(s.order, t)
+	if s.visit != nil {
+		s.visitN++
+		s.visit = append(s.visit[:len(s.order)], s.visitN)
+	}
 	if len(s.order) > s.deepest {
 		s.deepest = len(s.order)
 		s.deepHead = append(s.deepHead[:0], s.head...)

@@ -70,7 +70,7 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 		seeds = 800
 	}
 	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {MaxTxns: 10, Values: 2, MaxKeys: 3}}
-	var plainStates, porStates, reduced int
+	var plainStates, porStates, reduced, hits int
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 37))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -106,6 +106,7 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 			}
 			plainStates += plain.states
 			porStates += s.states
+			hits += s.reachHits
 			if s.states < plain.states {
 				reduced++
 			}
@@ -114,5 +115,8 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 	if porStates >= plainStates || reduced < seeds/50 {
 		t.Errorf("failed states: %d reduced, %d plain (%d histories with fewer): the reduction hardly applies", porStates, plainStates, reduced)
 	}
-	t.Logf("failed states: %d reduced, %d plain; fewer on %d", porStates, plainStates, reduced)
+	if hits < seeds/10 {
+		t.Errorf("the competitor sets kept were used %d times: the cache is hardly exercised", hits)
+	}
+	t.Logf("failed states: %d reduced, %d plain; fewer on %d; competitor sets kept used %d times", porStates, plainStates, reduced, hits)
 }

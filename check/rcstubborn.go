@@ -42,6 +42,18 @@ type rcTouch struct {
 	idx, maxBase, pinBase, writer int32
 }
 
+// rcOp is one operation of a process's transaction, as reachCompetitors follows it:
+// a read (wi rcOpRead, or rcOpPin when it shows its own appends) of key that needs
+// arg values, or writer wi's block of arg values on key.
+type rcOp struct {
+	key, arg, wi int32
+}
+
+const (
+	rcOpRead = -1
+	rcOpPin  = -2
+)
+
 // stubbornMaxCells bounds processes × keys, the touch lists' index.
 const stubbornMaxCells = 1 << 22
 
@@ -82,7 +94,115 @@ func (s *rcSerial) initStubborn() {
 		}
 	}
 	s.need = make([]uint64, len(s.chains))
+	s.tlen = make([]int32, nk)
+	for k := range s.in.Keys {
+		s.tlen[k] = int32(len(s.in.Keys[k].Trace))
+	}
+	s.ops, s.opOff = make([][]rcOp, len(s.chains)), make([][]int32, len(s.chains))
+	for c, ch := range s.chains {
+		off := make([]int32, 0, len(ch)+1)
+		var ops []rcOp
+		for _, t := range ch {
+			off = append(off, int32(len(ops)))
+			for _, r := range s.reads[t] {
+				o := rcOp{key: r.key, arg: r.base, wi: rcOpRead}
+				if r.pin {
+					o.wi = rcOpPin
+				}
+				ops = append(ops, o)
+			}
+			for _, wi := range s.writers[t] {
+				w := &s.in.Writers[wi]
+				ops = append(ops, rcOp{key: w.Key, arg: w.End - w.Start, wi: wi})
+			}
+		}
+		s.ops[c], s.opOff[c] = ops, append(off, int32(len(ops)))
+	}
+	s.wkeys = make([]uint64, len(s.h.Txns))
+	for t, ws := range s.writers {
+		for _, wi := range ws {
+			s.wkeys[t] |= 1 << uint(s.in.Writers[wi].Key&63)
+		}
+	}
+	s.rcache = make([][rcCacheWays]rcReach, len(s.chains))
+	s.rcacheNext = make([]uint8, len(s.chains))
+	s.visit, s.visitN = []uint64{1}, 1
 	s.por = true
+}
+
+// The competitors reachCompetitors finds, kept from one state for its descendants
+// (the following made incremental): for process c held and the keys fixed F, the set
+// at a state S stays a superset of the set at any state S' the current path reaches
+// from S by steps of processes other than c none of which appends to a key of F. Each
+// such step (transaction u) fits at the state it ran from, so that state's following
+// passed u (its reads hold, it appends to no fixed key), and by induction S's did too;
+// at S' every key's length plus what the following adds is at most what it was at S
+// (the steps' blocks moved from the following into the lengths), the fixed keys kept
+// their lengths, and a read that shows its own appends can only fail more. So by
+// induction along the following at S', each transaction it passes the following at S
+// passed too (the fixpoint at S is closed under its final bounds), and a process it
+// stops at a competitor stopped there at S with the same test passing. A larger set keeps the stubborn sets valid (they only
+// grow), and an empty one stays empty only when the exact one is.
+
+// rcCacheWays is how many sets reachCached keeps per held process; rcCacheKeys the
+// most keys fixed in one; rcCacheSpan the most steps between the state a set was
+// worked out at and one it is used at (each step on the path is checked).
+const (
+	rcCacheWays = 4
+	rcCacheKeys = 8
+	rcCacheSpan = 256
+)
+
+// rcReach is one kept competitor set: worked out at the state with id visit at depth
+// depth of the current path, for the held process and the keys fixed.
+type rcReach struct {
+	visit uint64 // 0: empty
+	depth int32
+	nk    int32
+	keys  [rcCacheKeys]int32
+	fmask uint64 // the fixed keys mod 64
+	mask  uint64
+}
+
+// reachCached is reachCompetitors, taken from a set kept at a state up the current
+// path when the steps since then keep it a superset (above).
+func (s *rcSerial) reachCached(c int32, fixed []int32) uint64 {
+	if len(fixed) == 0 || len(fixed) > rcCacheKeys {
+		return s.reachCompetitors(c, fixed)
+	}
+	var fmask uint64
+	for _, k := range fixed {
+		fmask |= 1 << uint(k&63)
+	}
+	d := int32(len(s.order))
+	ways := &s.rcache[c]
+next:
+	for i := range ways {
+		e := &ways[i]
+		if e.visit == 0 || e.fmask != fmask || e.depth > d || d-e.depth > rcCacheSpan || s.visit[e.depth] != e.visit || int(e.nk) != len(fixed) {
+			continue
+		}
+		for j, k := range fixed {
+			if e.keys[j] != k {
+				continue next
+			}
+		}
+		for _, t := range s.order[e.depth:d] {
+			if s.place[t] == c || s.wkeys[t]&fmask != 0 {
+				continue next
+			}
+		}
+		s.reachHits++
+		return e.mask
+	}
+	m := s.reachCompetitors(c, fixed)
+	if !s.reachCapped {
+		e := &ways[s.rcacheNext[c]%rcCacheWays]
+		s.rcacheNext[c]++
+		e.visit, e.depth, e.nk, e.fmask, e.mask = s.visit[d], d, int32(len(fixed)), fmask, m
+		copy(e.keys[:], fixed)
+	}
+	return m
 }
 
 // competes reports whether process j could be the first to change key k, now at
@@ -133,7 +253,7 @@ func (s *rcSerial) waitsOn(c, t int32) bool {
 		case r.pin && p > r.base:
 			return false // the key only grows
 		case p < r.base || r.pin && p != r.base:
-			m := s.reachCompetitors(c, []int32{r.key})
+			m := s.reachCached(c, []int32{r.key})
 			if m == 0 {
 				return false
 			}
@@ -143,7 +263,7 @@ func (s *rcSerial) waitsOn(c, t int32) bool {
 	for _, wi := range s.writers[t] {
 		k := s.in.Writers[wi].Key
 		if !s.writerFits(wi, s.pos[k]) {
-			m := s.reachCompetitors(c, []int32{k})
+			m := s.reachCached(c, []int32{k})
 			if m == 0 {
 				return false
 			}
@@ -244,7 +364,7 @@ func (s *rcSerial) needOf(c int32) uint64 {
 			}
 		}
 		s.fixedBuf = fixed
-		s.need[c] = s.reachCompetitors(c, fixed)
+		s.need[c] = s.reachCached(c, fixed)
 		return s.need[c]
 	}
 	if !s.waitsOn(c, t) {
@@ -270,6 +390,8 @@ const reachCap = 128
 // change of a fixed key is by one of the competitors. A process that gets reachCap
 // transactions on sends the question to the chain-only scan.
 func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
+	s.reachCapped = false
+	s.reachCalls++
 	if len(fixed) == 0 {
 		return 0
 	}
@@ -306,40 +428,32 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 			if int32(j) == c {
 				continue
 			}
+			ops, off := s.ops[j], s.opOff[j]
+		follow:
 			for int(s.rcur[j]) < len(ch) {
-				if s.rcur[j]-s.head[j] >= reachCap {
+				i := s.rcur[j]
+				if i-s.head[j] >= reachCap {
 					capped = true
 					break
 				}
-				t := ch[s.rcur[j]]
-				stop := false
-				for _, r := range s.reads[t] {
-					if s.fstamp[r.key] == st {
-						if p := s.pos[r.key]; r.base > p || r.pin && r.base != p {
-							stop = true
-							break
+				seg := ops[off[i]:off[i+1]]
+				for x := range seg {
+					o := &seg[x]
+					if s.fstamp[o.key] == st {
+						if o.wi >= 0 {
+							break follow
 						}
-					} else if r.base > R(r.key) || r.pin && r.base < s.pos[r.key] {
-						stop = true
-						break
+						if p := s.pos[o.key]; o.arg > p || o.wi == rcOpPin && o.arg != p {
+							break follow
+						}
+					} else if o.wi < 0 && (o.arg > R(o.key) || o.wi == rcOpPin && o.arg < s.pos[o.key]) {
+						break follow
 					}
 				}
-				if stop {
-					break
-				}
-				for _, wi := range s.writers[t] {
-					if s.fstamp[s.in.Writers[wi].Key] == st {
-						stop = true
-						break
+				for x := range seg {
+					if o := &seg[x]; o.wi >= 0 {
+						s.rlen[o.key], s.rstamp[o.key] = min(R(o.key)+o.arg, s.tlen[o.key]), st
 					}
-				}
-				if stop {
-					break
-				}
-				for _, wi := range s.writers[t] {
-					w := &s.in.Writers[wi]
-					n := min(R(w.Key)+w.End-w.Start, int32(len(s.in.Keys[w.Key].Trace)))
-					s.rlen[w.Key], s.rstamp[w.Key] = n, st
 				}
 				s.rcur[j]++
 				changed = true
@@ -349,6 +463,7 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 			}
 		}
 	}
+	s.reachCapped = capped
 	if capped {
 		for _, k := range fixed {
 			m |= s.competitors(k, c)
@@ -359,21 +474,21 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 		if int32(j) == c || int(s.rcur[j]) >= len(ch) {
 			continue
 		}
-		t := ch[s.rcur[j]]
+		i := s.rcur[j]
 		ok, writes := true, false
-		for _, r := range s.reads[t] {
-			if s.fstamp[r.key] == st {
-				if p := s.pos[r.key]; r.base > p || r.pin && r.base != p {
+		for _, o := range s.ops[j][s.opOff[j][i]:s.opOff[j][i+1]] {
+			switch {
+			case o.wi >= 0:
+				if s.fstamp[o.key] == st {
+					writes = true
+					ok = ok && s.writerFits(o.wi, s.pos[o.key])
+				}
+			case s.fstamp[o.key] == st:
+				if p := s.pos[o.key]; o.arg > p || o.wi == rcOpPin && o.arg != p {
 					ok = false
 				}
-			} else if r.base > R(r.key) || r.pin && r.base < s.pos[r.key] {
+			case o.arg > R(o.key) || o.wi == rcOpPin && o.arg < s.pos[o.key]:
 				ok = false
-			}
-		}
-		for _, wi := range s.writers[t] {
-			if k := s.in.Writers[wi].Key; s.fstamp[k] == st {
-				writes = true
-				ok = ok && s.writerFits(wi, s.pos[k])
 			}
 		}
 		if ok && writes {

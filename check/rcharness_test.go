@@ -1,0 +1,56 @@
+package check
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// TestRCSearchFile runs the serial search alone on the history in $RCFILE (a harness
+// for measurements; skipped without it).
+func TestRCSearchFile(t *testing.T) {
+	path := os.Getenv("RCFILE")
+	if path == "" {
+		t.Skip("no RCFILE")
+	}
+	h, err := history.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.InferPerRead(h)
+	in.CheckValues()
+	lim, _ := time.ParseDuration(os.Getenv("RCLIMIT"))
+	if lim == 0 {
+		lim = 60 * time.Second
+	}
+	t0 := time.Now()
+	var s *rcSerial
+	calls, last := 0, time.Now()
+	stop := func() bool {
+		calls++
+		if time.Since(last) > 20*time.Second {
+			last = time.Now()
+			t.Logf("%.0fs: %d steps, depth %d, deepest %d", time.Since(t0).Seconds(), calls<<10, len(s.order), s.deepest)
+		}
+		return time.Since(t0) > lim
+	}
+	s = newRCSerial(h, in, os.Getenv("RCREALTIME") != "", stop)
+	if s == nil {
+		t.Fatal("no search")
+	}
+	t1 := time.Now()
+	u0 := userCPU()
+	v := s.run()
+	t.Logf("search: %.2f CPU-s", userCPU()-u0)
+	t.Logf("%v: %d failed states, deepest %d of %d, %.2fs (search %.2fs), %d cached, %d followed", v, s.states, s.deepest, s.total, time.Since(t0).Seconds(), time.Since(t1).Seconds(), s.reachHits, s.reachCalls)
+}
+
+func userCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
+}
