@@ -71,6 +71,11 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 		placed[w] = !skip[w]
 	}
 	g := newChainGraph(h, in, order2)
+	// Each check rebuilds the whole graph: in all, at most maxChainWork reads and
+	// blocks, so that many merged appends on a long history do not take the solver's
+	// time (the stop hook alone would let them).
+	perCheck := len(in.Reads) + len(in.Writers) + 1
+	budget := max(maxChainWork/perCheck, 2*maxChainChecks)
 	for _, m := range merged {
 		k := in.Writers[m].Key
 		vals := in.Vals(m)
@@ -94,7 +99,7 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 		checks := 0
 		var extend func(o int32, i int) bool
 		extend = func(o int32, i int) bool {
-			if checks++; checks > maxChainChecks || stop != nil && stop() {
+			if checks, budget = checks+1, budget-1; checks > maxChainChecks || budget < 0 || stop != nil && stop() {
 				return false
 			}
 			seq[k] = append(cur, o)
@@ -108,7 +113,7 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 				o2 := cur[same[i2]]
 				cur[same[i2]] = o
 				placed[o], placed[o2] = true, false
-				checks++
+				checks, budget = checks+1, budget-1
 				if g.acyclic(seq, placed) && extend(o2, i2) {
 					return true
 				}
@@ -119,11 +124,11 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 		}
 		found := false
 		placed[m] = true
-		for j := 0; j < len(same) && !found && checks <= maxChainChecks; j++ {
+		for j := 0; j < len(same) && !found && checks <= maxChainChecks && budget >= 0; j++ {
 			o := cur[same[j]]
 			cur[same[j]] = m
 			placed[o] = false
-			checks++
+			checks, budget = checks+1, budget-1
 			if found = g.acyclic(seq, placed) && extend(o, j); !found {
 				cur[same[j]] = o
 				placed[o] = true
@@ -149,6 +154,10 @@ const mergedHop = 3
 
 // maxChainChecks bounds the attributions mergedChains checks per merged block.
 const maxChainChecks = 5000
+
+// maxChainWork bounds the reads and blocks mergedChains's checks go through in all
+// (about a CPU-second), but never below two merged blocks' worth of checks.
+const maxChainWork = 200_000_000
 
 // chainGraph checks attributions given as each key's blocks in list order: their ww
 // and wr edges acyclic and every read consistent with them (ending where a block ends,
