@@ -448,6 +448,7 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 			return
 		}
 	}
+	c.proveMergedChains(in, names)
 }
 
 // proveOrdered proves each model of names not proven yet whose process and real-time
