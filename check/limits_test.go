@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,27 @@ func TestReplaysStop(t *testing.T) {
 	}
 	if _, ok := siSchedule(h, in, commit, nil, false, always); ok {
 		t.Error("siSchedule went on after stop")
+	}
+}
+
+// TestUncommittedStagesNamed: read uncommitted's own stages (the longest reads'
+// witness, the writers' order, the search over attributions) report themselves, so a
+// limit reached inside them names them; the message used to name the stage before
+// (e.g. "inferring dependencies").
+func TestUncommittedStagesNamed(t *testing.T) {
+	h := hardHistory(t)
+	for _, m := range []string{"read-uncommitted", "strong-session-read-uncommitted"} {
+		var stages []string
+		// The search over attributions alone (no witness) on the hard history: it runs
+		// until the time limit stops it, which only ends the test sooner.
+		res, err := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}, Timeout: time.Second,
+			Progress: func(s string) { stages = append(stages, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "deciding " + m + ": searching the attributions of read uncommitted"
+		if !slices.Contains(stages, want) {
+			t.Errorf("%s (%v): stages %q lack %q", m, res.Valid, stages, want)
+		}
 	}
 }

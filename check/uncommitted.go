@@ -60,11 +60,12 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 			x = uncommitted.NewIndex(c.h)
 			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
 		}
+		c.progress("deciding " + m)
+		x.Progress = func(stage string) { c.progress("deciding " + m + ": " + stage) }
 		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
 			if !replayed {
 				replayed = true
 				c.replayUncommitted(names, true)
-				c.progress("searching the attributions of read uncommitted")
 			}
 			return c.proven[m]
 		})

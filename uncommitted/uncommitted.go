@@ -136,6 +136,15 @@ type Index struct {
 	// NoSerial: Decide skips the serial search and the longest-reads witness (so that
 	// tests reach the search over attributions).
 	NoSerial bool
+	// Progress, if set, is told each stage Decide starts (so that a limit reached
+	// names the stage it was reached in).
+	Progress func(stage string)
+}
+
+func (x *Index) progress(stage string) {
+	if x.Progress != nil {
+		x.Progress(stage)
+	}
 }
 
 // Open reports how many keys have a choice of attribution (searched, unless the
@@ -372,6 +381,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	if len(x.open) == 0 {
 		return res // Valid
 	}
+	x.progress("proving read uncommitted by the longest reads")
 	if !x.NoSerial && x.LongestReads(process, realtime, stop) {
 		res.ByWitness = true
 		return res // Valid
@@ -384,6 +394,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 		// An order of the writers, when the search applies, decides exactly; where the
 		// search over attributions meets a lost update's loser under process order
 		// only key by key, it is lost in a pigeonhole over duplicate values.
+		x.progress("ordering the writers of read uncommitted")
 		switch v, proof := x.Serial(realtime, stop); v {
 		case Valid:
 			return res
@@ -405,6 +416,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 		res.Verdict = Unknown
 		return res
 	}
+	x.progress("searching the attributions of read uncommitted")
 	d.from = make([]int32, len(d.adj))
 	d.fromEdge = make([]edge, len(d.adj))
 	d.stamp = make([]uint32, len(d.adj))
