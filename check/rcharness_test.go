@@ -10,13 +10,15 @@ import (
 	"doppel/history"
 )
 
-// TestRCSearchFile runs the serial search alone on the history in $RCFILE (a harness
-// for measurements; skipped without it).
-func TestRCSearchFile(t *testing.T) {
+// BenchmarkRCSearchFile runs the serial search alone on the history in $RCFILE, once
+// (a harness for measurements: `go test ./check -run '^$' -bench RCSearchFile
+// -benchtime 1x`, with RCFILE=F [RCLIMIT=300s] [RCREALTIME=1]).
+func BenchmarkRCSearchFile(b *testing.B) {
 	path := os.Getenv("RCFILE")
 	if path == "" {
-		t.Skip("no RCFILE")
+		b.Skip("no RCFILE")
 	}
+	t := b
 	h, err := history.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
