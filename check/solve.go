@@ -182,22 +182,19 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 			{heuristic: "static", propagate: true, conflicts: 2 * portfolioConflicts},
 			{propagate: true},
 		}
-		if c.strictRefuted && !v.split && !c.naming {
-			// A history proven not strictly serializable mostly comes from a database
-			// weaker than serializable (snapshot isolation): the static order, which
-			// follows the guess key by key, then finds neither a solution nor a
-			// refutation in its 75K conflicts, where VSIDS mostly decides in a few
-			// dozen (valid and not). Bounded, so the static stages still get their turn.
-			// Not when only naming a proved violation: there the static order names it
-			// in a few conflicts, and 2,000 of VSIDS took 2 CPU-s against 0.3.
-			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts}}, configs...)
-		}
-		if v.split && models[m].process && !c.naming {
-			// Start and commit events with process order (strong-session or strong
-			// snapshot isolation): both static stages went through their conflicts in
-			// vain (10K snapshot-behaviour transactions, zipf keys of two values, 5%
-			// :info, seed 19: 29 CPU-s, or unknown at 60 s), where VSIDS alone decided in
-			// 839-1,629 conflicts (3.8 CPU-s). Bounded, as the lead above.
+		// A bounded VSIDS stage leads (so the static stages still get their turn), not
+		// when only naming a proved violation: there the static order names it in a
+		// few conflicts, and 2,000 of VSIDS took 2 CPU-s against 0.3. It leads
+		//   - once strict serializability is refuted: such a history mostly comes from a
+		//     database weaker than serializable (snapshot isolation), where the static
+		//     order, following the guess key by key, finds neither a solution nor a
+		//     refutation in its 75K conflicts and VSIDS mostly decides in a few dozen;
+		//   - on start and commit events with process order (strong-session or strong
+		//     snapshot isolation): both static stages went through their conflicts in
+		//     vain (10K snapshot-behaviour transactions, zipf keys of two values, 5%
+		//     :info, seed 19: 29 CPU-s, or unknown at 60 s), where VSIDS alone decided in
+		//     839-1,629 conflicts (3.8 CPU-s).
+		if !c.naming && (c.strictRefuted && !v.split || v.split && models[m].process) {
 			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts}}, configs...)
 		}
 	}
