@@ -289,15 +289,7 @@ func (c *checker) cycleChoices(ss []step) (out []Choice, possible bool) {
 			add(Choice{Kind: "committed", Txn: h.Txns[t].Index, Text: encode.TxnName(h, t) + " committed (fixed)"})
 		}
 	}
-	// writer finds t's writer of key k.
-	writer := func(t, k int32) int32 {
-		for _, w := range in.TxnWriters(t) {
-			if in.Writers[w].Key == k {
-				return w
-			}
-		}
-		return -1
-	}
+	writer := in.KeyWriter
 	ambiguous := func(w int32) bool {
 		wr := &in.Writers[w]
 		if wr.Status == history.Info {

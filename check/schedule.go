@@ -1212,11 +1212,4 @@ func (q *txnHeap) pop() txnPrio {
 }
 
 // writerOf returns t's writer id on key k (t appends to k).
-func (r *replay) writerOf(t, k int32) int32 {
-	for _, w := range r.in.TxnWriters(t) {
-		if r.in.Writers[w].Key == k {
-			return w
-		}
-	}
-	return -1
-}
+func (r *replay) writerOf(t, k int32) int32 { return r.in.KeyWriter(t, k) }

@@ -191,16 +191,6 @@ func (g *chainGraph) edge(a, b int32) {
 	g.indeg[b]++
 }
 
-// writerOn returns t's writer of key k, or -1.
-func (g *chainGraph) writerOn(t, k int32) int32 {
-	for _, w := range g.in.TxnWriters(t) {
-		if g.in.Writers[w].Key == k {
-			return w
-		}
-	}
-	return -1
-}
-
 // build fills the edges of the attribution seq (placed: the writers it holds; the
 // others are left out); false when some read contradicts it.
 func (g *chainGraph) build(seq [][]int32, placed []bool) bool {
@@ -247,14 +237,14 @@ func (g *chainGraph) build(seq [][]int32, placed []bool) bool {
 			if rd.Len == 0 || g.endAt[k][rd.Len] >= 0 {
 				continue
 			}
-			if w := g.writerOn(t, k); w >= 0 && placed[w] && g.posOf[w] < rd.Len && rd.Len < g.posOf[w]+in.Writers[w].End-in.Writers[w].Start {
+			if w := in.KeyWriter(t, k); w >= 0 && placed[w] && g.posOf[w] < rd.Len && rd.Len < g.posOf[w]+in.Writers[w].End-in.Writers[w].Start {
 				continue
 			}
 			return false
 		}
 		base := rd.Len - rd.Own
 		if rd.Writes {
-			w := g.writerOn(t, k)
+			w := in.KeyWriter(t, k)
 			if w < 0 {
 				return false
 			}

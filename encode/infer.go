@@ -533,3 +533,13 @@ func (in *Inference) Vals(w int32) []int32 {
 func (in *Inference) TxnWriters(t int32) []int32 {
 	return in.TxnWriterIDs[in.TxnWriterStart[t]:in.TxnWriterStart[t+1]]
 }
+
+// KeyWriter returns transaction t's writer id on key k, or -1 when t does not append to k.
+func (in *Inference) KeyWriter(t, k int32) int32 {
+	for _, w := range in.TxnWriters(t) {
+		if in.Writers[w].Key == k {
+			return w
+		}
+	}
+	return -1
+}

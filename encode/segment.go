@@ -397,11 +397,8 @@ func valKey(v int32) uint64 { return uint64(uint32(v)^0x80000000) << 32 }
 
 // keyWriterIndex returns the index in Keys[k].Writers of transaction t's writer.
 func (sc *scratch) keyWriterIndex(k, t int32) int {
-	in := sc.in
-	for _, w := range in.TxnWriters(t) {
-		if in.Writers[w].Key == k {
-			return sc.writerIndex(k, w)
-		}
+	if w := sc.in.KeyWriter(t, k); w >= 0 {
+		return sc.writerIndex(k, w)
 	}
 	return -1
 }

@@ -484,10 +484,8 @@ func (p *pruner) build() {
 
 // writerOf returns t's writer id on key k.
 func (p *pruner) writerOf(t, k int32) int32 {
-	for _, w := range p.in.TxnWriters(t) {
-		if p.in.Writers[w].Key == k {
-			return w
-		}
+	if w := p.in.KeyWriter(t, k); w >= 0 {
+		return w
 	}
 	panic("prune: no writer")
 }
