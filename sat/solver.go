@@ -250,6 +250,14 @@ func (s *Solver) SetDeadline(t time.Time) { s.deadline = t }
 // soon. Safe to call from any goroutine.
 func (s *Solver) Interrupt() { s.interrupted.Store(true) }
 
+// OutOfTime reports whether the deadline has passed or Solve was interrupted. A theory
+// whose propagation can run long (a first propagation over millions of edges) asks it
+// now and then, and on true calls Interrupt and returns: Solve then stops with Unknown
+// at its next decision.
+func (s *Solver) OutOfTime() bool {
+	return s.interrupted.Load() || !s.deadline.IsZero() && time.Now().After(s.deadline)
+}
+
 // Stats returns the work counters.
 func (s *Solver) Stats() Stats { return s.stats }
 

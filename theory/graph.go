@@ -454,8 +454,7 @@ func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
 				return conflict
 			}
 		}
-		g.propagatePending()
-		if !g.implied {
+		if !g.propagatePending() || !g.implied {
 			return nil
 		}
 	}
@@ -911,9 +910,23 @@ func (g *Graph) imply(e int32, last sat.Lit, pathStart int32) {
 }
 
 // propagatePending checks the queued "one literal left" edges and implies the
-// negation of the last literal of those whose head reaches their tail.
-func (g *Graph) propagatePending() {
-	for len(g.pending) > 0 {
+// negation of the last literal of those whose head reaches their tail. It returns
+// false when it stopped at the solver's deadline.
+func (g *Graph) propagatePending() bool {
+	for n := 0; len(g.pending) > 0; n++ {
+		// A first propagation can hold millions of pending edges, each a bounded
+		// search: the solver's deadline is checked every 64 of them (and on entry
+		// when many wait, since the solver calls again after implications). What is
+		// left stays queued (stale entries are skipped), so stopping is sound.
+		if (n&63 == 63 || n == 0 && len(g.pending) > 64) && g.solver.OutOfTime() {
+			g.solver.Interrupt()
+			return false
+		}
+		if n == 0 && len(g.pending) >= bulkPendingMin {
+			if g.filterPendingBulk(); len(g.pending) == 0 {
+				return true
+			}
+		}
 		e := g.pending[len(g.pending)-1]
 		g.pending = g.pending[:len(g.pending)-1]
 		if g.remaining[e] != 1 || g.enabled[e] {
@@ -937,6 +950,109 @@ func (g *Graph) propagatePending() {
 		}
 		g.imply(e, last, pathStart)
 	}
+	return true
+}
+
+// bulkPendingMin is the number of pending edges from which filterPendingBulk may
+// answer them all at once; bulkMaxWords bounds the closure's bitsets (words of 64
+// columns, all nodes' rows of one block of columns), bulkMaxWork its word operations
+// in all. Variables so that tests can make every propagation bulk and split blocks.
+var (
+	bulkPendingMin = 4096
+	bulkMaxWords   = 1 << 22
+	bulkMaxWork    = 1 << 28
+)
+
+// filterPendingBulk drops the pending edges whose head does not reach their tail,
+// answered by one transitive closure over the enabled edges instead of a search per
+// edge. The first propagation queues every single-literal guard (over a million on a
+// 10K-transaction history with few values) and most of them close no cycle: one
+// search each cost 20 s there, the closure a fraction of a second. Rows are bitsets
+// over the pending edges' tails (the only targets asked about), filled in reverse
+// topological order (ord), in blocks of columns so that memory stays bounded. The
+// edges kept go through reaches as before, which finds their reasons' paths. Done
+// only when the closure costs less than the searches would; it reports whether it
+// was.
+func (g *Graph) filterPendingBulk() bool {
+	col := g.posScratch[:0]
+	if cap(col) < g.nodes {
+		col = make([]int32, g.nodes)
+	}
+	col = col[:g.nodes]
+	for i := range col {
+		col[i] = -1
+	}
+	defer func() { g.posScratch = col[:0] }()
+	tails := g.nodeScratch[:0]
+	kept := g.pending[:0]
+	asked := 0
+	for _, e := range g.pending {
+		if g.remaining[e] != 1 || g.enabled[e] {
+			continue
+		}
+		u, v := g.from[e], g.to[e]
+		if u != v && g.ord[v] > g.ord[u] {
+			continue // v cannot reach u
+		}
+		kept = append(kept, e)
+		if u != v && col[u] < 0 {
+			col[u] = int32(len(tails))
+			tails = append(tails, u)
+		}
+		asked++
+	}
+	g.pending = kept
+	g.nodeScratch = tails[:0]
+	if len(tails) == 0 {
+		return true
+	}
+	edges := 0
+	for x := range g.out {
+		edges += len(g.out[x])
+	}
+	words := (len(tails) + 63) / 64
+	if work := (g.nodes + edges) * words; work > bulkMaxWork || work > asked*64 {
+		return false // the searches are cheaper (or the closure too big): keep them all
+	}
+	block := max(1, min(words, bulkMaxWords/g.nodes))
+	rows := make([]uint64, g.nodes*block)
+	reach := make([]bool, len(g.pending)) // per kept edge: its head reaches its tail
+	for first := 0; first < words; first += block {
+		w := min(block, words-first)
+		lo := first * 64
+		for pos := g.nodes - 1; pos >= 0; pos-- {
+			x := g.nodeAt[pos]
+			row := rows[int(x)*block:][:w]
+			clear(row)
+			for _, y := range g.outTo[x] {
+				yr := rows[int(y)*block:][:w]
+				for i := range row {
+					row[i] |= yr[i]
+				}
+				if c := int(col[y]) - lo; c >= 0 && c < w*64 {
+					row[c/64] |= 1 << (c % 64)
+				}
+			}
+		}
+		for i, e := range g.pending {
+			u, v := g.from[e], g.to[e]
+			if u == v {
+				reach[i] = true
+				continue
+			}
+			if c := int(col[u]) - lo; c >= 0 && c < w*64 && rows[int(v)*block+c/64]&(1<<(c%64)) != 0 {
+				reach[i] = true
+			}
+		}
+	}
+	kept = g.pending[:0]
+	for i, e := range g.pending {
+		if reach[i] {
+			kept = append(kept, e)
+		}
+	}
+	g.pending = kept
+	return true
 }
 
 // reaches reports whether from reaches to over enabled edges (to != from),

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"doppel/sat"
 )
@@ -334,6 +335,9 @@ func solveInstance(t *testing.T, in *instance, propagation bool, rng *rand.Rand,
 	g.NeighbourLimit = []int{0, 1, 2, 128}[rng.IntN(4)]
 	g.ForwardLimit = []int{0, 1, 2, 16}[rng.IntN(4)]
 	g.SearchLimit = []int{1, 2, 4096}[rng.IntN(3)]
+	// Every first propagation through the bulk closure, or none.
+	bulkPendingMin = []int{1, 4096}[rng.IntN(2)]
+	defer func() { bulkPendingMin = 4096 }()
 	want := in.bruteSat(nil)
 	if cyc := g.Init(); cyc != nil {
 		if want {
@@ -507,5 +511,107 @@ func TestLookAheadForwardBounded(t *testing.T) {
 	// Forward: at most ForwardLimit nodes of the fan; backward: u and the chain.
 	if max := int64(g.ForwardLimit + 1 + chain); g.Stats.LookAheadNodes > max {
 		t.Fatalf("look-ahead visited %d nodes, want at most %d", g.Stats.LookAheadNodes, max)
+	}
+}
+
+// TestBulkFilterMatchesReachability: the closure that answers a first propagation's
+// pending edges at once keeps exactly the edges whose head reaches their tail over
+// the enabled edges, with the columns split over several blocks too.
+func TestBulkFilterMatchesReachability(t *testing.T) {
+	defer func(words int) { bulkMaxWords = words }(bulkMaxWords)
+	rng := rand.New(rand.NewPCG(3, 5))
+	var kept, dropped, skipped int
+	for round := range 200 {
+		nodes := 2 + rng.IntN(300)
+		g := NewGraph(nodes)
+		// Known edges from a random permutation's order (so no cycle), then
+		// single-literal guarded edges in any direction.
+		perm := rng.Perm(nodes)
+		for range rng.IntN(3 * nodes) {
+			a, b := rng.IntN(nodes), rng.IntN(nodes)
+			if perm[a] < perm[b] {
+				g.AddEdge(a, b, nil)
+			}
+		}
+		var guarded []int32
+		for i := range 1 + rng.IntN(4*nodes) {
+			e := g.AddEdge(rng.IntN(nodes), rng.IntN(nodes), []sat.Lit{sat.PosLit(sat.Var(i))})
+			guarded = append(guarded, int32(e))
+		}
+		if g.Init() != nil {
+			t.Fatal("known edges of a permutation's order closed a cycle")
+		}
+		g.pending = append(g.pending[:0], guarded...)
+		bulkMaxWords = []int{1 << 22, nodes, 2 * nodes}[round%3] // one block, or one or two words per block
+		if !g.filterPendingBulk() {
+			skipped++
+			continue
+		}
+		got := make(map[int32]bool)
+		for _, e := range g.pending {
+			got[e] = true
+		}
+		for _, e := range guarded {
+			u, v := g.from[e], g.to[e]
+			want := u == v || bfsReaches(g, v, u)
+			if got[e] != want {
+				t.Fatalf("round %d: edge %d (%d->%d) kept=%v, head reaches tail=%v", round, e, u, v, got[e], want)
+			}
+			if want {
+				kept++
+			} else {
+				dropped++
+			}
+		}
+	}
+	if kept == 0 || dropped == 0 || skipped > 20 {
+		t.Fatalf("one-sided instances: %d kept, %d dropped, closure skipped in %d of 200", kept, dropped, skipped)
+	}
+}
+
+// bfsReaches: does from reach to over g's enabled edges (no bounds)?
+func bfsReaches(g *Graph, from, to int32) bool {
+	seen := map[int32]bool{from: true}
+	q := []int32{from}
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		for _, y := range g.outTo[x] {
+			if y == to {
+				return true
+			}
+			if !seen[y] {
+				seen[y] = true
+				q = append(q, y)
+			}
+		}
+	}
+	return false
+}
+
+// TestFirstPropagationHonoursDeadline: a first propagation over many pending edges
+// stops at the solver's deadline (here already past) instead of searching them all,
+// and Solve says Unknown rather than finishing the search.
+func TestFirstPropagationHonoursDeadline(t *testing.T) {
+	const nodes = 1000
+	s := sat.New()
+	g := NewGraph(nodes)
+	for i := range nodes - 1 {
+		g.AddEdge(i, i+1, nil)
+	}
+	for i := range nodes - 1 {
+		// i+1 -> i closes a cycle with the chain: each implies its guard false.
+		g.AddEdge(i+1, i, []sat.Lit{sat.PosLit(s.NewVar())})
+	}
+	if g.Init() != nil {
+		t.Fatal("a chain has no cycle")
+	}
+	s.SetTheory(g)
+	s.SetDeadline(time.Now().Add(-time.Second))
+	if st := s.Solve(); st != sat.Unknown {
+		t.Fatalf("Solve past its deadline: %v, want Unknown", st)
+	}
+	if g.Stats.Searches >= nodes/2 {
+		t.Fatalf("%d of %d pending edges searched past the deadline", g.Stats.Searches, nodes-1)
 	}
 }
