@@ -48,7 +48,12 @@ type Report struct {
 
 // EDNText is the counterexample as a Jepsen EDN history, for the file --directory
 // writes: EDN, or the whole history's when it is the counterexample.
-func (r *Report) EDNText() string { return r.edn }
+func (r *Report) EDNText() string {
+	if r.edn == "" {
+		r.edn = EDN(r.cut) // on demand: a whole history's is megabytes, seldom asked for
+	}
+	return r.edn
+}
 
 // Counterexamples shrinks h for every model res found not valid, within the time
 // before deadline (zero: none). A counterexample found for one model serves another of
@@ -185,7 +190,6 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 			r.Synthetic = append(r.Synthetic, h.Txns[i].Index)
 		}
 	}
-	r.edn = EDN(cx)
 	r.WhyLarge = whyLarge(cx)
 	if r.WholeHistory = len(h.Txns) == len(orig.Txns) && len(r.Synthetic) == 0 && !cx.Minimal; r.WholeHistory {
 		// The input itself, no smaller cut verified: not listed again (at 100K
@@ -195,7 +199,7 @@ func newReport(orig *history.History, cx *Counterexample) *Report {
 	for i := range h.Txns {
 		r.Txns = append(r.Txns, check.NewTxnRef(h, int32(i)))
 	}
-	r.EDN = r.edn
+	r.EDN = r.EDNText()
 	return r
 }
 
