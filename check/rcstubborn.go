@@ -501,8 +501,7 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 // The following keeps, per key not fixed, the lengths it may reach: a set over the
 // window of rcWindow lengths from the key's length (bit i: length pos+i), closed under
 // the blocks of the transactions followed so far that append to it, each where the
-// trace shows it (writerFits); once a block takes it past the window, every length
-// (rover). By induction
+// trace shows it (writerFits); past the window, every length (rover). By induction
 // over any sequence of the other processes' transactions, each key's length stays in
 // its set: a transaction that runs passed the following, and its block fits at the
 // key's length when it runs, which the set holds, so the set holds the length after.
@@ -534,39 +533,16 @@ func (s *rcSerial) mayHold(o *rcOp, st uint32) bool {
 		}
 		return int(o.arg-p0) < rcWindow && set>>uint(o.arg-p0)&1 != 0 || int(o.arg-p0) >= rcWindow && over
 	}
-	if over || set&s.fitWindow(o.wi, p0) != 0 {
+	if over {
 		return true
+	}
+	for b := set; b != 0; b &= b - 1 {
+		if s.writerFits(o.wi, p0+int32(bits.TrailingZeros64(b))) {
+			return true
+		}
 	}
 	s.blockStops++
 	return false
-}
-
-// fitWindow is the set of i < rcWindow with writerFits(wi, p0+i), from the writer's
-// positions kept once (fitMask).
-func (s *rcSerial) fitWindow(wi, p0 int32) uint64 {
-	if s.fitMask == nil {
-		s.fitMask = make([][]uint64, len(s.in.Writers))
-	}
-	fm := s.fitMask[wi]
-	if fm == nil {
-		n := len(s.in.Keys[s.in.Writers[wi].Key].Trace)
-		fm = make([]uint64, (n+1+63)/64+1)
-		for p := 0; p <= n; p++ {
-			if s.writerFits(wi, int32(p)) {
-				fm[p/64] |= 1 << uint(p%64)
-			}
-		}
-		s.fitMask[wi] = fm
-	}
-	w, sh := int(p0/64), uint(p0%64)
-	if w >= len(fm) {
-		return 0
-	}
-	win := fm[w] >> sh
-	if sh != 0 && w+1 < len(fm) {
-		win |= fm[w+1] << (64 - sh)
-	}
-	return win
 }
 
 // passWriter adds writer wi, which the following passed, to its key's set, and closes
@@ -582,49 +558,30 @@ func (s *rcSerial) passWriter(k, wi int32, st uint32) {
 	if s.rover[k] {
 		return
 	}
-	// Each writer's block moves the lengths it fits at by its length (to the trace's
-	// end at most), until no writer adds one.
+	// The set was closed under the writers before wi: wi at each of its lengths, then
+	// every writer at the lengths that adds, lowest first (a block only lengthens).
 	p0, n := s.pos[k], s.tlen[k]
 	set, over := s.rset[k], false
-	for grew := true; grew && !over; {
-		grew = false
-		for _, w := range s.rpass[k] {
-			fits := set & s.fitWindow(w, p0)
-			if fits == 0 {
-				continue
-			}
+	add := func(w, i int32) {
+		if p := p0 + i; s.writerFits(w, p) {
 			x := &s.in.Writers[w]
-			m := x.End - x.Start
-			var add, capped uint64
-			if lim := n - p0 - m; lim >= rcWindow-1 {
-				add = fits
-			} else if lim >= 0 {
-				add = fits & (1<<uint(lim+1) - 1)
-			}
-			capped = fits &^ add
-			if m >= rcWindow || add>>uint(rcWindow-m) != 0 {
-				over = true
-			}
-			if m < rcWindow {
-				add <<= uint(m)
+			if d := min(p+x.End-x.Start, n) - p0; d < rcWindow {
+				set |= 1 << uint(d)
 			} else {
-				add = 0
-			}
-			if capped != 0 {
-				if d := n - p0; d < rcWindow {
-					add |= 1 << uint(d)
-				} else {
-					over = true
-				}
-			}
-			if add&^set != 0 {
-				set |= add
-				grew = true
+				over = true
 			}
 		}
 	}
-	if over {
-		set = ^uint64(0) // every length, in the window too: the closure stopped early
+	old := set
+	for b := old; b != 0; b &= b - 1 {
+		add(wi, int32(bits.TrailingZeros64(b)))
+	}
+	for done := old; set&^done != 0; {
+		i := int32(bits.TrailingZeros64(set &^ done))
+		done |= 1 << uint(i)
+		for _, w := range s.rpass[k] {
+			add(w, i)
+		}
 	}
 	s.rset[k], s.rover[k] = set, over
 }
