@@ -77,18 +77,12 @@ type rcSerial struct {
 	touches [][]rcTouch
 	// reachCompetitors' scratch: per key, the most values it may have (valid when its
 	// rstamp is stampN) and whether it is fixed (fstamp); per process, how far it got.
-	rcur           []int32
+	rlen, rcur     []int32
 	rstamp, fstamp []uint32
 	stampN         uint32
-	rset           []uint64  // per key: the lengths it may reach (the following's window)
-	rover          []bool    // per key: every length past the window too
-	rpass          [][]int32 // per key: the writers the following passed
-	blockStops     int       // the following stopped at a block that fits at no length its key may reach
-	deadChecks     bool      // every next transaction's reasons are worked out, also with one candidate (tests)
-	trapTest       bool      // processes that wait only on one another fail the state (trapped)
-	traps          int       // states trapped failed
-	enabled, known uint64    // at the current state: the candidates; the processes whose need is worked out
-	stuckNext      bool      // at the current state: a next transaction can never run
+	deadChecks     bool   // every next transaction's reasons are worked out, also with one candidate (tests)
+	enabled, known uint64 // at the current state: the candidates; the processes whose need is worked out
+	stuckNext      bool   // at the current state: a next transaction can never run
 	fixedBuf       []int32
 	need           []uint64 // per process, at the current state: the processes its next transaction waits on (stubbornCandidates)
 	// reachCached's: per depth of the current path, the id of the state there; per

@@ -70,7 +70,7 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 		seeds = 800
 	}
 	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {MaxTxns: 10, Values: 2, MaxKeys: 3}}
-	var plainStates, porStates, reduced, hits, traps, blockStops int
+	var plainStates, porStates, reduced, hits int
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 37))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -107,8 +107,6 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 			plainStates += plain.states
 			porStates += s.states
 			hits += s.reachHits
-			traps += s.traps
-			blockStops += s.blockStops
 			if s.states < plain.states {
 				reduced++
 			}
@@ -120,8 +118,5 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 	if hits < seeds/10 {
 		t.Errorf("the competitor sets kept were used %d times: the cache is hardly exercised", hits)
 	}
-	if traps < seeds/1000 || blockStops < seeds/100 {
-		t.Errorf("%d states trapped, the following stopped at a block %d times: hardly exercised", traps, blockStops)
-	}
-	t.Logf("failed states: %d reduced, %d plain; fewer on %d; competitor sets kept used %d times; %d trapped; the following stopped at a block %d times", porStates, plainStates, reduced, hits, traps, blockStops)
+	t.Logf("failed states: %d reduced, %d plain; fewer on %d; competitor sets kept used %d times", porStates, plainStates, reduced, hits)
 }

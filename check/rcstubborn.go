@@ -128,7 +128,6 @@ func (s *rcSerial) initStubborn() {
 	s.rcacheNext = make([]uint8, len(s.chains))
 	s.visit, s.visitN = []uint64{1}, 1
 	s.por = true
-	s.trapTest = true
 }
 
 // The competitors reachCompetitors finds, kept from one state for its descendants
@@ -292,16 +291,12 @@ func (s *rcSerial) waitsOn(c, t int32) bool {
 // or to none when a next transaction met on the way can never run. What a process's
 // next transaction waits on is worked out only when a set grows to it (needOf).
 func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
-	if len(buf)-from < 2 && !s.deadChecks && !s.trapTest {
+	if len(buf)-from < 2 && !s.deadChecks {
 		return buf
 	}
 	s.enabled, s.known, s.stuckNext = 0, 0, false
 	for _, c := range buf[from:] {
 		s.enabled |= 1 << uint(c)
-	}
-	if s.trapTest && s.trapped() {
-		s.traps++
-		return buf[:from]
 	}
 	if s.deadChecks {
 		for c := range s.chains {
@@ -386,15 +381,14 @@ const reachCap = 128
 // change one of the keys fixed (each short of its trace) while process c waits at its
 // next transaction. The processes' progress is followed to a fixpoint, with the keys
 // fixed at their lengths, c held at its next transaction and every other key allowed
-// the lengths the blocks of the transactions followed so far can take it to, each
-// where the trace shows it (reachSet): a transaction whose read needs more than that,
-// or more of a fixed key than it has, or whose block fits at none of those lengths,
-// stops its process; one that appends to a fixed key stops it too, and is a
-// competitor when its blocks fit there and its reads hold. By induction over any
-// sequence of other processes' transactions before a fixed key changes, each process
-// stays short of where it stopped and each key within its set, so the first change of
-// a fixed key is by one of the competitors. A process that gets reachCap transactions
-// on sends the question to the chain-only scan.
+// the most values the transactions run so far append to it (rlen; a block is assumed
+// to fit wherever it lands): a transaction whose read needs more than that, or more of
+// a fixed key than it has, stops its process; one that appends to a fixed key stops it
+// too, and is a competitor when its blocks fit there and its reads hold. By induction
+// over any sequence of other processes' transactions before a fixed key changes, each
+// process stays short of where it stopped and each key within rlen, so the first
+// change of a fixed key is by one of the competitors. A process that gets reachCap
+// transactions on sends the question to the chain-only scan.
 func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 	s.reachCapped = false
 	s.reachCalls++
@@ -404,9 +398,7 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 	nk := len(s.in.Keys)
 	if s.rstamp == nil {
 		s.rstamp = make([]uint32, nk)
-		s.rset = make([]uint64, nk)
-		s.rover = make([]bool, nk)
-		s.rpass = make([][]int32, nk)
+		s.rlen = make([]int32, nk)
 		s.fstamp = make([]uint32, nk)
 		s.rcur = make([]int32, len(s.chains))
 	}
@@ -418,6 +410,12 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 	st := s.stampN
 	for _, k := range fixed {
 		s.fstamp[k] = st
+	}
+	R := func(k int32) int32 {
+		if s.rstamp[k] == st {
+			return s.rlen[k]
+		}
+		return s.pos[k]
 	}
 	for j := range s.chains {
 		s.rcur[j] = s.head[j]
@@ -448,13 +446,13 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 						if p := s.pos[o.key]; o.arg > p || o.wi == rcOpPin && o.arg != p {
 							break follow
 						}
-					} else if !s.mayHold(o, st) {
+					} else if o.wi < 0 && (o.arg > R(o.key) || o.wi == rcOpPin && o.arg < s.pos[o.key]) {
 						break follow
 					}
 				}
 				for x := range seg {
 					if o := &seg[x]; o.wi >= 0 {
-						s.passWriter(o.key, o.wi, st)
+						s.rlen[o.key], s.rstamp[o.key] = min(R(o.key)+o.arg, s.tlen[o.key]), st
 					}
 				}
 				s.rcur[j]++
@@ -480,14 +478,16 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 		ok, writes := true, false
 		for _, o := range s.ops[j][s.opOff[j][i]:s.opOff[j][i+1]] {
 			switch {
-			case o.wi >= 0 && s.fstamp[o.key] == st:
-				writes = true
-				ok = ok && s.writerFits(o.wi, s.pos[o.key])
+			case o.wi >= 0:
+				if s.fstamp[o.key] == st {
+					writes = true
+					ok = ok && s.writerFits(o.wi, s.pos[o.key])
+				}
 			case s.fstamp[o.key] == st:
 				if p := s.pos[o.key]; o.arg > p || o.wi == rcOpPin && o.arg != p {
 					ok = false
 				}
-			case !s.mayHold(&o, st):
+			case o.arg > R(o.key) || o.wi == rcOpPin && o.arg < s.pos[o.key]:
 				ok = false
 			}
 		}
@@ -496,132 +496,4 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 		}
 	}
 	return m
-}
-
-// The following keeps, per key not fixed, the lengths it may reach: a set over the
-// window of rcWindow lengths from the key's length (bit i: length pos+i), closed under
-// the blocks of the transactions followed so far that append to it, each where the
-// trace shows it (writerFits); past the window, every length (rover). By induction
-// over any sequence of the other processes' transactions, each key's length stays in
-// its set: a transaction that runs passed the following, and its block fits at the
-// key's length when it runs, which the set holds, so the set holds the length after.
-
-// rcWindow is how many lengths of a key the following tells apart.
-const rcWindow = 64
-
-// reachSet returns key k's set of lengths and whether every length past the window
-// is in it too.
-func (s *rcSerial) reachSet(k int32, st uint32) (uint64, bool) {
-	if s.rstamp[k] != st {
-		return 1, false
-	}
-	return s.rset[k], s.rover[k]
-}
-
-// mayHold reports whether operation o (of a key not fixed) can hold at a length the
-// key may reach: a read needing at most one of them (exactly one, showing its own
-// appends), a block fitting at one of them.
-func (s *rcSerial) mayHold(o *rcOp, st uint32) bool {
-	set, over := s.reachSet(o.key, st)
-	p0 := s.pos[o.key]
-	switch o.wi {
-	case rcOpRead:
-		return over || int(o.arg-p0) < rcWindow && (o.arg <= p0 || set>>uint(o.arg-p0) != 0)
-	case rcOpPin:
-		if o.arg < p0 {
-			return false
-		}
-		return int(o.arg-p0) < rcWindow && set>>uint(o.arg-p0)&1 != 0 || int(o.arg-p0) >= rcWindow && over
-	}
-	if over {
-		return true
-	}
-	for b := set; b != 0; b &= b - 1 {
-		if s.writerFits(o.wi, p0+int32(bits.TrailingZeros64(b))) {
-			return true
-		}
-	}
-	s.blockStops++
-	return false
-}
-
-// passWriter adds writer wi, which the following passed, to its key's set, and closes
-// the set under the key's writers passed so far.
-func (s *rcSerial) passWriter(k, wi int32, st uint32) {
-	if s.fstamp[k] == st {
-		return
-	}
-	if s.rstamp[k] != st {
-		s.rstamp[k], s.rset[k], s.rover[k], s.rpass[k] = st, 1, false, s.rpass[k][:0]
-	}
-	s.rpass[k] = append(s.rpass[k], wi)
-	if s.rover[k] {
-		return
-	}
-	// The set was closed under the writers before wi: wi at each of its lengths, then
-	// every writer at the lengths that adds, lowest first (a block only lengthens).
-	p0, n := s.pos[k], s.tlen[k]
-	set, over := s.rset[k], false
-	add := func(w, i int32) {
-		if p := p0 + i; s.writerFits(w, p) {
-			x := &s.in.Writers[w]
-			if d := min(p+x.End-x.Start, n) - p0; d < rcWindow {
-				set |= 1 << uint(d)
-			} else {
-				over = true
-			}
-		}
-	}
-	old := set
-	for b := old; b != 0; b &= b - 1 {
-		add(wi, int32(bits.TrailingZeros64(b)))
-	}
-	for done := old; set&^done != 0; {
-		i := int32(bits.TrailingZeros64(set &^ done))
-		done |= 1 << uint(i)
-		for _, w := range s.rpass[k] {
-			add(w, i)
-		}
-	}
-	s.rset[k], s.rover[k] = set, over
-}
-
-// trapped reports whether some processes whose next transactions cannot run wait only
-// on one another (a trap): then none of them ever runs again, and the state fails. The
-// processes that can reach a candidate through what they wait on (needOf) are found
-// backwards from the candidates; a process outside them that has a next transaction
-// waits (through the reason needOf chose) only on processes outside them, none a
-// candidate. Sound: let y be the first process of the trap to run, in any
-// continuation. Until then y is held at its next transaction, so the key of y's reason
-// keeps its length unless a process of need[y] changes it first (reachCompetitors,
-// for any sequence of the other processes' transactions), and each of those is in the
-// trap and has not run; a reason of real time is lifted only by the processes of
-// need[y] themselves running. So y's reason still holds when y runs: a contradiction.
-func (s *rcSerial) trapped() bool {
-	var waiting uint64
-	for c, ch := range s.chains {
-		if int(s.head[c]) < len(ch) && s.enabled&(1<<uint(c)) == 0 {
-			waiting |= 1 << uint(c)
-		}
-	}
-	if waiting == 0 {
-		return false
-	}
-	for w := waiting; w != 0; w &= w - 1 {
-		if s.needOf(int32(bits.TrailingZeros64(w))); s.stuckNext {
-			return true
-		}
-	}
-	escapes := s.enabled
-	for grew := true; grew; {
-		grew = false
-		for w := waiting &^ escapes; w != 0; w &= w - 1 {
-			c := bits.TrailingZeros64(w)
-			if s.need[c]&escapes != 0 {
-				escapes |= 1 << uint(c)
-				grew = true
-			}
-		}
-	}
-	return waiting&^escapes != 0
 }
