@@ -81,13 +81,6 @@ type rcSerial struct {
 	rstamp, fstamp []uint32
 	stampN         uint32
 	deadChecks     bool   // every next transaction's reasons are worked out, also with one candidate (tests)
-	// guide: on a relaxation (rcrelax.go), the search of the whole history, kept at the
-	// same state; the candidates that run there too are tried first (fitsGuide).
-	guide     *rcSerial
-	// reasonKeys: per key, how often it held back a next transaction at a state with
-	// no candidate (nil: not counted).
-	reasonKeys []int32
-	fitsGuide uint64
 	enabled, known uint64 // at the current state: the candidates; the processes whose need is worked out
 	stuckNext      bool   // at the current state: a next transaction can never run
 	fixedBuf       []int32
@@ -114,12 +107,6 @@ type rcSerial struct {
 // transaction's appends (a version read, which may end inside its reader's block,
 // the trace's end included).
 func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *rcSerial {
-	return newRCSerialKeys(h, in, realtime, stop, nil)
-}
-
-// newRCSerialKeys is newRCSerial with the reads and blocks of the keys not kept left
-// out (keep nil: every key): a relaxation (rcrelax.go).
-func newRCSerialKeys(h *history.History, in *encode.Inference, realtime bool, stop func() bool, keep []bool) *rcSerial {
 	for i := range in.Writers {
 		if in.Writers[i].Status == history.Info {
 			return nil
@@ -148,9 +135,6 @@ func newRCSerialKeys(h *history.History, in *encode.Inference, realtime bool, st
 			}
 			q := r.Len - r.Own
 			cut[q] = -2
-			if keep != nil && !keep[k] {
-				continue
-			}
 			if r.Own > 0 && int(r.Len) == len(key.Trace) {
 				ownEnds = append(ownEnds, [2]int32{r.Txn, int32(k)})
 			}
@@ -160,7 +144,7 @@ func newRCSerialKeys(h *history.History, in *encode.Inference, realtime bool, st
 	}
 	s.straddle = map[int32]bool{}
 	for wi := range in.Writers {
-		if w := &in.Writers[wi]; w.Status == history.OK && (keep == nil || keep[w.Key]) {
+		if w := &in.Writers[wi]; w.Status == history.OK {
 			s.writers[w.Txn] = append(s.writers[w.Txn], int32(wi))
 			for _, e := range ownEnds {
 				if e[0] == w.Txn && e[1] == w.Key {
@@ -405,8 +389,6 @@ func (s *rcSerial) Candidates(buf []int32) []int32 {
 			}
 		}
 	}
-	freeC := int32(-1)
-	s.fitsGuide = 0
 	for c, ch := range s.chains {
 		if int(s.head[c]) >= len(ch) {
 			continue
@@ -415,28 +397,14 @@ func (s *rcSerial) Candidates(buf []int32) []int32 {
 			continue // a transaction that completed before it was invoked has not run
 		}
 		if t := ch[s.head[c]]; s.fits(t) {
-			// Changing no list, it is best run at once: any order that runs it
-			// later still works with it moved here (its reads hold now and only
-			// grow; its process and real-time successors come later anyway). On a
-			// relaxation, the earliest invoked of those that run on every key.
-			if s.guide == nil {
-				if s.free(t) {
-					return append(buf[:from], int32(c))
-				}
-			} else {
-				g := s.guide.fits(t)
-				if g {
-					s.fitsGuide |= 1 << uint(c)
-				}
-				if s.free(t) && (freeC < 0 || g && s.fitsGuide&(1<<uint(freeC)) == 0 || g == (s.fitsGuide&(1<<uint(freeC)) != 0) && inv(int32(c)) < inv(freeC)) {
-					freeC = int32(c)
-				}
+			if s.free(t) {
+				// Changing no list, it is best run at once: any order that runs it
+				// later still works with it moved here (its reads hold now and only
+				// grow; its process and real-time successors come later anyway).
+				return append(buf[:from], int32(c))
 			}
 			buf = append(buf, int32(c))
 		}
-	}
-	if freeC >= 0 {
-		return append(buf[:from], freeC)
 	}
 	if s.por && len(buf) > from {
 		buf = s.stubbornCandidates(buf, from)
@@ -450,16 +418,8 @@ func (s *rcSerial) Candidates(buf []int32) []int32 {
 	cands := buf[from:]
 	if len(cands) == 0 {
 		s.failed++
-		if s.reasonKeys != nil {
-			s.countReasons()
-		}
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if fi, fj := s.fitsGuide&(1<<uint(cands[i])) != 0, s.fitsGuide&(1<<uint(cands[j])) != 0; fi != fj {
-			return fi
-		}
-		return inv(cands[i]) < inv(cands[j])
-	})
+	sort.Slice(cands, func(i, j int) bool { return inv(cands[i]) < inv(cands[j]) })
 	return buf
 }
 
@@ -475,9 +435,6 @@ func (s *rcSerial) Run(c int32) bool {
 	}
 	s.head[c]++
 	s.order = append(s.order, t)
-	if s.guide != nil {
-		s.guide.Run(c)
-	}
 	if s.visit != nil {
 		s.visitN++
 		s.visit = append(s.visit[:len(s.order)], s.visitN)
@@ -496,9 +453,6 @@ func (s *rcSerial) Undo() {
 	s.order = s.order[:len(s.order)-1]
 	c := s.place[t]
 	s.head[c]--
-	if s.guide != nil {
-		s.guide.Undo()
-	}
 	ws := s.writers[t]
 	for i := len(ws) - 1; i >= 0; i-- {
 		s.pos[s.in.Writers[ws[i]].Key] = s.saved[len(s.saved)-1]
@@ -639,25 +593,4 @@ func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
 	a.seed = seed
 	a.Explanation = b.String()
 	c.addAnomaly(a)
-}
-
-// countReasons counts, at a state with no candidate, the keys that hold back each
-// process's next transaction.
-func (s *rcSerial) countReasons() {
-	for c, ch := range s.chains {
-		if int(s.head[c]) >= len(ch) {
-			continue
-		}
-		t := ch[s.head[c]]
-		for _, r := range s.reads[t] {
-			if p := s.pos[r.key]; p < r.base || r.pin && p != r.base {
-				s.reasonKeys[r.key]++
-			}
-		}
-		for _, wi := range s.writers[t] {
-			if k := s.in.Writers[wi].Key; !s.writerFits(wi, s.pos[k]) {
-				s.reasonKeys[k]++
-			}
-		}
-	}
 }

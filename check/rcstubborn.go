@@ -308,7 +308,7 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	if len(buf)-from < 2 {
 		return buf
 	}
-	best, bestN := uint64(0), 129
+	best, bestN := uint64(0), 65
 	for _, c := range buf[from:] {
 		q := uint64(1) << uint(c)
 		for todo := q; todo != 0; {
@@ -321,13 +321,9 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 			q |= add
 			todo |= add
 		}
-		n := 2 * bits.OnesCount64(q&s.enabled)
-		if s.guide != nil && q&s.fitsGuide == 0 {
-			n++ // on a relaxation, of sets as small, one with a candidate that runs on every key
-		}
-		if n < bestN {
+		if n := bits.OnesCount64(q & s.enabled); n < bestN {
 			best, bestN = q, n
-			if n == 2 {
+			if n == 1 {
 				break
 			}
 		}
