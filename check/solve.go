@@ -247,6 +247,9 @@ func (c *checker) serializableWitness(m string) bool {
 	case spec.process:
 		serial = "strong-session-serializable"
 	}
+	if c.serialRefuted[serial] || serial == "strict-serializable" && c.strictRefuted {
+		return false // proven violated: a search for its solution cannot succeed
+	}
 	sv := c.serialView(serial)
 	guess, ok := c.witness(sv)
 	if ok {
