@@ -228,7 +228,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		c.naming = true
 		defer func() { c.naming = false }()
 	}
-	if pr.Contradiction == nil && c.beforeSerialSearch != nil {
+	if pr.Contradiction == nil && c.beforeSerialSearch != nil && !c.strictSearchFirst(m) {
 		c.beforeSerialSearch()
 	}
 	results := map[string]*ModelResult{}
