@@ -112,6 +112,17 @@ type checker struct {
 	// serialCycleReads: the reads whose anti-dependencies the serializable-family
 	// narrowing's refutations run through (relaxedSnapshotWitness).
 	serialCycleReads []relaxedRead
+	// serialCuts: the transactions at which those refutations' cycles enter and leave
+	// by anti-dependencies (a write skew's two), which a snapshot-isolated execution
+	// may split to cut them (hybridNarrowedWitness).
+	serialCuts []int32
+	// hybridWhole, when set, is the hybrid witness's first set of whole transactions
+	// (hybridNarrowedWitness's, whose windows were narrowed for it); nil: all whole.
+	hybridWhole []bool
+	// serialRefuted: the serializable-family models decided not valid, facts of the
+	// history shared with witness checkers: serializableWitness looks for no solution
+	// of theirs.
+	serialRefuted map[string]bool
 }
 
 func (c *checker) run(names []string) Result {

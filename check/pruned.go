@@ -89,6 +89,14 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		}
 		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
 	}
+	for _, m := range serial {
+		if results[m] != nil && results[m].Valid == Invalid {
+			if c.serialRefuted == nil {
+				c.serialRefuted = map[string]bool{}
+			}
+			c.serialRefuted[m] = true
+		}
+	}
 	if c.unnamed != nil && len(c.forbiddenFound(strict)) == 0 {
 		// No weaker model's anomaly names strict's violation: name it as before (the
 		// proof stands whatever this finds).
@@ -122,10 +130,10 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		case len(c.forbiddenFound(si)) > 0:
 			results[si] = &ModelResult{Model: si, Valid: Invalid}
 			continue
-		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strictSnapshotWitness(in) || c.strongSnapshotWitness(in, si)):
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strictSnapshotWitness(in) || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
 			results[si] = &ModelResult{Model: si, Valid: Valid}
 			continue
-		case si == "strong-session-snapshot-isolation" && !c.opts.Solver.NoWitness && c.strongSnapshotWitness(in, si):
+		case si == "strong-session-snapshot-isolation" && !c.opts.Solver.NoWitness && (c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
 			// Process order alone narrows start and commit events little: its own
 			// problem left the search wandering (10K, write skews: 12-45 CPU-s) where
 			// strong snapshot isolation's windows decide it in about what plain
@@ -220,7 +228,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		c.naming = true
 		defer func() { c.naming = false }()
 	}
-	if pr.Contradiction == nil && c.beforeSerialSearch != nil {
+	if pr.Contradiction == nil && c.beforeSerialSearch != nil && !c.strictSearchFirst(m) {
 		c.beforeSerialSearch()
 	}
 	results := map[string]*ModelResult{}
@@ -429,7 +437,7 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference, si string) bool {
 // deadline and memory watch and limited to the conflicts c has left; false when none
 // are left.
 func (c *checker) witnessChecker() (*checker, bool) {
-	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}}
+	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}, serialRefuted: c.serialRefuted}
 	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
 	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
 	if left := c.budget.conflictsLeft(); left >= 0 {

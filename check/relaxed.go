@@ -307,7 +307,10 @@ func (c *checker) addSerialCycleReads(pc *prune.Contradiction) {
 	if !adjacent {
 		return
 	}
-	for _, st := range pc.Steps {
+	for i, st := range pc.Steps {
+		if next := pc.Steps[(i+1)%len(pc.Steps)]; st.Read >= 0 && next.Read >= 0 && !slices.Contains(c.serialCuts, next.From) {
+			c.serialCuts = append(c.serialCuts, next.From)
+		}
 		if st.Read >= 0 && !slices.ContainsFunc(c.serialCycleReads, func(r relaxedRead) bool { return r.op == st.Read }) {
 			c.serialCycleReads = append(c.serialCycleReads, relaxedRead{op: st.Read, txn: st.From})
 		}

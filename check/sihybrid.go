@@ -1,7 +1,10 @@
 package check
 
 import (
+	"time"
+
 	"doppel/encode"
+	"doppel/prune"
 	"doppel/sat"
 )
 
@@ -124,7 +127,7 @@ func (c *checker) hybridWitness(m string) bool {
 		// Each stage from the cycles of known edges only: the cycles a search meets
 		// depend on its heuristic, and splitting more than needed weakens the next.
 		for t := range merged {
-			merged[t] = true
+			merged[t] = c.hybridWhole == nil || c.hybridWhole[t]
 		}
 		spent := int64(0)
 		for round := 0; round < hybridRounds && spent < stage.conflicts; round++ {
@@ -209,4 +212,79 @@ func (c *checker) hybridEvents(v *view, vals []bool) []siEvent {
 		}
 	}
 	return events
+}
+
+// hybridNarrowRounds bounds the narrowings of hybridNarrowedWitness (each finds the
+// cycle of one more anomaly to split, or gives up).
+const hybridNarrowRounds = 4
+
+// hybridNarrowedWitness looks (bounded) for a solution of si (snapshot isolation, or
+// strong-session snapshot isolation) when the serializable-family narrowing refuted the
+// history by a cycle that snapshot isolation allows (serialCuts: a write skew): every
+// transaction but those at which such cycles can be cut is kept whole, and the
+// narrowing with real time (strong snapshot isolation's orders) runs on that hybrid
+// graph, nearly the strict-serializable one, whose windows are nearly as narrow. A
+// contradiction there is another such cycle: its cut points are split and the
+// narrowing runs again. Within the windows, the hybrid witness starts from the same
+// whole transactions. The windows are not sound for si: only a verified solution counts.
+func (c *checker) hybridNarrowedWitness(in *encode.Inference, si string) bool {
+	if len(c.serialCuts) == 0 || c.budget.out() {
+		return false
+	}
+	whole := make([]bool, len(c.h.Txns))
+	for t := range whole {
+		whole[t] = true
+	}
+	for _, t := range c.serialCuts {
+		whole[t] = false
+	}
+	var pr *prune.Result
+	for round := 0; ; round++ {
+		if round == hybridNarrowRounds || c.budget.out() {
+			return false
+		}
+		c.progress("narrowing for a mostly serial snapshot isolation")
+		t0 := time.Now()
+		pr = prune.Run(in, prune.Options{Level: prune.Level{Split: true, Process: true, Realtime: true}, Whole: whole,
+			Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded, MaxRounds: 3, Work: 300_000_000})
+		c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+		if pr.KeyUnsat {
+			return false
+		}
+		if pr.Contradiction == nil {
+			break
+		}
+		if !splitCuts(pr.Contradiction, whole) {
+			return false // a cycle that splitting does not cut
+		}
+	}
+	if c.budget.out() || allowedBlocks(pr.Win) > maxWitnessBlocks {
+		return false
+	}
+	sub, ready := c.witnessChecker()
+	if !ready {
+		return false
+	}
+	sub.hybridWhole = whole
+	lift := sub.budget.capConflicts(strictWitnessConflicts)
+	results := map[string]*ModelResult{}
+	ok := sub.decide(in, []string{si}, pr.Win, si, results) && results[si] != nil && results[si].Valid == Valid &&
+		len(sub.forbiddenFound(si)) == 0
+	lift()
+	c.addWitnessStats(sub, ok)
+	return ok
+}
+
+// splitCuts marks not whole the whole transactions at which the narrowing's cycle pc
+// enters and leaves by anti-dependencies; it reports whether there was one.
+func splitCuts(pc *prune.Contradiction, whole []bool) bool {
+	found := false
+	for i, st := range pc.Steps {
+		next := pc.Steps[(i+1)%len(pc.Steps)]
+		if st.Read >= 0 && next.Read >= 0 && st.To == next.From && whole[next.From] {
+			whole[next.From] = false
+			found = true
+		}
+	}
+	return found
 }

@@ -62,6 +62,11 @@ type Options struct {
 	MaxRounds int
 	// Work bounds the graph passes of one round, in node and edge visits (0: a default).
 	Work int64
+	// Whole, with Level.Split, marks the transactions that start and commit at once
+	// (one node, as without Split): the windows then hold for the executions in which
+	// they do, a hybrid of the serial and snapshot graphs. Not sound for snapshot
+	// isolation: only for witnesses, whose solutions are verified.
+	Whole []bool
 }
 
 // Result is what pruning found.
@@ -116,6 +121,7 @@ type pruner struct {
 	thetaBase []int32 // per key: node of θ(x,0), -1 when the key was never read
 	nodes     int32
 	committed []bool // :ok transactions: the only ones in the graph
+	whole     []bool // split: transactions with one node (Options.Whole); nil: none
 
 	// Static edges (θ chains, reads, order) and this round's writer edges, as a list
 	// turned into CSR each round.
@@ -325,8 +331,11 @@ func (p *pruner) build() {
 	p.nTN = p.nTxn
 	if p.split {
 		p.nTN = 2 * p.nTxn
+		if len(p.opts.Whole) == int(p.nTxn) {
+			p.whole = p.opts.Whole
+		}
 		for t := int32(0); t < p.nTxn; t++ {
-			if p.committed[t] {
+			if p.committed[t] && !p.isWhole(t) {
 				p.static = append(p.static, edge{from: 2 * t, to: 2*t + 1, kind: eStartCommit, key: -1, aux: -1})
 			}
 		}
@@ -432,7 +441,7 @@ func (p *pruner) build() {
 			} else {
 				p.win.Lo[w] = max(p.win.Lo[w], n)
 			}
-			if !p.split || q > n {
+			if !p.split || q > n || p.isWhole(r.Txn) {
 				continue
 			}
 			// Split, its snapshot (before its own appends) had q values.
@@ -502,11 +511,17 @@ func (p *pruner) startN(t int32) int32 {
 }
 
 func (p *pruner) commitN(t int32) int32 {
-	if p.split {
+	if p.split && !p.isWhole(t) {
 		return 2*t + 1
+	}
+	if p.split {
+		return 2 * t // whole: its start node (2t+1 is left without edges)
 	}
 	return t
 }
+
+// isWhole reports whether split transaction t has one node (Options.Whole).
+func (p *pruner) isWhole(t int32) bool { return p.whole != nil && p.whole[t] }
 
 func (p *pruner) txnOf(v int32) int32 {
 	if p.split {
@@ -548,7 +563,7 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 		if !p.live(w) {
 			continue // an :info writer: only edges into it
 		}
-		if p.split {
+		if p.split && !p.isWhole(wr.Txn) {
 			// First-committer-wins: the writer of the block before committed before it
 			// started.
 			edges = append(edges, edge{from: b + 2*lo + 1, to: p.startN(wr.Txn), kind: eFirstCommitter, key: wr.Key, aux: w})

@@ -221,3 +221,49 @@ func TestKeyContradictionNamesInfoWriters(t *testing.T) {
 		t.Errorf("the contradiction's transactions %v leave out the :info writer T5", c.Txns)
 	}
 }
+
+// TestAllWholeIsSerial: with Split and every transaction whole (Options.Whole), each
+// transaction is one node as without Split, so the narrowing must find what the serial
+// level with the same orders finds: the same contradiction or none, the same windows.
+// With none whole it must find what Split alone finds.
+func TestAllWholeIsSerial(t *testing.T) {
+	compared := 0
+	for seed := 0; seed < *seeds/4; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		h := brute.Random(rng, brute.Config{Values: 1 + seed%3})
+		in := encode.Infer(h)
+		if len(in.Findings) > 0 {
+			continue
+		}
+		orders := []Level{{}, {Process: true}, {Process: true, Realtime: true}}
+		lv := orders[seed%len(orders)]
+		split := lv
+		split.Split = true
+		for _, whole := range []bool{true, false} {
+			all := make([]bool, len(h.Txns))
+			for i := range all {
+				all[i] = whole
+			}
+			want := Run(in, Options{Level: lv})
+			if !whole {
+				want = Run(in, Options{Level: split})
+			}
+			got := Run(in, Options{Level: split, Whole: all})
+			if (want.Contradiction == nil) != (got.Contradiction == nil) || want.KeyUnsat != got.KeyUnsat {
+				t.Fatalf("seed %d, %+v, whole %v: contradiction %v, key unsat %v; want %v, %v\n%s", seed, lv, whole,
+					got.Contradiction != nil, got.KeyUnsat, want.Contradiction != nil, want.KeyUnsat, brute.Format(h))
+			}
+			if want.Contradiction != nil || want.KeyUnsat {
+				continue
+			}
+			compared++
+			if !slices.Equal(want.Win.Lo, got.Win.Lo) || !slices.Equal(want.Win.Hi, got.Win.Hi) {
+				t.Fatalf("seed %d, %+v, whole %v: windows %v..%v, want %v..%v\n%s", seed, lv, whole,
+					got.Win.Lo, got.Win.Hi, want.Win.Lo, want.Win.Hi, brute.Format(h))
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no windows compared")
+	}
+}
