@@ -195,7 +195,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		//     :info, seed 19: 29 CPU-s, or unknown at 60 s), where VSIDS alone decided in
 		//     839-1,629 conflicts (3.8 CPU-s).
 		if !c.naming && (c.strictRefuted && !v.split || v.split && models[m].process) {
-			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts}}, configs...)
+			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts, decisions: vsidsLeadDecisions}}, configs...)
 		}
 	}
 	c.runBeforeSerialSearch()
@@ -350,8 +350,13 @@ func (c *checker) runBeforeSerialSearch() {
 const serializableWitnessConflicts = 2000
 
 // vsidsLeadConflicts bounds the VSIDS stage that leads the portfolio when strict
-// serializability is refuted.
-const vsidsLeadConflicts = 5000
+// serializability is refuted; vsidsLeadDecisions bounds it too, since on long lists of
+// two values VSIDS made ~12,000 decisions per conflict (family E's 3-key projections:
+// 5,000 conflicts took minutes, where the static stage after it decides in ~100).
+const (
+	vsidsLeadConflicts = 5000
+	vsidsLeadDecisions = 1_000_000
+)
 
 // portfolioConflicts bounds the first, depth-first-like search of the portfolio.
 const portfolioConflicts = 25000
@@ -361,6 +366,7 @@ type solverConfig struct {
 	heuristic, restarts string
 	propagate           bool
 	conflicts           int64 // 0: no bound of its own
+	decisions           int64 // 0: no bound of its own
 }
 
 // solveWith runs one configuration; done reports that the known edges are already
@@ -427,6 +433,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if cfg.conflicts > 0 {
 		s.SetConflictLimit(cfg.conflicts)
 	}
+	s.SetDecisionLimit(cfg.decisions)
 	release := c.bound(s)
 	status := s.Solve()
 	release()

@@ -102,6 +102,8 @@ type Solver struct {
 
 	opts          Options
 	conflictLimit int64
+	decisionLimit int64 // per Solve call, 0: none
+	startDecision int64 // decisions when the running Solve began
 	deadline      time.Time
 	interrupted   atomic.Bool
 	stats         Stats
@@ -242,6 +244,11 @@ func (s *Solver) SetStaticOrder(order []Var) {
 
 // SetConflictLimit bounds the conflicts of each Solve call; 0 means no bound.
 func (s *Solver) SetConflictLimit(n int64) { s.conflictLimit = n }
+
+// SetDecisionLimit bounds the decisions of each Solve call; 0 means no bound. A search
+// can make thousands of decisions per conflict (each with its propagation), where a
+// conflict bound alone says little about the time it takes.
+func (s *Solver) SetDecisionLimit(n int64) { s.decisionLimit = n }
 
 // SetDeadline makes Solve return Unknown after t; the zero time means no deadline.
 func (s *Solver) SetDeadline(t time.Time) { s.deadline = t }
@@ -976,6 +983,9 @@ func (s *Solver) limitReached(startConflicts int64) bool {
 	if s.conflictLimit > 0 && s.stats.Conflicts-startConflicts >= s.conflictLimit {
 		return true
 	}
+	if s.decisionLimit > 0 && s.stats.Decisions-s.startDecision >= s.decisionLimit {
+		return true
+	}
 	return !s.deadline.IsZero() && time.Now().After(s.deadline)
 }
 
@@ -1056,6 +1066,7 @@ func (s *Solver) Solve(assumptions ...Lit) Status {
 	s.assumptions = append(s.assumptions[:0], assumptions...)
 	defer s.interrupted.Store(false)
 	start := s.stats.Conflicts
+	s.startDecision = s.stats.Decisions
 	status := Unknown
 	for status == Unknown {
 		var budget int64

@@ -455,3 +455,23 @@ func TestRecycleReusesStorage(t *testing.T) {
 	}
 	t.Logf("allocations: new %.0f, recycled %.0f", fresh, recycled)
 }
+
+// TestDecisionLimit: a Solve bounded by decisions stops with Unknown (checked every
+// 1,024 decisions) where it would otherwise go on deciding to a model.
+func TestDecisionLimit(t *testing.T) {
+	s := New()
+	for range 10000 {
+		s.NewVar()
+	}
+	for v := range 9999 {
+		s.AddClause(PosLit(Var(v)), PosLit(Var(v+1))) // satisfiable; every variable decided
+	}
+	s.SetDecisionLimit(10)
+	if st := s.Solve(); st != Unknown || s.Stats().Decisions >= 2048 {
+		t.Fatalf("with a limit of 10 decisions: %v after %d decisions", st, s.Stats().Decisions)
+	}
+	s.SetDecisionLimit(0)
+	if st := s.Solve(); st != Sat {
+		t.Fatalf("without a limit: %v", st)
+	}
+}
