@@ -416,17 +416,23 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference, si string) bool {
 	if allowedBlocks(pr.Win) > maxWitnessBlocks {
 		return false // narrowed too little (bounded work): building it would cost more than it may save
 	}
-	// Decided by a checker of its own: what it finds within these windows is no
-	// evidence about snapshot isolation, and must neither show nor hide any.
+	return c.witnessWithin(in, si, pr.Win, nil)
+}
+
+// witnessWithin decides si inside the windows win (not sound for si: only a solution
+// counts), bounded, with whole (when not nil) the transactions the hybrid witness keeps
+// whole. Decided by a checker of its own: what it finds within these windows is no
+// evidence about si, and must neither show nor hide any. Anomalies si allows (a write
+// skew's G2-item among known edges) do not count against the solution.
+func (c *checker) witnessWithin(in *encode.Inference, si string, win *encode.Windows, whole []bool) bool {
 	sub, ready := c.witnessChecker()
 	if !ready {
 		return false
 	}
+	sub.hybridWhole = whole
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
 	results := map[string]*ModelResult{}
-	// Anomalies snapshot isolation allows (a write skew's G2-item among known edges)
-	// do not count against the solution.
-	ok := sub.decide(in, []string{si}, pr.Win, si, results) && results[si] != nil && results[si].Valid == Valid &&
+	ok := sub.decide(in, []string{si}, win, si, results) && results[si] != nil && results[si].Valid == Valid &&
 		len(sub.forbiddenFound(si)) == 0
 	lift()
 	c.addWitnessStats(sub, ok)

@@ -261,18 +261,7 @@ func (c *checker) hybridNarrowedWitness(in *encode.Inference, si string) bool {
 	if c.budget.out() || allowedBlocks(pr.Win) > maxWitnessBlocks {
 		return false
 	}
-	sub, ready := c.witnessChecker()
-	if !ready {
-		return false
-	}
-	sub.hybridWhole = whole
-	lift := sub.budget.capConflicts(strictWitnessConflicts)
-	results := map[string]*ModelResult{}
-	ok := sub.decide(in, []string{si}, pr.Win, si, results) && results[si] != nil && results[si].Valid == Valid &&
-		len(sub.forbiddenFound(si)) == 0
-	lift()
-	c.addWitnessStats(sub, ok)
-	return ok
+	return c.witnessWithin(in, si, pr.Win, whole)
 }
 
 // splitCuts marks not whole the whole transactions at which the narrowing's cycle pc
