@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"doppel/encode"
+	"doppel/history"
 	"doppel/internal/brute"
 )
 
@@ -26,12 +27,7 @@ func TestHybridWitnessAgainstBruteForce(t *testing.T) {
 	models := []string{"snapshot-isolation", "strong-session-snapshot-isolation", "strong-snapshot-isolation"}
 	var tried, proved, split int
 	for seed := 0; seed < *seeds/2; seed++ {
-		rng := rand.New(rand.NewPCG(uint64(seed), 23))
-		st := brute.SnapshotLike
-		if seed%3 == 2 {
-			st = brute.Strategies[seed%len(brute.Strategies)]
-		}
-		h := brute.Random(rng, brute.Config{Strategy: st})
+		h, _ := snapshotMixHistory(seed, 23)
 		m := models[seed%len(models)]
 		probes = probes[:0]
 		if _, err := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true}}); err != nil {
@@ -77,12 +73,7 @@ func TestHybridNarrowedWitnessAgainstBruteForce(t *testing.T) {
 	models := []string{"snapshot-isolation", "strong-session-snapshot-isolation"}
 	var tried, proved, split, fromRefutation int
 	for seed := 0; seed < *seeds/2; seed++ {
-		rng := rand.New(rand.NewPCG(uint64(seed), 29))
-		st := brute.SnapshotLike
-		if seed%3 == 2 {
-			st = brute.Strategies[seed%len(brute.Strategies)]
-		}
-		h := brute.Random(rng, brute.Config{Strategy: st})
+		h, rng := snapshotMixHistory(seed, 29)
 		m := models[seed%len(models)]
 		in := encode.Infer(h)
 		if len(in.Findings) > 0 {
@@ -120,4 +111,16 @@ func TestHybridNarrowedWitnessAgainstBruteForce(t *testing.T) {
 		t.Fatalf("the witness is not exercised: %d tried (%d with a refutation's cuts), %d proved, %d of them not serializable", tried, fromRefutation, proved, split)
 	}
 	t.Logf("%d tried (%d with a refutation's cuts); the hybrid narrowed witness proved %d, %d of them not serializable", tried, fromRefutation, proved, split)
+}
+
+// snapshotMixHistory is the hybrid witness tests' random tiny history: snapshot-like
+// two times in three, another of the oracle's strategies the third; and the generator,
+// for the caller's further draws.
+func snapshotMixHistory(seed int, stream uint64) (*history.History, *rand.Rand) {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	st := brute.SnapshotLike
+	if seed%3 == 2 {
+		st = brute.Strategies[seed%len(brute.Strategies)]
+	}
+	return brute.Random(rng, brute.Config{Strategy: st}), rng
 }

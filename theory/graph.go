@@ -985,7 +985,6 @@ func (g *Graph) filterPendingBulk() bool {
 	defer func() { g.posScratch = col[:0] }()
 	tails := g.nodeScratch[:0]
 	kept := g.pending[:0]
-	asked := 0
 	for _, e := range g.pending {
 		if g.remaining[e] != 1 || g.enabled[e] {
 			continue
@@ -999,7 +998,6 @@ func (g *Graph) filterPendingBulk() bool {
 			col[u] = int32(len(tails))
 			tails = append(tails, u)
 		}
-		asked++
 	}
 	g.pending = kept
 	g.nodeScratch = tails[:0]
@@ -1011,7 +1009,7 @@ func (g *Graph) filterPendingBulk() bool {
 		edges += len(g.out[x])
 	}
 	words := (len(tails) + 63) / 64
-	if work := (g.nodes + edges) * words; work > bulkMaxWork || work > asked*64 {
+	if work := (g.nodes + edges) * words; work > bulkMaxWork || work > len(g.pending)*64 {
 		return false // the searches are cheaper (or the closure too big): keep them all
 	}
 	block := max(1, min(words, bulkMaxWords/g.nodes))
