@@ -255,7 +255,8 @@ func (c *checker) solveLazy(v *view, guess *[]bool, cfg solverConfig, stage stri
 			c.res.Warnings = append(c.res.Warnings, "internal error: a solution's unobserved writers could not be ordered; verdict withheld")
 			return sat.Unknown, false
 		}
-		*guess = vals
+		// The solution as phases, the new orientation variables false.
+		*guess = append(vals, make([]bool, int(c.p.NumVars+v.extraVars)-len(vals))...)
 		if left > 0 {
 			if left -= c.res.Stats.Conflicts - before; left <= 0 {
 				return sat.Unknown, false
