@@ -1,7 +1,9 @@
 package check
 
 import (
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,17 +11,31 @@ import (
 	"doppel/internal/brute"
 )
 
-// TestLazyOrientationVariables: 30 transactions append to a key nobody reads, so every
+// lazyAll, when set, orients every key's unobserved writers lazily (eagerUnobserved
+// 1: a key with one such writer has no pair), so that the brute-force differential
+// exercises the refinement on tiny histories.
+var lazyAll = flag.Bool("lazy-all", false, "orient the unobserved writers of every key lazily (eagerUnobserved = 1)")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if *lazyAll {
+		eagerUnobserved = 1
+	}
+	os.Exit(m.Run())
+}
+
+// TestLazyOrientationVariables: 80 transactions append to a key nobody reads, so every
 // two of them may both be unobserved and snapshot isolation orders them. Ordering
-// every pair took 435 orientation variables; the lazy orientation (check/view.go)
-// starts with none and needs none here: a topological order of the solver's solution
-// already keeps them apart. Fails with orientUnobserved's every-pair views.
+// every pair took 3,160 orientation variables; the lazy orientation (check/view.go)
+// starts with none on a key of more than eagerUnobserved such writers and needs none
+// here: a topological order of the solver's solution already keeps them apart. Fails
+// with orientUnobserved's every-pair views.
 func TestLazyOrientationVariables(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("{:type :invoke, :f :txn, :value [[:append :y 1]], :process 99, :index 0}\n")
 	b.WriteString("{:type :ok, :f :txn, :value [[:append :y 1]], :process 99, :index 1}\n")
 	idx := 2
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 80; i++ {
 		fmt.Fprintf(&b, "{:type :invoke, :f :txn, :value [[:append :x %d] [:r :y nil]], :process %d, :index %d}\n", i, i, idx)
 		fmt.Fprintf(&b, "{:type :ok, :f :txn, :value [[:append :x %d] [:r :y [1]]], :process %d, :index %d}\n", i, i, idx+1)
 		idx += 2
@@ -49,7 +65,7 @@ func TestLazyOrientationVariables(t *testing.T) {
 		t.Fatal("no split view reached the solver")
 	}
 	if most > 0 {
-		t.Errorf("a view handed to the solver had %d orientation variables, want 0 (every pair: 435)", most)
+		t.Errorf("a view handed to the solver had %d orientation variables, want 0 (every pair: 3160)", most)
 	}
 }
 
@@ -58,6 +74,8 @@ func TestLazyOrientationVariables(t *testing.T) {
 // unobserved writers their variables: every verdict must be the brute force's, and the
 // refinement must be exercised.
 func TestLazyOrientationAgainstBruteForce(t *testing.T) {
+	defer func(n int) { eagerUnobserved = n }(eagerUnobserved)
+	eagerUnobserved = 1
 	models := []string{"snapshot-isolation", "strong-session-snapshot-isolation", "strong-snapshot-isolation"}
 	refinedRuns, decided := 0, 0
 	for seed := 0; seed < *seeds; seed++ {
