@@ -35,6 +35,12 @@ type checker struct {
 	edges []encode.Edge
 	// siGuards holds the guards of edges only snapshot isolation has.
 	siGuards []encode.Lit
+	// pairs are the pairs of possibly-unobserved writers that lazily oriented views
+	// order with a variable (check/view.go, orientLazy), found by refinement for the
+	// problem pairsOf; pairSet holds the same.
+	pairs   []unobsPair
+	pairSet map[unobsPair]bool
+	pairsOf *encode.Problem
 	// varRefs locates what each variable of varRefsView's problem means, for
 	// explanations (indexVars).
 	varRefs     []varRef

@@ -466,6 +466,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.TilingProps += sub.res.Stats.TilingProps
 	st.CountProps += sub.res.Stats.CountProps
 	st.Learned += sub.res.Stats.Learned
+	st.OrientedPairs += sub.res.Stats.OrientedPairs
 	if found {
 		st.Witnessed++
 	}

@@ -324,6 +324,9 @@ type Stats struct {
 	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
 	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
 	Learned      int64 `json:"learned_clauses"`
+	// Pairs of unobserved writers of a key given an orientation variable by the lazy
+	// orientation's refinement (check/view.go), all searches together.
+	OrientedPairs int64 `json:"oriented_pairs,omitempty"`
 	// Time per phase in seconds.
 	ParseSeconds   float64 `json:"parse_seconds"`
 	InferSeconds   float64 `json:"infer_seconds"`

@@ -71,10 +71,7 @@ func (c *checker) hybridView(m string, merged []bool) *view {
 		g := newGraph(v.nodes, v.edges, known)
 		comps := g.sccs(func(int32) bool { return true }, known)
 		if len(comps) == 0 {
-			if !c.orientUnobserved(v, func(t int32) int32 { return v.commitNode(2 * t) }, func(t int32) int32 { return 2 * t }) {
-				return nil
-			}
-			v.oriented = true
+			c.orientLazy(v)
 			return v
 		}
 		if round == hybridKnownRounds {
@@ -131,6 +128,9 @@ func (c *checker) hybridWitness(m string) bool {
 		}
 		spent := int64(0)
 		for round := 0; round < hybridRounds && spent < stage.conflicts; round++ {
+			if c.budget.out() {
+				return false
+			}
 			v := c.hybridView(m, merged)
 			if v == nil {
 				return false
@@ -151,7 +151,19 @@ func (c *checker) hybridWitness(m string) bool {
 			c.onCycle = nil
 			spent += c.res.Stats.Conflicts - before
 			if status == sat.Sat && c.spare != nil {
-				return c.verifyHybrid(m, v, solverModel(c.spare))
+				vals := solverModel(c.spare)
+				switch c.refineUnobserved(v, vals) {
+				case ordered:
+					return c.verifyHybrid(m, v, vals)
+				case refined:
+					// The next view has the pairs that overlapped oriented; the
+					// merged transactions stay, and the round does not count (the
+					// pairs only grow: this ends).
+					clear(cut)
+					round--
+					continue
+				}
+				return false
 			}
 			if !found {
 				break
@@ -170,7 +182,11 @@ func (c *checker) hybridWitness(m string) bool {
 // hybrid view v with verifySI: the witness counts only if that accepts it.
 func (c *checker) verifyHybrid(m string, v *view, vals []bool) bool {
 	spec := models[m]
-	if err := verifySIStop(c.h, c.p.In, c.hybridEvents(v, vals), spec.process, spec.realtime, c.budget.stop); err != nil {
+	events := c.hybridEvents(v, vals)
+	if events == nil {
+		return false
+	}
+	if err := verifySIStop(c.h, c.p.In, events, spec.process, spec.realtime, c.budget.stop); err != nil {
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}
@@ -181,11 +197,15 @@ func (c *checker) verifyHybrid(m string, v *view, vals []bool) bool {
 
 // hybridEvents returns the start and commit events of the committed transactions in a
 // topological order of the hybrid view's edges that hold under vals (acyclic: verified
-// by solveWith or witness); a whole transaction starts and commits at once.
+// by solveWith or witness) in which each key's unobserved writers follow one another
+// (unobservedOrder; nil when it finds none); a whole transaction starts and commits at
+// once.
 func (c *checker) hybridEvents(v *view, vals []bool) []siEvent {
 	p := c.p
-	holds := c.holdsUnder(vals)
-	pos := newGraph(v.nodes, v.edges, holds).topoPositions(holds)
+	pos, _ := c.unobservedOrder(v, vals, c.holdsUnder(vals))
+	if pos == nil {
+		return nil
+	}
 	order := make([]int32, v.nodes)
 	for x, at := range pos {
 		order[at] = int32(x)

@@ -201,18 +201,12 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	c.runBeforeSerialSearch()
 	status := sat.Unknown
 	for i, cfg := range configs {
-		n, ok := c.budget.limit(cfg.conflicts)
-		if !ok {
-			break
-		}
-		cfg.conflicts = n
 		stage := "deciding " + m + ": solver"
 		if len(configs) > 1 {
 			stage += fmt.Sprintf(" stage %d of %d", i+1, len(configs))
 		}
-		c.progress(stage)
 		var done bool
-		status, done = c.solveWith(v, guess, cfg)
+		status, done = c.solveLazy(v, &guess, cfg, stage)
 		if done {
 			return Invalid, ""
 		}
@@ -232,6 +226,47 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		return Unknown, m + ": the solver stopped without a verdict"
 	}
 	return Unknown, c.budget.message(m)
+}
+
+// solveLazy runs one configuration of the portfolio on v; on a lazily oriented view
+// (check/view.go), again after each solution whose unobserved writers overlapped, with
+// their pairs oriented and the solution as phases (*guess), within the configuration's
+// conflicts in all. Sat only for a solution whose unobserved writers are ordered.
+func (c *checker) solveLazy(v *view, guess *[]bool, cfg solverConfig, stage string) (sat.Status, bool) {
+	left := cfg.conflicts
+	for {
+		n, ok := c.budget.limit(left)
+		if !ok {
+			return sat.Unknown, false
+		}
+		run := cfg
+		run.conflicts = n
+		c.progress(stage)
+		before := c.res.Stats.Conflicts
+		status, done := c.solveWith(v, *guess, run)
+		if done || status != sat.Sat || !v.lazy || c.spare == nil {
+			return status, done
+		}
+		vals := solverModel(c.spare)
+		switch c.refineUnobserved(v, vals) {
+		case ordered:
+			return sat.Sat, false
+		case stuck:
+			c.res.Warnings = append(c.res.Warnings, "internal error: a solution's unobserved writers could not be ordered; verdict withheld")
+			return sat.Unknown, false
+		}
+		// The solution as phases, the new orientation variables false.
+		*guess = append(vals, make([]bool, int(c.p.NumVars+v.extraVars)-len(vals))...)
+		if left > 0 {
+			if left -= c.res.Stats.Conflicts - before; left <= 0 {
+				return sat.Unknown, false
+			}
+		}
+		if c.budget.out() {
+			return sat.Unknown, false
+		}
+		stage = strings.TrimSuffix(stage, ", unobserved writers ordered") + ", unobserved writers ordered"
+	}
 }
 
 // serializableWitness looks for a serializable solution, which is also a snapshot
@@ -752,7 +787,7 @@ func (c *checker) exportAll(names []string) {
 		c.progress("exporting the " + m + " instance")
 		v := c.serialView(m)
 		if models[m].snapshot {
-			v = c.siView(m, true) // the solver's view: with the orientations of unobserved writers
+			v = c.siViewFull(m) // the exact instance: every pair of unobserved writers oriented
 		}
 		var s *sat.Solver
 		if v != nil {

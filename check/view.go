@@ -1,6 +1,9 @@
 package check
 
 import (
+	"cmp"
+	"slices"
+
 	"doppel/encode"
 )
 
@@ -18,6 +21,9 @@ type view struct {
 	// variables, numbered from the problem's NumVars on, and extra clauses.
 	extraVars int32
 	oriented  bool // snapshot isolation's orientation edges are present
+	// lazy: the orientation edges are those of the pairs refinement found needed
+	// (orientLazy), not all: a solution counts once refineUnobserved accepts it.
+	lazy bool
 	// merged, when set, marks the transactions whose start and commit are one node
 	// (2t; node 2t+1 has no edge): the hybrid view of check/sihybrid.go.
 	merged []bool
@@ -126,7 +132,25 @@ func (c *checker) siViewMerged(m string, orient bool, merged []bool) *view {
 	hubW := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) }
 	hubR := func(h int32) int32 { return 2*n + 2*(h-p.HubBase) + 1 }
 	v := &view{nodes: int(2*n + 2*hubs), hubFrom: 2 * n, split: true, oriented: orient, merged: merged}
-	v.edges = make([]encode.Edge, 0, int(n)+len(p.Edges)+len(p.Edges)/8)
+	// The exact size, counted first: growing a copy of millions of edges cost more
+	// (memmove) than the count.
+	size := int(n) + len(p.Edges)
+	for i := range p.Edges {
+		e := &p.Edges[i]
+		if fromHub := p.IsHub(e.From); fromHub && (p.IsHub(e.To) && e.Chain || !p.IsHub(e.To) && e.Kind == encode.Hub) {
+			size++
+		}
+	}
+	spec := models[m]
+	orders := c.edges[c.nData:c.nData]
+	switch {
+	case spec.realtime:
+		orders = c.edges[c.nData:]
+	case spec.process:
+		orders = c.edges[c.nData:c.nDataProcess]
+	}
+	size += len(orders)
+	v.edges = make([]encode.Edge, 0, size)
 	add := func(e encode.Edge, from, to int32) {
 		e.From, e.To = from, to
 		v.edges = append(v.edges, e)
@@ -166,14 +190,6 @@ func (c *checker) siViewMerged(m string, orient bool, merged []bool) *view {
 	}
 	// The model's process and real-time edges: the commit of the earlier before the
 	// start of the later.
-	spec := models[m]
-	orders := c.edges[c.nData:c.nData]
-	switch {
-	case spec.realtime:
-		orders = c.edges[c.nData:]
-	case spec.process:
-		orders = c.edges[c.nData:c.nDataProcess]
-	}
 	for _, e := range orders {
 		add(e, commit(e.From), start(e.To))
 	}
@@ -181,17 +197,29 @@ func (c *checker) siViewMerged(m string, orient bool, merged []bool) *view {
 		return v
 	}
 	// First-committer-wins orders every two writers of a key, so writers left
-	// unobserved are ordered too: a chosen orientation per pair.
-	if !c.orientUnobserved(v, commit, start) {
+	// unobserved are ordered too: a chosen orientation per pair, lazily.
+	c.orientLazy(v)
+	return v
+}
+
+// siViewFull is snapshot isolation's split graph with an orientation variable for
+// every pair of possibly-unobserved writers of a key: the exact instance, for
+// --export; nil when the limits ran out.
+func (c *checker) siViewFull(m string) *view {
+	v := c.siView(m, false)
+	if v == nil || !c.orientUnobserved(v, v.commitOf, v.startOf) {
 		return nil
 	}
+	v.oriented = true
 	return v
 }
 
 // orientUnobserved adds to v, per key, an orientation variable for each pair of
 // writers that may both be unobserved (the key's hub leaves their order open) and a
 // ww edge each way, from(earlier) → to(later), guarded by both being unobserved and by
-// the orientation. c.siGuards is reset. It reports false when the budget ran out.
+// the orientation: every pair (quadratic), the exact instance --export writes. The
+// solver's views orient lazily instead (orientLazy). c.siGuards is reset. It reports
+// false when the budget ran out.
 func (c *checker) orientUnobserved(v *view, from, to func(int32) int32) bool {
 	p := c.p
 	c.siGuards = c.siGuards[:0]
@@ -202,21 +230,269 @@ func (c *checker) orientUnobserved(v *view, from, to func(int32) int32) bool {
 		}
 		for i := 0; i < len(us); i++ {
 			for j := i + 1; j < len(us); j++ {
-				ti, tj := p.In.Writers[us[i]].Txn, p.In.Writers[us[j]].Txn
-				if v.merged != nil && v.merged[ti] && v.merged[tj] {
-					// Both whole: any topological order puts one entirely before the
-					// other, which is the orientation.
-					continue
-				}
-				o := p.NumVars + v.extraVars
-				v.extraVars++
-				both := append(append([]encode.Lit{}, p.UnobservedGuard(int32(k), us[i])...), p.UnobservedGuard(int32(k), us[j])...)
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(ti), to(tj), append(both, encode.Pos(o)))
-				c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: int32(k), Read: -1, Pos: -1}, from(tj), to(ti), append(both, encode.Neg(o)))
+				c.orientPair(v, unobsPair{int32(k), us[i], us[j]}, from, to)
 			}
 		}
 	}
 	return true
+}
+
+// unobsPair is two writers of key k (writer ids, a < b in Plans[k].Unobserved's order)
+// that may both be unobserved.
+type unobsPair struct{ k, a, b int32 }
+
+// orientPair adds the orientation variable of pair q and its two guarded ww edges,
+// unless both writers' transactions are whole (then any topological order puts one
+// entirely before the other, which is the orientation).
+func (c *checker) orientPair(v *view, q unobsPair, from, to func(int32) int32) {
+	p := c.p
+	ti, tj := p.In.Writers[q.a].Txn, p.In.Writers[q.b].Txn
+	if v.merged != nil && v.merged[ti] && v.merged[tj] {
+		return
+	}
+	o := p.NumVars + v.extraVars
+	v.extraVars++
+	both := append(append([]encode.Lit{}, p.UnobservedGuard(q.k, q.a)...), p.UnobservedGuard(q.k, q.b)...)
+	c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: q.k, Read: -1, Pos: -1}, from(ti), to(tj), append(both, encode.Pos(o)))
+	c.addGuarded(v, encode.Edge{Kind: encode.WW, Key: q.k, Read: -1, Pos: -1}, from(tj), to(ti), append(both, encode.Neg(o)))
+}
+
+// The lazy orientation of unobserved writers. Ordering every two writers of a key that
+// may both be unobserved takes a variable per pair: on long lists of two values
+// (~500 such writers per key) that is over a million variables for 2,000 transactions.
+// A view oriented lazily starts with the pairs of c.pairs only (none at first): a
+// relaxation, so an UNSAT answer on it is one for the whole problem. A solution of it
+// counts only once unobservedOrder finds a topological order of its graph in which each
+// key's unobserved writers follow one another (the commit of one before the start of
+// the next: first-committer-wins), which orients every pair; otherwise the pairs that
+// overlapped get their variables (refineUnobserved) and the search runs again. A pair
+// never overlaps once it has its variable, so the pairs grow at each round and the loop
+// ends.
+
+// startOf and commitOf are transaction t's start and commit nodes in v (the same node
+// when v is not split or t is whole).
+func (v *view) startOf(t int32) int32 {
+	if v.split {
+		return 2 * t
+	}
+	return t
+}
+
+func (v *view) commitOf(t int32) int32 {
+	if v.split {
+		return v.commitNode(2 * t)
+	}
+	return t
+}
+
+// eagerUnobserved is the most possibly-unobserved writers a key may have for all its
+// pairs to be oriented at once, as before the lazy orientation: at most 32 pairs per
+// writer, so linear. On hot keys of few such writers the orientation edges help the
+// search (the acyclicity theory's propagation, and the hybrid witness's splits, which
+// follow the cycles it meets): a hot 200-transaction write skew the hybrid witness
+// proved in 8,167 conflicts took 12,736 without them, and the refinement then cost the
+// rest of its bound.
+var eagerUnobserved = 64 // a variable for tests
+
+// orientLazy makes v oriented lazily: every pair of the keys with at most
+// eagerUnobserved possibly-unobserved writers, and on the others the pairs
+// refinement found so far for the current problem. c.siGuards is reset.
+func (c *checker) orientLazy(v *view) {
+	if c.pairsOf != c.p {
+		c.pairs, c.pairSet, c.pairsOf = nil, map[unobsPair]bool{}, c.p
+	}
+	c.siGuards = c.siGuards[:0]
+	v.oriented, v.lazy = true, true
+	for k := range c.p.Plans {
+		if us := c.p.Plans[k].Unobserved; len(us) <= eagerUnobserved {
+			for i := 0; i < len(us); i++ {
+				for j := i + 1; j < len(us); j++ {
+					c.orientPair(v, unobsPair{int32(k), us[i], us[j]}, v.commitOf, v.startOf)
+				}
+			}
+		}
+	}
+	for _, q := range c.pairs {
+		c.orientPair(v, q, v.commitOf, v.startOf)
+	}
+}
+
+// refinement is what refineUnobserved found.
+type refinement uint8
+
+const (
+	ordered refinement = iota // the solution's unobserved writers can be ordered
+	refined                   // they overlapped: their pairs now have variables
+	stuck                     // neither (cannot happen on an acyclic solution)
+)
+
+// refineUnobserved checks a solution vals of the lazily oriented view v: ordered when
+// its unobserved writers can be ordered (unobservedOrder). Otherwise it gives the pairs
+// that overlapped their variables, in v and for the views built later (refined).
+func (c *checker) refineUnobserved(v *view, vals []bool) refinement {
+	pos, over := c.unobservedOrder(v, vals, c.holdsUnder(vals))
+	switch {
+	case pos != nil:
+		return ordered
+	case len(over) == 0:
+		return stuck
+	}
+	for _, q := range over {
+		c.pairs = append(c.pairs, q)
+		c.pairSet[q] = true
+		c.orientPair(v, q, v.commitOf, v.startOf)
+	}
+	c.res.Stats.OrientedPairs += int64(len(over))
+	return refined
+}
+
+// unobservedOrder returns the positions of a topological order of v's edges where
+// holds (acyclic) in which the writers of each key that are unobserved under vals
+// follow one another: the commit of each before the start of the next. nil and the
+// pairs (without a variable yet) that overlapped in the order found, when it found
+// none; nil and no pair when holds is cyclic. The order is Kahn's, taking every ready
+// node before the start of a split unobserved writer, and of those one whose keys have
+// no unobserved writer started and not committed, when there is one: intervals kept
+// short and apart. A heuristic: when it fails, the overlapping pairs are oriented by
+// the solver.
+func (c *checker) unobservedOrder(v *view, vals []bool, holds func(e *encode.Edge) bool) ([]int32, []unobsPair) {
+	p, in := c.p, c.p.In
+	type uw struct{ k, w int32 }
+	var unobs []uw
+	txnKeys := map[int32][]int32{} // split transactions unobserved on some key: those keys
+	isUnobs := func(k, w int32) bool {
+		for _, l := range p.UnobservedGuard(k, w) {
+			if vals[l>>1] == (l&1 == 1) {
+				return false
+			}
+		}
+		return true
+	}
+	for k := range p.Plans {
+		us := p.Plans[k].Unobserved
+		if len(us) < 2 {
+			continue
+		}
+		for _, w := range us {
+			if isUnobs(int32(k), w) {
+				unobs = append(unobs, uw{int32(k), w})
+				if t := in.Writers[w].Txn; v.startOf(t) != v.commitOf(t) {
+					txnKeys[t] = append(txnKeys[t], int32(k))
+				}
+			}
+		}
+	}
+	g := newGraph(v.nodes, v.edges, holds)
+	indeg := make([]int32, g.n)
+	for _, id := range g.ids {
+		indeg[g.edges[id].To]++
+	}
+	delayed := func(x int32) bool {
+		if !v.split || v.isHub(x) || x&1 == 1 {
+			return false
+		}
+		_, ok := txnKeys[x/2]
+		return ok
+	}
+	open := map[int32]int32{} // key -> its unobserved writers started, not committed
+	var ready, waiting []int32
+	push := func(x int32) {
+		if delayed(x) {
+			waiting = append(waiting, x)
+		} else {
+			ready = append(ready, x)
+		}
+	}
+	for x := int32(0); x < int32(g.n); x++ {
+		if indeg[x] == 0 {
+			push(x)
+		}
+	}
+	pos := make([]int32, g.n)
+	at := int32(0)
+	for len(ready) > 0 || len(waiting) > 0 {
+		var x int32
+		if len(ready) > 0 {
+			x, ready = ready[len(ready)-1], ready[:len(ready)-1]
+		} else {
+			pick := 0
+		scan:
+			for i, y := range waiting {
+				for _, k := range txnKeys[y/2] {
+					if open[k] > 0 {
+						continue scan
+					}
+				}
+				pick = i
+				break
+			}
+			x = waiting[pick]
+			waiting[pick] = waiting[len(waiting)-1]
+			waiting = waiting[:len(waiting)-1]
+			for _, k := range txnKeys[x/2] {
+				open[k]++
+			}
+		}
+		if v.split && !v.isHub(x) && x&1 == 1 {
+			for _, k := range txnKeys[x/2] {
+				open[k]--
+			}
+		}
+		pos[x] = at
+		at++
+		for _, id := range g.ids[g.start[x]:g.start[x+1]] {
+			y := g.edges[id].To
+			if indeg[y]--; indeg[y] == 0 {
+				push(y)
+			}
+		}
+	}
+	if int(at) != g.n {
+		return nil, nil
+	}
+	// Per key, its unobserved writers by start: each must commit before the next starts.
+	// (A pair with a variable cannot overlap: one of its edges holds. Failing without
+	// a new pair would be a bug: reported as no order and no pair.)
+	var over []unobsPair
+	failed := false
+	for i := 0; i < len(unobs); {
+		j := i
+		for j < len(unobs) && unobs[j].k == unobs[i].k {
+			j++
+		}
+		ws := unobs[i:j]
+		slices.SortFunc(ws, func(a, b uw) int {
+			return cmp.Compare(pos[v.startOf(in.Writers[a.w].Txn)], pos[v.startOf(in.Writers[b.w].Txn)])
+		})
+		for a := range ws {
+			end := pos[v.commitOf(in.Writers[ws[a].w].Txn)]
+			for b := a + 1; b < len(ws) && pos[v.startOf(in.Writers[ws[b].w].Txn)] < end; b++ {
+				failed = true
+				if q := c.pairOf(ws[a].k, ws[a].w, ws[b].w); !c.pairSet[q] {
+					over = append(over, q)
+				}
+			}
+		}
+		i = j
+	}
+	if failed {
+		return nil, over
+	}
+	return pos, nil
+}
+
+// pairOf returns the pair of writers x and y of key k in c.pairs's form: the one first
+// in Plans[k].Unobserved as a.
+func (c *checker) pairOf(k, x, y int32) unobsPair {
+	for _, w := range c.p.Plans[k].Unobserved {
+		if w == x {
+			return unobsPair{k, x, y}
+		}
+		if w == y {
+			return unobsPair{k, y, x}
+		}
+	}
+	return unobsPair{k, x, y}
 }
 
 // addGuarded adds an edge whose guard is not in the problem's guard table: it goes to

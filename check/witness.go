@@ -102,12 +102,20 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 	if len(g.sccs(func(int32) bool { return true }, base)) > 0 {
 		return vals, false
 	}
-	if v.extraVars == 0 {
+	if v.extraVars == 0 && !v.lazy {
 		return vals, true
 	}
 	// Snapshot isolation: orient each pair of unobserved writers by the order of their
-	// commits in a topological order of the rest, then check again.
-	pos := g.topoPositions(base)
+	// commits in a topological order of the rest (one where each key's unobserved
+	// writers follow one another, for a lazily oriented view), then check again.
+	var pos []int32
+	if v.lazy {
+		if pos, _ = c.unobservedOrder(v, vals, base); pos == nil {
+			return vals, false
+		}
+	} else {
+		pos = g.topoPositions(base)
+	}
 	for i := range v.edges {
 		e := &v.edges[i]
 		if !isOrientation(e) {
@@ -120,7 +128,14 @@ func (c *checker) witness(v *view) ([]bool, bool) {
 		}
 	}
 	g = newGraph(v.nodes, v.edges, holds)
-	return vals, len(g.sccs(func(int32) bool { return true }, holds)) == 0
+	return vals, len(g.sccs(func(int32) bool { return true }, holds)) == 0 && (!v.lazy || c.orderedUnder(v, vals))
+}
+
+// orderedUnder reports whether the solution vals of the lazily oriented view v orders
+// its unobserved writers (refineUnobserved without refining).
+func (c *checker) orderedUnder(v *view, vals []bool) bool {
+	pos, _ := c.unobservedOrder(v, vals, c.holdsUnder(vals))
+	return pos != nil
 }
 
 // topoPositions returns each node's position in a topological order of the edges

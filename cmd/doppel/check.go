@@ -365,6 +365,9 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed, s.Replayed)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
+		if s.OrientedPairs > 0 {
+			fmt.Fprintf(w, "unobserved writers: %d pairs oriented by refinement\n", s.OrientedPairs)
+		}
 		fmt.Fprintf(w, "time: parse %.3fs, infer %.3fs, prune %.3fs, solve %.3fs, explain %.3fs\n",
 			s.ParseSeconds, s.InferSeconds, s.PruneSeconds, s.SolveSeconds, s.ExplainSeconds)
 	}
