@@ -133,6 +133,10 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	if c.strictFound {
 		return Valid, "", true
 	}
+	if len(c.serialRefuted) > 0 {
+		// A serializable-family model is violated, so strict serializability is too.
+		c.strictNarrowTried = false
+	}
 	if !c.strictNarrowTried || c.opts.Solver.NoWitness || !c.defaultSolver() {
 		v, msg = c.decideNarrowed(in, m)
 		return v, msg, false
