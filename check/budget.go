@@ -20,6 +20,9 @@ type budget struct {
 	// capEnd, when positive, is the conflict count at which the current bounded attempt
 	// (not the user's limits) stops: see capConflicts.
 	capEnd int64
+	// capUntil, when set, is the time at which the current bounded attempt's solver
+	// runs stop (a cap by the clock: see capTime).
+	capUntil time.Time
 
 	mem *memWatch // Options.MaxMemory; nil: none
 
@@ -90,6 +93,9 @@ func (b *budget) limit(own int64) (n int64, ok bool) {
 	if b.out() {
 		return 0, false
 	}
+	if !b.capUntil.IsZero() && !time.Now().Before(b.capUntil) {
+		return 0, false // a time cap of the checker's own: reaching it spends nothing
+	}
 	if b.capEnd > 0 {
 		// A cap of the checker's own (a bounded attempt): reaching it spends nothing.
 		capLeft := b.capEnd - *b.conflicts
@@ -125,6 +131,29 @@ func (b *budget) message(m string) string {
 	}
 	return fmt.Sprintf("%s: the %s was reached while %s, after %d conflicts (all solver stages) and %.2fs",
 		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
+}
+
+// capTime bounds the solver runs that follow to end within d, as capConflicts does by
+// conflicts; the returned function lifts the cap.
+func (b *budget) capTime(d time.Duration) (lift func()) {
+	prev := b.capUntil
+	b.capUntil = time.Now().Add(d)
+	if !prev.IsZero() && prev.Before(b.capUntil) {
+		b.capUntil = prev
+	}
+	return func() { b.capUntil = prev }
+}
+
+// solverDeadline is when a solver run must stop: the time limit or the time cap,
+// whichever comes first (zero: neither).
+func (b *budget) solverDeadline() time.Time {
+	switch {
+	case b.capUntil.IsZero():
+		return b.deadline
+	case b.deadline.IsZero() || b.capUntil.Before(b.deadline):
+		return b.capUntil
+	}
+	return b.deadline
 }
 
 // capConflicts bounds the solver runs that follow to n more conflicts in all, without

@@ -59,6 +59,19 @@ type checker struct {
 	// as a witness), so no search for a strict solution is made for weaker models. A
 	// fact of the history: kept across problems.
 	strictRefuted bool
+	// strictNarrowTried: strict serializability's narrowed problem was searched for a
+	// witness (bounded) without a verdict. Its solutions are all the strict ones, so
+	// the weaker models' searches look for none on their own, wider problems.
+	strictNarrowTried bool
+	strictFound       bool // decideAlternating found a strict-serializable solution
+	// narrowings keeps each model's narrowing (prune.Run on the one inference it was
+	// run on), for the rounds of decideAlternating: narrowing is deterministic.
+	narrowings map[narrowingKey]*prune.Result
+	// stagesDone, set during decideAlternating's rounds, counts per model the leading
+	// bounded solver stages (and strictWitness's, under strictWitnessStages) that ended at
+	// their own bound without a verdict: a later round rebuilds the same problem, where
+	// they would end the same, so it skips them.
+	stagesDone map[string]int
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
 	onCycle func(cycle []int32)
 	// naming: the problem is decided again only to name a violation the narrowing
@@ -169,7 +182,7 @@ func (c *checker) run(names []string) Result {
 	if in == nil || c.budget.out() {
 		return c.cutShort(in, names)
 	}
-	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness {
+	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness && !skipReplays {
 		// Most histories are valid: a serial replay proves it without building the
 		// problem. (Findings are anomalies every model forbids: nothing to prove then.)
 		c.progress("replaying serially")

@@ -97,11 +97,12 @@ func setTheory(s *sat.Solver, g *theory.Graph) {
 // returned function when done with s.
 func (c *checker) bound(s *sat.Solver) (release func()) {
 	removeHook := c.budget.mem.onExceed(s.Interrupt)
-	if c.budget.deadline.IsZero() {
+	deadline := c.budget.solverDeadline()
+	if deadline.IsZero() {
 		return removeHook
 	}
-	s.SetDeadline(c.budget.deadline)
-	t := time.AfterFunc(time.Until(c.budget.deadline), s.Interrupt)
+	s.SetDeadline(deadline)
+	t := time.AfterFunc(time.Until(deadline), s.Interrupt)
 	return func() { t.Stop(); removeHook() }
 }
 
@@ -141,7 +142,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 			return Valid, ""
 		}
 	}
-	if !v.split && !models[m].perRead && !c.opts.Solver.NoWitness && c.defaultSolver() {
+	if !v.split && !models[m].perRead && !c.opts.Solver.NoWitness && c.defaultSolver() && (m == strictModel || !c.strictNarrowTried) {
 		c.progress("deciding " + m + ": looking for a strict-serializable solution")
 		if c.strictWitness() {
 			c.res.Stats.Witnessed++
@@ -201,6 +202,10 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	c.runBeforeSerialSearch()
 	status := sat.Unknown
 	for i, cfg := range configs {
+		if i < c.stagesDone[m] {
+			continue // ended at its own bound in an earlier round (decideAlternating)
+		}
+		before := c.res.Stats
 		stage := "deciding " + m + ": solver"
 		if len(configs) > 1 {
 			stage += fmt.Sprintf(" stage %d of %d", i+1, len(configs))
@@ -209,6 +214,9 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		status, done = c.solveLazy(v, &guess, cfg, stage)
 		if done {
 			return Invalid, ""
+		}
+		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[m] == i && c.endedOwnBound(before, cfg.conflicts, cfg.conflicts, cfg.decisions) {
+			c.stagesDone[m] = i + 1
 		}
 		if status != sat.Unknown || c.budget.out() {
 			break
@@ -330,17 +338,42 @@ func (c *checker) strictWitness() bool {
 		if i > 0 {
 			c.runBeforeSerialSearch()
 		}
+		if i < c.stagesDone[strictWitnessStages] {
+			continue // ended at its own bound in an earlier round (decideAlternating)
+		}
+		own := cfg.conflicts
 		n, ok := c.budget.limit(cfg.conflicts)
 		if !ok {
 			return false
 		}
 		cfg.conflicts = n
-		if status, _ := c.solveWith(sv, guess, cfg); status == sat.Sat {
+		before := c.res.Stats
+		status, _ := c.solveWith(sv, guess, cfg)
+		if status == sat.Sat {
 			c.strictSat = true
 			return true
 		}
+		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[strictWitnessStages] == i && c.endedOwnBound(before, own, n, 0) {
+			c.stagesDone[strictWitnessStages] = i + 1
+		}
 	}
 	return false
+}
+
+// strictWitnessStages keys strictWitness's stages in stagesDone.
+const strictWitnessStages = "strict witness"
+
+// endedOwnBound reports whether a solver stage that returned unknown, run with the
+// counters before and conflict bound n (its own bound own, 0: none; decisions, 0:
+// none), stopped at its own bound rather than at a limit or a cap.
+func (c *checker) endedOwnBound(before Stats, own, n, decisions int64) bool {
+	if c.budget.out() {
+		return false
+	}
+	if decisions > 0 && c.res.Stats.Decisions-before.Decisions >= decisions {
+		return true
+	}
+	return own > 0 && n == own && c.res.Stats.Conflicts-before.Conflicts >= own
 }
 
 // strictWitnessConflicts bounds strictWitness's search.
