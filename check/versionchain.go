@@ -49,7 +49,8 @@ func stripMerged(h *history.History, in *encode.Inference) *history.History {
 // trace itself. Chains are tried one merged block at a time, each kept when its edges
 // are acyclic (those of the merged blocks not placed yet left out); a topological
 // order of the final attribution is returned, for verifyPerReadLists to accept, or
-// nil. stop ends the search.
+// nil. Where no chain places a merged block, earlierMove tries moving a displaced
+// transaction without reads earlier on all its keys. stop ends the search.
 func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merged []int32, stop func() bool) []int32 {
 	nk := len(in.Keys)
 	// seq[k]: key k's blocks in list order (writer ids); the trace's are those whose
@@ -140,6 +141,23 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 			found = g.acyclic(seq, placed)
 		}
 		if !found {
+			// m takes the place of a block whose transaction has no reads: that
+			// transaction moves earlier on all its keys at once.
+			seq[k] = cur
+			checks = 0
+			try := func() bool {
+				if checks, budget = checks+1, budget-1; checks > maxChainChecks || budget < 0 || stop != nil && stop() {
+					return false
+				}
+				return g.acyclic(seq, placed)
+			}
+			for j := range same {
+				if found = earlierMove(g, seq, placed, m, same, j, try); found || checks > maxChainChecks || budget < 0 {
+					break
+				}
+			}
+		}
+		if !found {
 			placed[m] = false
 		}
 		if !found {
@@ -148,6 +166,152 @@ func mergedChains(h *history.History, in *encode.Inference, order2 []int32, merg
 	}
 	return g.order(seq, placed)
 }
+
+// earlierMove tries m (on key k, whose blocks of m's values inside the trace are
+// seq[k][same[...]], m left out) at the place of same[j], when the block there belongs
+// to a transaction T without reads: T has no wr edge into it, so it may move earlier on
+// every key it appends to at once, each key closed by a forward chain of equal values:
+// T's block goes to an earlier place of its values, the block there moves on to a later
+// one (at most earlierDepth times), and so on, until one fills T's old place (on k,
+// where m took it, one goes past the trace). Moving on one key alone is usually cyclic,
+// so T's blocks on the keys not moved yet give no edges (g.mute) while the earlier
+// keys' moves are checked; a block still moving gives none either (on k it is left out,
+// elsewhere it waits muted in T's old place). try checks an attribution (false also
+// once the budget is spent). On success seq holds the move; otherwise seq, placed and
+// g.mute are as they were.
+func earlierMove(g *chainGraph, seq [][]int32, placed []bool, m int32, same []int32, j int, try func() bool) bool {
+	in := g.in
+	k := in.Writers[m].Key
+	cur := seq[k]
+	o := cur[same[j]]
+	t := in.Writers[o].Txn
+	for i := range in.Reads {
+		if in.Reads[i].Txn == t {
+			return false
+		}
+	}
+	var ws []int32 // T's other blocks
+	for _, w := range in.TxnWriters(t) {
+		if w != o {
+			ws = append(ws, w)
+		}
+	}
+	if g.mute == nil {
+		g.mute = make([]bool, len(in.Writers))
+	}
+	for _, w := range ws {
+		g.mute[w] = true
+	}
+	defer func() {
+		for _, w := range ws {
+			g.mute[w] = false
+		}
+	}()
+	// move places b, the block moving on (from index x of s, a key's places of its
+	// values, into c, the key's blocks), for good (into s[end], or past the trace when
+	// end < 0) or on to a later place, displacing the next.
+	var move func(kk int32, c, s []int32, x int, b int32, end, depth int, next func() bool) bool
+	move = func(kk int32, c, s []int32, x int, b int32, end, depth int, next func() bool) bool {
+		if end >= 0 {
+			g.mute[b] = false
+		} else {
+			seq[kk], placed[b] = append(c, b), true
+		}
+		if try() && next() {
+			return true
+		}
+		limit := len(s)
+		if end >= 0 {
+			g.mute[b], limit = true, end
+		} else {
+			seq[kk], placed[b] = c, false
+		}
+		for x2 := x + 1; depth < earlierDepth && x2 < limit; x2++ {
+			if kk == k && x2 == j {
+				continue
+			}
+			b2 := c[s[x2]]
+			c[s[x2]] = b
+			if end >= 0 {
+				c[s[end]], g.mute[b], g.mute[b2] = b2, false, true
+			} else {
+				placed[b], placed[b2] = true, false
+			}
+			if try() && move(kk, c, s, x2, b2, end, depth+1, next) {
+				return true
+			}
+			c[s[x2]] = b2
+			if end >= 0 {
+				c[s[end]], g.mute[b], g.mute[b2] = b, true, false
+			} else {
+				placed[b], placed[b2] = false, true
+			}
+		}
+		return false
+	}
+	var step func(q int) bool
+	step = func(q int) bool {
+		if q == 0 {
+			// k: m takes o's place, o an earlier place of its values.
+			cur[same[j]] = m
+			placed[m] = true
+			for a := j - 1; a >= 0; a-- {
+				b := cur[same[a]]
+				cur[same[a]], placed[b], placed[o] = o, false, true
+				if try() && move(k, cur, same, a, b, -1, 0, func() bool { return step(1) }) {
+					return true
+				}
+				cur[same[a]], placed[b], placed[o] = b, true, false
+			}
+			cur[same[j]] = o
+			placed[m] = false
+			return false
+		}
+		if q > len(ws) {
+			return true
+		}
+		w := ws[q-1]
+		g.mute[w] = false
+		if try() && step(q+1) { // w stays
+			return true
+		}
+		kk := in.Writers[w].Key
+		c := seq[kk]
+		vals := in.Vals(w)
+		n := int32(len(in.Keys[kk].Trace))
+		var s []int32
+		i := -1
+		p := int32(0)
+		for x, w2 := range c {
+			if p < n && slices.Equal(in.Vals(w2), vals) {
+				if w2 == w {
+					i = len(s)
+				}
+				s = append(s, int32(x))
+			}
+			p += in.Writers[w2].End - in.Writers[w2].Start
+		}
+		for a := i - 1; a >= 0; a-- {
+			b := c[s[a]]
+			c[s[a]], c[s[i]], g.mute[b] = w, b, true
+			if try() && move(kk, c, s, a, b, i, 0, func() bool { return step(q + 1) }) {
+				return true
+			}
+			c[s[a]], c[s[i]], g.mute[b] = b, w, false
+		}
+		g.mute[w] = true
+		return false
+	}
+	placed[o] = false
+	if step(0) {
+		return true
+	}
+	placed[o] = true
+	return false
+}
+
+// earlierDepth bounds the hops of earlierMove's forward chains.
+const earlierDepth = 4
 
 // mergedHop is how many places of its values on a displaced block may move on.
 const mergedHop = 3
@@ -173,6 +337,7 @@ type chainGraph struct {
 	next  []int32   // per edge: the next of the same source
 	to    []int32   // per edge: its target
 	indeg []int32
+	mute  []bool // per writer (nil: none): its block keeps its place but gives no edge
 }
 
 func newChainGraph(h *history.History, in *encode.Inference, txns []int32) *chainGraph {
@@ -215,6 +380,9 @@ func (g *chainGraph) build(seq [][]int32, placed []bool) bool {
 			if p <= n {
 				e[p] = w
 			}
+			if g.mute != nil && g.mute[w] {
+				continue
+			}
 			t := in.Writers[w].Txn
 			if prev >= 0 {
 				g.edge(prev, t)
@@ -249,7 +417,7 @@ func (g *chainGraph) build(seq [][]int32, placed []bool) bool {
 				return false
 			}
 			// A block being moved (not placed) is not checked.
-			if placed[w] && (rd.Own > 0 && g.posOf[w] != base || rd.Own == 0 && g.posOf[w] < rd.Len) {
+			if placed[w] && (g.mute == nil || !g.mute[w]) && (rd.Own > 0 && g.posOf[w] != base || rd.Own == 0 && g.posOf[w] < rd.Len) {
 				return false
 			}
 		}
@@ -260,7 +428,9 @@ func (g *chainGraph) build(seq [][]int32, placed []bool) bool {
 		if w < 0 || in.Writers[w].Txn == t {
 			return false
 		}
-		g.edge(in.Writers[w].Txn, t)
+		if g.mute == nil || !g.mute[w] {
+			g.edge(in.Writers[w].Txn, t)
+		}
 	}
 	return true
 }
