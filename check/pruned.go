@@ -39,7 +39,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 	}
 	c.beforeSerialSearch = func() { c.runDeferredSnapshot(names, results) }
 	defer func() { c.beforeSerialSearch = nil }()
-	strict := "strict-serializable"
+	strict := strictModel
 	asked := contains(names, strict)
 	if skipStrictWitness && !asked && results[strict] == nil {
 		c.strictNarrowTried = true
@@ -48,7 +48,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		lift := func() {}
 		if !asked {
 			// Only a witness: bounded, the history may be serializable without being strict.
-			lift = c.budget.capConflicts(strictNarrowedCap)
+			lift = c.budget.capConflicts(strictWitnessConflicts)
 		}
 		// Naming a proved violation on a small history decides the problem again (the
 		// costly part). A weaker serializable model asked after it names one that
@@ -175,17 +175,15 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	}
 }
 
-// alternateFirstSlice is decideAlternating's first round for m's search; the strict
-// witness search gets strictSliceFactor times as long. A variable, and
-// strictNarrowedCap (the first bounded witness search on strict serializability's
-// narrowed problem) too, so that tests can make every history alternate.
+// alternateFirstSlice is decideAlternating's first round for m's search (a variable:
+// tests make the rounds start at once); the strict witness search gets
+// strictSliceFactor times as long.
 var alternateFirstSlice = time.Second
 
 const strictSliceFactor = 2
 
-var strictNarrowedCap int64 = strictWitnessConflicts
-
-// skipStrictWitness (tests) leaves out that first search, as if it ended undecided.
+// skipStrictWitness (tests) leaves out decidePruned's first bounded search on strict
+// serializability's narrowed problem, as if it ended undecided.
 var skipStrictWitness bool
 
 // skipReplays (tests) leaves out the replays before the narrowing, so that tiny
@@ -487,9 +485,9 @@ func (c *checker) strictSnapshotWitness(in *encode.Inference) bool {
 	if c.strictRefuted || c.budget.out() {
 		return false
 	}
-	const strict = "strict-serializable"
+	const strict = strictModel
 	n := len(c.res.Anomalies)
-	lift := c.budget.capConflicts(strictNarrowedCap)
+	lift := c.budget.capConflicts(strictWitnessConflicts)
 	c.witnessOnly = true
 	v, _ := c.decideNarrowed(in, strict)
 	c.witnessOnly = false
