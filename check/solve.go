@@ -215,7 +215,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		if done {
 			return Invalid, ""
 		}
-		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[m] == i && c.endedOwnBound(before, cfg.conflicts, cfg.conflicts, cfg.decisions) {
+		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[m] == i && c.endedOwnBound(before, cfg.conflicts, cfg.decisions) {
 			c.stagesDone[m] = i + 1
 		}
 		if status != sat.Unknown || c.budget.out() {
@@ -353,7 +353,7 @@ func (c *checker) strictWitness() bool {
 			c.strictSat = true
 			return true
 		}
-		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[strictWitnessStages] == i && c.endedOwnBound(before, own, n, 0) {
+		if status == sat.Unknown && c.stagesDone != nil && c.stagesDone[strictWitnessStages] == i && c.endedOwnBound(before, own, 0) {
 			c.stagesDone[strictWitnessStages] = i + 1
 		}
 	}
@@ -364,16 +364,16 @@ func (c *checker) strictWitness() bool {
 const strictWitnessStages = "strict witness"
 
 // endedOwnBound reports whether a solver stage that returned unknown, run with the
-// counters before and conflict bound n (its own bound own, 0: none; decisions, 0:
-// none), stopped at its own bound rather than at a limit or a cap.
-func (c *checker) endedOwnBound(before Stats, own, n, decisions int64) bool {
+// counters before and its own bounds (conflicts own, decisions; 0: none), stopped at
+// one of them rather than at a limit or a cap (a cap below own stops it short of own).
+func (c *checker) endedOwnBound(before Stats, own, decisions int64) bool {
 	if c.budget.out() {
 		return false
 	}
 	if decisions > 0 && c.res.Stats.Decisions-before.Decisions >= decisions {
 		return true
 	}
-	return own > 0 && n == own && c.res.Stats.Conflicts-before.Conflicts >= own
+	return own > 0 && c.res.Stats.Conflicts-before.Conflicts >= own
 }
 
 // strictWitnessConflicts bounds strictWitness's search.
