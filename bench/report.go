@@ -88,6 +88,8 @@ func WriteTable(w io.Writer, sums []Summary) error {
 		switch {
 		case b.Abandoned:
 			open = "abandoned in " + b.StuckIn // still checking well past the timeout
+		case !b.Stats.Encoded() && b.Stats.PinRefuted > 0 && b.Stats.Replayed == 0:
+			open = "pins" // refuted by a cycle of placed blocks: no segmentation was built
 		case !b.Stats.Encoded():
 			open = "replayed" // decided by a verified replay: no segmentation was built
 		}

@@ -147,6 +147,14 @@ func dupKeys(txns int, seed int64) workload.Spec {
 	return s
 }
 
+// longLists is dupKeys with ten operations a transaction (`--sessions 8 --ops 10
+// --keys 10 --dup-keys 1 --val-domain 2`): long lists of two values.
+func longLists(txns int, seed int64) workload.Spec {
+	s := dupKeys(txns, seed)
+	s.Ops = 10
+	return s
+}
+
 // window is `--sessions 10 --ops 10 --keys 100 --dup-keys 1 --val-domain 3`: every
 // transaction's commit point is anywhere in its invoke-complete window (the
 // simulator's way), so concurrent transactions commit in any order.
@@ -301,6 +309,19 @@ func hardScenarios() []Scenario {
 					Inject: []string{kind}, InjectAt: workload.DefaultInjectAt},
 				ExpectValid: expect, Hard: true})
 		}
+	}
+	// And among long lists of two values (ten operations a transaction: 2,000 values a
+	// key at 2K): the problem is 1.4M variables, and a G-single is refuted by the cycle
+	// of blocks its transactions' reads place (check/pinref.go) before it is built.
+	for _, kind := range workload.AllInjections {
+		expect := invalidAll
+		if kind == workload.InjectWriteSkew {
+			expect = writeSkewOnly
+		}
+		out = append(out, Scenario{Name: fmt.Sprintf("inject-long-%s-2k", kind), Spec: longLists(2000, 301),
+			Sim: workload.SimOptions{Behaviour: workload.SimSerializable,
+				Inject: []string{kind}, InjectAt: workload.DefaultInjectAt},
+			ExpectValid: expect, Hard: true, Timeout: time.Minute})
 	}
 	// Read committed on a lost update among duplicates: neither a serial nor a snapshot
 	// replay applies, and the per-read problem is not narrowed.

@@ -96,6 +96,10 @@ type checker struct {
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
+	// pinsLooked: pinnedCycles ran on the one-base inference; pinSerial and
+	// pinSnapshot are what it found (refuteByPins, proveByReplay).
+	pinsLooked, pinSerial, pinSnapshot bool
+	pinCycle                           string // the type of the cycle refuteByPins reported
 	// perReadIn is the per-read inference once built; perReadTried: its replay ran.
 	perReadIn *encode.Inference
 	// perReadWin: per model, the windows of narrowing's per-read level (proveByOrderCount).
@@ -182,6 +186,14 @@ func (c *checker) run(names []string) Result {
 	if in == nil || c.budget.out() {
 		return c.cutShort(in, names)
 	}
+	if len(in.Findings) == 0 {
+		// A cycle the pins give is in every attribution: the models that forbid it need
+		// no replay and no search.
+		c.progress("looking for cycles of placed blocks")
+		t1 := time.Now()
+		c.refuteByPins(in)
+		c.res.Stats.PruneSeconds += time.Since(t1).Seconds()
+	}
 	if len(in.Findings) == 0 && !c.opts.Solver.NoWitness && !skipReplays {
 		// Most histories are valid: a serial replay proves it without building the
 		// problem. (Findings are anomalies every model forbids: nothing to prove then.)
@@ -210,9 +222,13 @@ func (c *checker) run(names []string) Result {
 	// the others, unless one of those or a replay implies them.
 	var strong, weak []string
 	for _, m := range names {
-		if models[m].perRead {
+		switch {
+		case models[m].perRead:
 			weak = append(weak, m)
-		} else {
+		case c.pinCycle != "" && forbids(m, c.pinCycle):
+			results[m] = &ModelResult{Model: m, Valid: Invalid} // refuteByPins
+			c.res.Stats.PinRefuted++
+		default:
 			strong = append(strong, m)
 		}
 	}

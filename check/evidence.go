@@ -10,10 +10,10 @@ import (
 )
 
 // CountsFor reports whether anomaly a counts against model m: m forbids its type, and
-// it holds in every attribution or was proved under a model whose graph lies within
-// m's.
+// it holds in every attribution of m's reading (one base or per read) or was proved
+// under a model whose graph lies within m's.
 func CountsFor(a *Anomaly, m string) bool {
-	return forbids(m, a.Type) && a.uncommitted == models[m].uncommitted && (a.Model == "" || graphWithin(a.Model, m))
+	return forbids(m, a.Type) && a.countsFor(m)
 }
 
 // proof is a contradiction the narrowing by thresholds found under model: a cycle

@@ -23,13 +23,24 @@ import (
 // cycle with no two adjacent anti-dependencies (snapshot). It asks stop (when not nil)
 // every few thousand keys, and reports no cycle when told to give up (0.35 s at 1M).
 func pinnedCycles(h *history.History, in *encode.Inference, stop func() bool) (serial, snapshot bool) {
+	g, ok := buildPinGraph(h, in, stop, false)
+	if !ok {
+		return false, false
+	}
+	return g.cyclic(false), g.cyclic(true)
+}
+
+// buildPinGraph collects the edges pins give (see pinnedCycles); with why, each edge
+// also keeps what shows it (its key, the read and the pins), for an explanation. It
+// reports false when stop told it to give up.
+func buildPinGraph(h *history.History, in *encode.Inference, stop func() bool, why bool) (*pinGraph, bool) {
 	n := int32(len(h.Txns))
-	g := pinGraph{n: n}
+	g := &pinGraph{n: n, why: why}
 	var pins []pin
 	blockLen := map[int32]int32{} // writer transaction -> its appends to the key
 	for k := range in.Keys {
 		if stop != nil && k%4096 == 4095 && stop() {
-			return false, false
+			return nil, false
 		}
 		key := &in.Keys[k]
 		if key.Bad {
@@ -39,7 +50,7 @@ func pinnedCycles(h *history.History, in *encode.Inference, stop func() bool) (s
 		for _, ri := range key.Reads {
 			r := &in.Reads[ri]
 			if r.Writes && !r.Version && h.Txns[r.Txn].Status == history.OK {
-				pins = append(pins, pin{txn: r.Txn, pos: r.Len - r.Own})
+				pins = append(pins, pin{txn: r.Txn, pos: r.Len - r.Own, read: ri})
 			}
 		}
 		if len(pins) == 0 {
@@ -54,9 +65,13 @@ func pinnedCycles(h *history.History, in *encode.Inference, stop func() bool) (s
 			if a.pos != b.pos {
 				return int(a.pos - b.pos)
 			}
-			return int(a.txn - b.txn)
+			if a.txn != b.txn {
+				return int(a.txn - b.txn)
+			}
+			return int(a.read - b.read)
 		})
-		pins = slices.Compact(pins) // a transaction's reads of the key share one base
+		// A transaction's reads of the key share one base: one pin each.
+		pins = slices.CompactFunc(pins, func(a, b pin) bool { return a.txn == b.txn && a.pos == b.pos })
 		// A position two transactions are pinned at (a lost update) orders neither:
 		// such pins give no edges here.
 		alone := func(i int) bool {
@@ -65,7 +80,8 @@ func pinnedCycles(h *history.History, in *encode.Inference, stop func() bool) (s
 		for i := range pins {
 			pins[i].end = pins[i].pos + blockLen[pins[i].txn]
 			if i > 0 && alone(i-1) && alone(i) && pins[i-1].pos+blockLen[pins[i-1].txn] <= pins[i].pos {
-				g.add(pins[i-1].txn, pins[i].txn, false) // ww, through the blocks between
+				// ww, through the blocks between
+				g.add(pins[i-1].txn, pins[i].txn, encode.WW, int32(k), -1, pins[i-1].read, pins[i].read)
 			}
 		}
 		for _, ri := range key.Reads {
@@ -77,24 +93,26 @@ func pinnedCycles(h *history.History, in *encode.Inference, stop func() bool) (s
 			// The first pinned block at or after the read's end: not in the read.
 			j, _ := slices.BinarySearchFunc(pins, l, func(p pin, l int32) int { return int(p.pos - l) })
 			if j < len(pins) && alone(j) && pins[j].txn != u && r.Own == 0 {
-				g.add(u, pins[j].txn, true)
+				g.add(u, pins[j].txn, encode.RW, int32(k), ri, -1, pins[j].read)
 			}
 			// The last pinned block that ends inside the read (before j; blocks are
 			// disjoint, so only pins[j-1] may cross the read's end), in it.
 			for i := j - 1; i >= max(0, j-2); i-- {
 				if pins[i].end <= l {
 					if alone(i) && pins[i].txn != u {
-						g.add(pins[i].txn, u, false)
+						g.add(pins[i].txn, u, encode.WR, int32(k), ri, pins[i].read, -1)
 					}
 					break
 				}
 			}
 		}
 	}
-	return g.cyclic(false), g.cyclic(true)
+	return g, true
 }
 
-type pin struct{ txn, pos, end int32 }
+// pin is a block placed by its writer's read: it starts at pos, ends before end, and
+// read (an index into Inference.Reads) is the read that places it.
+type pin struct{ txn, pos, end, read int32 }
 
 // pinGraph holds edges between transactions, each marked anti-dependency or not: 9
 // bytes an edge, not check's graph over encode.Edge (32 bytes), since at 1M
@@ -103,10 +121,20 @@ type pinGraph struct {
 	n        int32
 	from, to []int32
 	rw       []bool
+	// With why, per edge: its kind and key, the read that observes (wr, rw; else -1)
+	// and the reads that pin its writers (from's for ww and wr, to's for ww and rw).
+	why            bool
+	kind           []encode.EdgeKind
+	key, read      []int32
+	pinFrom, pinTo []int32
 }
 
-func (g *pinGraph) add(a, b int32, rw bool) {
-	g.from, g.to, g.rw = append(g.from, a), append(g.to, b), append(g.rw, rw)
+func (g *pinGraph) add(a, b int32, kind encode.EdgeKind, k, read, pinFrom, pinTo int32) {
+	g.from, g.to, g.rw = append(g.from, a), append(g.to, b), append(g.rw, kind == encode.RW)
+	if g.why {
+		g.kind, g.key, g.read = append(g.kind, kind), append(g.key, k), append(g.read, read)
+		g.pinFrom, g.pinTo = append(g.pinFrom, pinFrom), append(g.pinTo, pinTo)
+	}
 }
 
 // cyclic reports whether the graph has a cycle: of any edges (split false), or of the

@@ -40,16 +40,15 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	}
 	// Pinned blocks alone may already close a cycle no serial (or snapshot) order
 	// escapes: then no such replay is tried (see pinnedCycles).
-	var pinnedLooked, serialCycle, snapshotCycle bool
 	noReplay := func(snapshot bool) bool {
-		if !pinnedLooked {
-			pinnedLooked = true
-			serialCycle, snapshotCycle = pinnedCycles(h, in, c.budget.stop)
+		if !c.pinsLooked {
+			c.pinsLooked = true
+			c.pinSerial, c.pinSnapshot = pinnedCycles(h, in, c.budget.stop)
 		}
 		if snapshot {
-			return snapshotCycle
+			return c.pinSnapshot
 		}
-		return serialCycle
+		return c.pinSerial
 	}
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {

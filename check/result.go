@@ -309,6 +309,9 @@ type Stats struct {
 	Pruned       int `json:"pruned"`     // choices removed before solving
 	Witnessed    int `json:"witnessed"`  // models decided by a witness, without search
 	Replayed     int `json:"replayed"`   // ... of them by a verified serial replay, before any encoding
+	// Models refuted by a cycle of blocks their writers' reads place (check/pinref.go),
+	// before any replay or encoding.
+	PinRefuted int `json:"pin_refuted,omitempty"`
 	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
 	ReplayRejected int `json:"replay_rejected,omitempty"`
 	// Choices among writers of the same values that stuck replays undid (check/repair.go).
@@ -336,5 +339,7 @@ type Stats struct {
 }
 
 // Encoded reports whether the segmentation encoding was built (it is not when a
-// verified replay proved every model).
-func (s Stats) Encoded() bool { return s.Edges > 0 || s.Replayed == 0 || s.Variables > 0 }
+// verified replay or the pins' cycles decided every model).
+func (s Stats) Encoded() bool {
+	return s.Edges > 0 || s.Variables > 0 || s.Replayed == 0 && s.PinRefuted == 0
+}

@@ -361,8 +361,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 			s.Transactions, s.Operations, s.Keys, s.KeysFixed, s.KeysOpen, s.Edges)
 	}
 	if stats {
-		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay)\n",
-			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed, s.Replayed)
+		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay, %d by a cycle of placed blocks)\n",
+			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed+s.PinRefuted, s.Replayed, s.PinRefuted)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
 		if s.OrientedPairs > 0 {
