@@ -6,6 +6,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/prune"
 )
 
 // Refutation by pins. A cycle of the edges pins give (pinned.go) is in every
@@ -118,6 +119,16 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 	if cycle == nil {
 		return // a cycle was seen; the bounded searches found none (the search decides)
 	}
+	// As a refutation by the narrowing would: a write skew's reads are what snapshot
+	// isolation's relaxed witness relaxes (relaxedSnapshotWitness).
+	steps := make([]prune.Step, len(cycle))
+	for i, id := range cycle {
+		steps[i] = prune.Step{From: g.from[id], To: g.to[id], Key: g.key[id], Read: -1}
+		if g.kind[id] == encode.RW {
+			steps[i].Read = in.Reads[g.read[id]].Op
+		}
+	}
+	c.addSerialCycleReads(&prune.Contradiction{Steps: steps})
 	a := c.pinAnomaly(in, g, cycle, split)
 	c.pinCycle = a.Type
 	c.addAnomaly(a)
