@@ -250,9 +250,15 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 }
 
 // serialSearchNodes bounds searchSerial's choice points in proveByReplay for a
-// history of n transactions: a node costs time linear in n (the closure and the
-// precedence graph), so about a CPU-second at any size (5,000 nodes at 1K).
-func serialSearchNodes(n int) int { return max(64, 2_000_000/max(n, 1)) }
+// history of n transactions: 2,000 at 1K (half a CPU-second at most), falling with
+// the square of n, since a node costs time linear in n (the closure and the
+// precedence graph) and a larger history mostly has more wrong choices than a bounded
+// search undoes (at 10K: 20 nodes; at 200 it found no order on the E family and cost a
+// k10v2 history the narrowing proves 0.9 CPU-s).
+func serialSearchNodes(n int) int {
+	n = max(n, 1)
+	return max(16, int(min(int64(1<<20), 2_000_000_000/(int64(n)*int64(n)))))
+}
 
 // unorderedLeft reports whether a serializable-family model of names without process
 // or real-time order (serializable) is not proven yet.
