@@ -385,7 +385,7 @@ func (s *serialSearch) dfs() bool {
 		return false
 	}
 	s.nodes++
-	if s.stop != nil && s.nodes%256 == 0 && s.stop() {
+	if s.stop != nil && s.nodes%256 == 1 && s.stop() {
 		s.stopped = true
 	}
 	if s.nodes > s.maxNodes || s.stopped {
