@@ -18,7 +18,8 @@ import (
 // wholeProblem searches the problem without narrowing the blocks first and without
 // repairing stuck replays: either decides these histories without a conflict, and the
 // limits of the solver's stages are what these tests are about.
-var wholeProblem = SolverOptions{NoPrune: true, NoRepair: true}
+// The serial-order search proves the hard history (valid) in a few hundred nodes.
+var wholeProblem = SolverOptions{NoPrune: true, NoRepair: true, NoSerialSearch: true}
 
 // hardHistory is a serializable history that neither replay nor witness decides: the
 // solver needs minutes for it (testdata/limits/README.md says how it was generated).
@@ -267,6 +268,16 @@ func TestReplaysStop(t *testing.T) {
 	}
 	if _, ok := siSchedule(h, in, commit, nil, false, always); ok {
 		t.Error("siSchedule went on after stop")
+	}
+	// The serial-order search asks at its first node: a small serial history.
+	h = brute.Random(rng, brute.Config{MinTxns: 200, MaxTxns: 200, MaxKeys: 20, Values: 2, MaxOps: 4, MaxProcesses: 1, Strategy: brute.Serial})
+	in = encode.Infer(h)
+	commit = commitsOf(h)
+	if order, ok := searchSerial(h, in, commit, 1<<20, never); !ok || verifySerial(h, in, order, false, false) != nil {
+		t.Fatal("the search finds no serial order of a serial history")
+	}
+	if _, ok := searchSerial(h, in, commit, 1<<20, always); ok {
+		t.Error("searchSerial went on after stop")
 	}
 }
 

@@ -94,6 +94,9 @@ type SolverOptions struct {
 	// NoRepair leaves a stuck replay stuck: no choice among writers of the same values
 	// is undone (check/repair.go).
 	NoRepair bool
+	// NoSerialSearch skips the backtracking search for a serial order (searchSerial)
+	// where the greedy replays got stuck.
+	NoSerialSearch bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
@@ -315,7 +318,9 @@ type Stats struct {
 	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
 	ReplayRejected int `json:"replay_rejected,omitempty"`
 	// Choices among writers of the same values that stuck replays undid (check/repair.go).
-	Repairs      int   `json:"replay_repairs,omitempty"`
+	Repairs int `json:"replay_repairs,omitempty"`
+	// Searched counts serial orders found by the backtracking search (searchSerial).
+	Searched     int   `json:"serial_searched,omitempty"`
 	Edges        int   `json:"edges"`
 	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
 	Variables    int   `json:"variables"`

@@ -14,10 +14,16 @@ import (
 // checkPhases checks h for models and returns the result and the phases it went through.
 func checkPhases(t *testing.T, h *history.History, models []string) (check.Result, []string) {
 	t.Helper()
+	return checkPhasesWith(t, h, models, check.SolverOptions{})
+}
+
+// checkPhasesWith is checkPhases with the solver options given.
+func checkPhasesWith(t *testing.T, h *history.History, models []string, solver check.SolverOptions) (check.Result, []string) {
+	t.Helper()
 	var mu sync.Mutex
 	var phases []string
 	// The time limit only ends a failing case sooner (unknown).
-	res, err := check.Check(h, check.Options{Models: models, Timeout: 60 * time.Second, Progress: func(p string) {
+	res, err := check.Check(h, check.Options{Models: models, Timeout: 60 * time.Second, Solver: solver, Progress: func(p string) {
 		mu.Lock()
 		phases = append(phases, p)
 		mu.Unlock()
@@ -62,10 +68,11 @@ var serialAndSnapshot = []string{"serializable", "strict-serializable", "snapsho
 // TestSnapshotReplaysWaitForSerialNarrowing: a valid duplicate-heavy history (10 keys
 // of two values) whose serial replays get stuck, so that strict serializability is
 // decided on its narrowed problem. That proves snapshot isolation too: the snapshot
-// replays (with their repairs) must not run (they did, before the narrowing).
+// replays (with their repairs) must not run (they did, before the narrowing). The
+// serial-order search, which finds one here, is off.
 func TestSnapshotReplaysWaitForSerialNarrowing(t *testing.T) {
 	h := genHistory(t, 8, 4, 10, 2, 1000, 3, "")
-	res, phases := checkPhases(t, h, serialAndSnapshot)
+	res, phases := checkPhasesWith(t, h, serialAndSnapshot, check.SolverOptions{NoSerialSearch: true})
 	for m, v := range verdicts(res) {
 		if v != check.Valid {
 			t.Errorf("%s: %v, want valid", m, v)

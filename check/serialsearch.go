@@ -1,0 +1,691 @@
+package check
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// searchSerial looks for a serial order of the history without order constraints by
+// a backtracking search over the states of a serial execution, where the greedy
+// replays (schedule, its repairs) got stuck on a wrong choice among writers of the
+// same values.
+//
+// A state is the set of transactions run; each key's position (its installed length)
+// follows from it. A transaction may run when each of its reads sees exactly its key's
+// position (plus its own earlier appends) and each of its appends matches the trace
+// where it lands inside it. Advancing key k past position L leaves every reader of k
+// at length L not yet run unable to ever run, so an append is taken only once those
+// readers ran ("strands"). Within that:
+//   - a read-only transaction that may run runs at once (it changes no position), and
+//     so does one whose appends all land past their traces (no reader is left there);
+//   - the choices are the transactions appending inside a trace; they are tried in
+//     the order of their intervals' midpoints (the greedy replay's first), and every
+//     state fully searched without success is remembered (a Zobrist hash of the set
+//     run), so reaching it again by another interleaving costs nothing;
+//   - a state is given up when some (key, value) has fewer appends left (by
+//     transactions that must or may run) than the trace's positions still to fill.
+//
+// Transactions that must run (encode.Committed), may (MayCommit: :info ones, run only
+// to fill a trace position) or must not (NotCommitted) as for schedule. The search
+// only proves: it returns an order for verifySerial to check, or false when it did
+// not find one within maxNodes choice points (or stop said so) — an exhausted search
+// is not a proof of anything here (the hash may collide), so the solver decides then.
+func searchSerial(h *history.History, in *encode.Inference, commit []encode.Commit, maxNodes int, stop func() bool) ([]int32, bool) {
+	s := newSerialSearch(h, in, commit)
+	if s == nil {
+		return nil, false
+	}
+	s.stop = stop
+	s.indexEntries()
+	if s.run(maxNodes) {
+		return slices.Clone(s.order), true
+	}
+	return nil, false
+}
+
+// run searches depth first, stopping after maxNodes nodes.
+func (s *serialSearch) run(maxNodes int) bool {
+	s.maxNodes = maxNodes
+	return s.dfs()
+}
+
+type serialSearch struct {
+	h      *history.History
+	in     *encode.Inference
+	commit []encode.Commit
+	n      int32
+
+	// Per key: its position, its trace's length, and its first slot (positions 0..len
+	// of the trace are slots base+position).
+	pos, traceLen, base []int32
+	traceAt             []int32 // per slot, the trace's value there (the last slot: none)
+	// pending counts, per slot, the reads of transactions that must run and have not:
+	// each at its length minus its transaction's own earlier appends to the key.
+	pending []int32
+	// Per (key, value) the trace holds (class): demand, the trace's positions at or
+	// past the key's position holding it; supply, the appends of it by transactions
+	// not run that must or may. Per micro-op: its append's class (-1: none, or not an
+	// append).
+	demand, supply []int32
+	opClass        []int32
+	classOf        map[uint64]int32
+
+	ran   []bool
+	order []int32
+	// local: per key, a transaction's own position while checking it (stamp == epoch).
+	local, stamp []int32
+	epoch        int32
+
+	prio []int64  // per transaction, the middle of its interval
+	zob  []uint64 // per transaction, a random key of the memo's hash
+	hash uint64
+	// failed holds the hashes of states fully searched without success.
+	failed map[uint64]struct{}
+
+	// candidates: every transaction that may still run (not a NotCommitted one, not an
+	// optional one without an append inside a trace), sorted by prio.
+	candidates []int32
+
+	// For ordered. Per transaction, its keys: entries
+	// txnKeys[txnKeyStart[t]:txnKeyStart[t+1]], each a key, the base its reads fix
+	// (-1: none) and its appended values entryVals[valStart:valEnd] in order.
+	txnKeyStart []int32
+	txnKeys     []txnKey
+	entryVals   []int32
+	// classPos[classPosStart[c]:classPosStart[c+1]]: the trace's positions holding
+	// class c's value, ascending.
+	classPosStart, classPos []int32
+	// keyTxns[keyTxnStart[k]:keyTxnStart[k+1]]: the entries (into txnKeys) of key k.
+	keyTxnStart, keyTxns []int32
+	entryTxn             []int32 // per entry, its transaction
+	// The precedence graph of ordered: per transaction its out-edges, and the DFS's
+	// marks.
+	edgeFrom, edgeTo []int32
+	outStart, out    []int32
+	mark             []uint8
+	stack, iter      []int32
+	choices          []int32 // the choices of every open level, each after its parent's
+
+	nodes, maxNodes int
+	stop            func() bool
+	aborted         bool // the budget is spent
+	stopped         bool // the caller's stop said so
+	noOrdered       bool
+}
+
+func newSerialSearch(h *history.History, in *encode.Inference, commit []encode.Commit) *serialSearch {
+	n := int32(len(h.Txns))
+	nk := len(in.Keys)
+	s := &serialSearch{h: h, in: in, commit: commit, n: n,
+		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk),
+		local: make([]int32, nk), stamp: make([]int32, nk),
+		ran: make([]bool, n), prio: make([]int64, n), zob: make([]uint64, n),
+		classOf: map[uint64]int32{}, failed: map[uint64]struct{}{},
+	}
+	slots := int32(0)
+	for k := range in.Keys {
+		s.base[k], s.traceLen[k] = slots, int32(len(in.Keys[k].Trace))
+		slots += s.traceLen[k] + 1
+	}
+	s.traceAt = make([]int32, slots)
+	s.pending = make([]int32, slots)
+	for k := range in.Keys {
+		for p, v := range in.Keys[k].Trace {
+			s.traceAt[s.base[k]+int32(p)] = v
+			c, ok := s.classOf[uint64(k)<<32|uint64(uint32(v))]
+			if !ok {
+				c = int32(len(s.demand))
+				s.classOf[uint64(k)<<32|uint64(uint32(v))] = c
+				s.demand = append(s.demand, 0)
+			}
+			s.demand[c]++
+		}
+		s.traceAt[s.base[k]+s.traceLen[k]] = -1
+	}
+	s.supply = make([]int32, len(s.demand))
+	s.opClass = make([]int32, len(h.Ops))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for t := int32(0); t < n; t++ {
+		s.zob[t] = rng.Uint64()
+		s.prio[t] = s.midpoint(t)
+		tx := &h.Txns[t]
+		if commit[t] == encode.NotCommitted || tx.Status == history.Fail {
+			s.ran[t] = true // never runs: counts as settled
+			continue
+		}
+		s.epoch++
+		inside := false
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			s.opClass[i] = -1
+			k := op.Key
+			if s.stamp[k] != s.epoch {
+				s.stamp[k], s.local[k] = s.epoch, 0
+			}
+			if op.Kind == history.Append {
+				s.local[k]++
+				if c, ok := s.classOf[uint64(k)<<32|uint64(uint32(op.Value))]; ok {
+					s.opClass[i] = c
+					s.supply[c]++
+					inside = true
+				}
+				continue
+			}
+			if commit[t] != encode.Committed || tx.Status != history.OK || !op.Known {
+				continue
+			}
+			b := op.End - op.Start - s.local[k]
+			if b < 0 || b > s.traceLen[k] {
+				return nil // never readable: leave it to the solver
+			}
+			s.pending[s.base[k]+b]++
+		}
+		if commit[t] == encode.Committed || inside {
+			s.candidates = append(s.candidates, t)
+		} else {
+			s.ran[t] = true // an optional one that fills no position never needs to run
+		}
+	}
+	slices.SortStableFunc(s.candidates, func(a, b int32) int {
+		switch {
+		case s.prio[a] < s.prio[b]:
+			return -1
+		case s.prio[a] > s.prio[b]:
+			return 1
+		}
+		return 0
+	})
+	for c := range s.demand {
+		if s.supply[c] < s.demand[c] {
+			return nil
+		}
+	}
+	return s
+}
+
+// midpoint estimates when t took effect, as replay.midpoint does.
+func (s *serialSearch) midpoint(t int32) int64 {
+	tx := &s.h.Txns[t]
+	inv := int64(tx.Invoke)
+	if tx.Complete >= 0 {
+		if inv < 0 {
+			return 2 * int64(tx.Complete)
+		}
+		return inv + int64(tx.Complete)
+	}
+	return 2*inv + 1<<40 // an :info one: late
+}
+
+// Kinds of transactions that may run now.
+const (
+	runNo     = iota // may not run now
+	runFree          // changes nothing another transaction needs: run at once
+	runChoice        // appends inside a trace: a choice
+)
+
+// runnable says whether t may run in the current state, and how.
+func (s *serialSearch) runnable(t int32) int {
+	h := s.h
+	tx := &h.Txns[t]
+	s.epoch++
+	reads := s.commit[t] == encode.Committed && tx.Status == history.OK
+	inside := false
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		k := op.Key
+		if s.stamp[k] != s.epoch {
+			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
+		}
+		at := s.local[k]
+		if op.Kind == history.Append {
+			if at < s.traceLen[k] {
+				if s.traceAt[s.base[k]+at] != op.Value {
+					return runNo
+				}
+				inside = true
+			}
+			// Moving k past at strands the readers still to run there (t's own reads
+			// all sit at k's position, where t's first append on k is).
+			if at <= s.traceLen[k] {
+				own := int32(0)
+				if at == s.pos[k] && reads {
+					own = s.ownReadsAt(t, k)
+				}
+				if s.pending[s.base[k]+at] > own {
+					return runNo
+				}
+			}
+			s.local[k] = at + 1
+			continue
+		}
+		if reads && op.Known && op.End-op.Start != at {
+			return runNo
+		}
+	}
+	switch {
+	case inside:
+		return runChoice
+	case s.commit[t] != encode.Committed:
+		return runNo // an optional one fills nothing here
+	}
+	return runFree // reads only, or appends past the traces only
+}
+
+// ownReadsAt counts t's reads of k (all at k's position when t may run).
+func (s *serialSearch) ownReadsAt(t, k int32) int32 {
+	n := int32(0)
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind != history.Append && op.Key == k && op.Known {
+			n++
+		}
+	}
+	return n
+}
+
+// apply runs t; it reports false when some value can no longer fill its trace
+// positions (the state is then still applied: undo it).
+func (s *serialSearch) apply(t int32) bool {
+	h := s.h
+	tx := &h.Txns[t]
+	reads := s.commit[t] == encode.Committed && tx.Status == history.OK
+	ok := true
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		k := op.Key
+		if op.Kind == history.Append {
+			if p := s.pos[k]; p < s.traceLen[k] {
+				c := s.classOf[uint64(k)<<32|uint64(uint32(s.traceAt[s.base[k]+p]))]
+				s.demand[c]--
+			}
+			if c := s.opClass[i]; c >= 0 {
+				s.supply[c]--
+				ok = ok && s.supply[c] >= s.demand[c]
+			}
+			s.pos[k]++
+			continue
+		}
+		if reads && op.Known {
+			// Reads are at the key's position at t's start: before any own append.
+			s.pending[s.base[k]+op.End-op.Start-s.ownBefore(t, i, k)]--
+		}
+	}
+	s.ran[t] = true
+	s.order = append(s.order, t)
+	s.hash ^= s.zob[t]
+	return ok
+}
+
+// ownBefore counts t's appends to k before micro-op i.
+func (s *serialSearch) ownBefore(t, i, k int32) int32 {
+	tx := &s.h.Txns[t]
+	n := int32(0)
+	for j := tx.OpStart; j < i; j++ {
+		if op := &s.h.Ops[j]; op.Kind == history.Append && op.Key == k {
+			n++
+		}
+	}
+	return n
+}
+
+// undo reverts the last transaction run.
+func (s *serialSearch) undo() {
+	t := s.order[len(s.order)-1]
+	s.order = s.order[:len(s.order)-1]
+	s.ran[t] = false
+	s.hash ^= s.zob[t]
+	h := s.h
+	tx := &h.Txns[t]
+	reads := s.commit[t] == encode.Committed && tx.Status == history.OK
+	for i := tx.OpEnd - 1; i >= tx.OpStart; i-- {
+		op := &h.Ops[i]
+		k := op.Key
+		if op.Kind == history.Append {
+			s.pos[k]--
+			if p := s.pos[k]; p < s.traceLen[k] {
+				c := s.classOf[uint64(k)<<32|uint64(uint32(s.traceAt[s.base[k]+p]))]
+				s.demand[c]++
+			}
+			if c := s.opClass[i]; c >= 0 {
+				s.supply[c]++
+			}
+			continue
+		}
+		if reads && op.Known {
+			s.pending[s.base[k]+op.End-op.Start-s.ownBefore(t, i, k)]++
+		}
+	}
+}
+
+// dfs searches from the current state; on success s.order is a complete order.
+func (s *serialSearch) dfs() bool {
+	mark := len(s.order)
+	// Run what changes nothing another transaction needs, until none is left.
+	for changed := true; changed; {
+		changed = false
+		for _, t := range s.candidates {
+			if !s.ran[t] && s.runnable(t) == runFree {
+				if !s.apply(t) {
+					s.undoTo(mark)
+					return false
+				}
+				changed = true
+			}
+		}
+	}
+	if _, seen := s.failed[s.hash]; seen {
+		s.undoTo(mark)
+		return false
+	}
+	if !s.ordered() {
+		s.failed[s.hash] = struct{}{}
+		s.undoTo(mark)
+		return false
+	}
+	s.nodes++
+	if s.stop != nil && s.nodes%256 == 1 && s.stop() {
+		s.stopped = true
+	}
+	if s.nodes > s.maxNodes || s.stopped {
+		s.aborted = true
+	}
+	done := true
+	// The choices, in the order of their midpoints (as the greedy replay).
+	start := len(s.choices)
+	for _, t := range s.candidates {
+		if s.ran[t] {
+			continue
+		}
+		if s.commit[t] == encode.Committed {
+			done = false
+		}
+		if s.runnable(t) == runChoice {
+			s.choices = append(s.choices, t)
+		}
+	}
+	for i := start; i < len(s.choices) && !s.aborted; i++ {
+		t := s.choices[i]
+		if s.apply(t) && s.dfs() {
+			return true
+		}
+		s.undo()
+	}
+	s.choices = s.choices[:start]
+	if done && !s.aborted {
+		for k := range s.pos {
+			if s.pos[k] < s.traceLen[k] {
+				done = false
+				break
+			}
+		}
+		if done {
+			return true
+		}
+	}
+	if !s.aborted {
+		s.failed[s.hash] = struct{}{}
+	}
+	s.undoTo(mark)
+	return false
+}
+
+// undoTo reverts transactions until mark of them are left.
+func (s *serialSearch) undoTo(mark int) {
+	for len(s.order) > mark {
+		s.undo()
+	}
+}
+
+// txnKey is one key of a transaction, for ordered.
+type txnKey struct {
+	key, base        int32
+	valStart, valEnd int32
+}
+
+// indexEntries builds the per-key entries ordered reads.
+func (s *serialSearch) indexEntries() {
+	h, in := s.h, s.in
+	s.txnKeyStart = make([]int32, s.n+1)
+	for t := int32(0); t < s.n; t++ {
+		s.txnKeyStart[t] = int32(len(s.txnKeys))
+		if s.ran[t] {
+			continue
+		}
+		tx := &h.Txns[t]
+		reads := s.commit[t] == encode.Committed && tx.Status == history.OK
+		first := int32(len(s.txnKeys))
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			e := int32(-1)
+			for j := first; j < int32(len(s.txnKeys)); j++ {
+				if s.txnKeys[j].key == op.Key {
+					e = j
+				}
+			}
+			if e < 0 {
+				e = int32(len(s.txnKeys))
+				s.txnKeys = append(s.txnKeys, txnKey{key: op.Key, base: -1})
+			}
+			tk := &s.txnKeys[e]
+			if op.Kind == history.Append {
+				s.entryVals = append(s.entryVals, e, op.Value) // sorted out below
+				continue
+			}
+			if reads && op.Known && tk.base < 0 {
+				tk.base = op.End - op.Start - s.ownBefore(t, i, op.Key)
+			}
+		}
+	}
+	s.txnKeyStart[s.n] = int32(len(s.txnKeys))
+	// Group the appended values by entry (pairs were appended in op order).
+	pairs := s.entryVals
+	s.entryVals = make([]int32, 0, len(pairs)/2)
+	count := make([]int32, len(s.txnKeys)+1)
+	for i := 0; i < len(pairs); i += 2 {
+		count[pairs[i]+1]++
+	}
+	for e := range s.txnKeys {
+		count[e+1] += count[e]
+		s.txnKeys[e].valStart, s.txnKeys[e].valEnd = count[e], count[e]
+	}
+	s.entryVals = make([]int32, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		tk := &s.txnKeys[pairs[i]]
+		s.entryVals[tk.valEnd] = pairs[i+1]
+		tk.valEnd++
+	}
+	s.classPosStart = make([]int32, len(s.demand)+1)
+	for k := range in.Keys {
+		for _, v := range in.Keys[k].Trace {
+			s.classPosStart[s.classOf[uint64(k)<<32|uint64(uint32(v))]+1]++
+		}
+	}
+	for c := range s.demand {
+		s.classPosStart[c+1] += s.classPosStart[c]
+	}
+	fill := slices.Clone(s.classPosStart)
+	s.classPos = make([]int32, len(s.traceAt))
+	for k := range in.Keys {
+		for p, v := range in.Keys[k].Trace {
+			c := s.classOf[uint64(k)<<32|uint64(uint32(v))]
+			s.classPos[fill[c]] = int32(p)
+			fill[c]++
+		}
+	}
+	s.entryTxn = make([]int32, len(s.txnKeys))
+	s.keyTxnStart = make([]int32, len(in.Keys)+1)
+	s.forEntries(func(t int32, tk *txnKey) { s.keyTxnStart[tk.key+1]++ })
+	for k := range in.Keys {
+		s.keyTxnStart[k+1] += s.keyTxnStart[k]
+	}
+	kfill := slices.Clone(s.keyTxnStart)
+	s.keyTxns = make([]int32, len(s.txnKeys))
+	for t := int32(0); t < s.n; t++ {
+		for e := s.txnKeyStart[t]; e < s.txnKeyStart[t+1]; e++ {
+			s.entryTxn[e] = t
+			k := s.txnKeys[e].key
+			s.keyTxns[kfill[k]] = e
+			kfill[k]++
+		}
+	}
+}
+
+// ordered is a necessary condition for the current state to have a complete order:
+// the precedences it forces among the transactions that must run and have not are
+// acyclic. On each key k, a reader X at base b and a writer Y: where Y's block can
+// start no earlier than b (its reads fix it there, or no position from k's on holds
+// its values before), X runs first (Y moves k past b); where Y's reads fix its block
+// before b, Y runs first. A transaction reading k at b and appending to it there
+// precedes only the writers whose blocks start past b.
+//
+// The graph stays linear in size through two chains of nodes per key, one node per
+// slot each: V(k,p) reaches every writer whose block starts no earlier than p
+// (V(k,p) -> V(k,p+1)), W(k,p) every reader at p or later (W(k,p) -> W(k,p+1)).
+func (s *serialSearch) ordered() bool {
+	s.edgeFrom, s.edgeTo = s.edgeFrom[:0], s.edgeTo[:0]
+	nslots := int32(len(s.pending))
+	vNode := func(sl int32) int32 { return s.n + sl }
+	wNode := func(sl int32) int32 { return s.n + nslots + sl }
+	edge := func(a, b int32) { s.edgeFrom, s.edgeTo = append(s.edgeFrom, a), append(s.edgeTo, b) }
+	for k := range s.pos {
+		base, pos, n := s.base[k], s.pos[k], s.traceLen[k]
+		for p := pos; p < n; p++ {
+			edge(vNode(base+p), vNode(base+p+1))
+			edge(wNode(base+p), wNode(base+p+1))
+		}
+		// The writers that may fill k's position now: with none the state is dead,
+		// with one its block starts there.
+		fillers, filler := 0, int32(-1)
+		for _, e := range s.keyTxns[s.keyTxnStart[k]:s.keyTxnStart[k+1]] {
+			tk := &s.txnKeys[e]
+			t := s.entryTxn[e]
+			if s.ran[t] {
+				continue
+			}
+			if pos < n && tk.valEnd > tk.valStart && (tk.base < 0 || tk.base == pos) && s.matchesAt(tk, pos) {
+				fillers++
+				filler = t
+			}
+			if s.commit[t] != encode.Committed {
+				continue
+			}
+			reader := tk.base >= 0 && s.h.Txns[t].Status == history.OK
+			writes := tk.valEnd > tk.valStart
+			if reader && tk.base < pos {
+				return false // its read can no longer be seen
+			}
+			switch {
+			case reader && writes:
+				edge(vNode(base+tk.base), t)
+				if tk.base < n {
+					edge(t, vNode(base+tk.base+1))
+					edge(t, wNode(base+tk.base+1))
+				}
+			case reader:
+				edge(t, vNode(base+tk.base))
+				edge(wNode(base+tk.base), t)
+				if tk.base < n {
+					// The key moves past b before any read of a longer list.
+					edge(t, wNode(base+tk.base+1))
+				}
+			case writes:
+				q := min(pos, n) // past the trace: slot n stands for every position
+				for q < n && !s.matchesAt(tk, q) {
+					q++
+				}
+				edge(vNode(base+q), t)
+				if tk.valEnd-tk.valStart == 1 && q < n {
+					// No append of its value left over for past the trace: its block
+					// starts at the trace's last position holding it, or earlier.
+					c := s.classOf[uint64(k)<<32|uint64(uint32(s.entryVals[tk.valStart]))]
+					if s.supply[c] == s.demand[c] {
+						edge(t, wNode(base+s.classPos[s.classPosStart[c+1]-1]+1))
+					}
+				}
+			}
+		}
+		switch {
+		case pos < n && fillers == 0:
+			return false
+		case fillers == 1:
+			edge(filler, vNode(base+pos+1))
+			edge(filler, wNode(base+pos+1))
+		}
+	}
+	nodes := s.n + 2*nslots
+	if len(s.outStart) < int(nodes)+1 {
+		s.outStart = make([]int32, nodes+1)
+		s.mark = make([]uint8, nodes)
+	}
+	clear(s.outStart)
+	for _, f := range s.edgeFrom {
+		s.outStart[f+1]++
+	}
+	for t := int32(0); t < nodes; t++ {
+		s.outStart[t+1] += s.outStart[t]
+	}
+	if cap(s.out) < len(s.edgeTo) {
+		s.out = make([]int32, len(s.edgeTo))
+	}
+	s.out = s.out[:len(s.edgeTo)]
+	for i, f := range s.edgeFrom {
+		s.outStart[f]++
+		s.out[s.outStart[f]-1] = s.edgeTo[i]
+	}
+	// outStart[u] now ends u's edges: shift back.
+	for u := nodes; u > 0; u-- {
+		s.outStart[u] = s.outStart[u-1]
+	}
+	s.outStart[0] = 0
+	clear(s.mark)
+	stack, iter := s.stack[:0], s.iter[:0]
+	defer func() { s.stack, s.iter = stack, iter }()
+	for _, root := range s.edgeFrom {
+		if s.mark[root] != 0 {
+			continue
+		}
+		stack, iter = append(stack[:0], root), append(iter[:0], s.outStart[root])
+		s.mark[root] = 1
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			i := iter[len(iter)-1]
+			if i == s.outStart[u+1] {
+				s.mark[u] = 2
+				stack, iter = stack[:len(stack)-1], iter[:len(iter)-1]
+				continue
+			}
+			iter[len(iter)-1]++
+			v := s.out[i]
+			switch s.mark[v] {
+			case 1:
+				return false
+			case 0:
+				s.mark[v] = 1
+				stack, iter = append(stack, v), append(iter, s.outStart[v])
+			}
+		}
+	}
+	return true
+}
+
+func (s *serialSearch) forEntries(f func(t int32, tk *txnKey)) {
+	for t := int32(0); t < s.n; t++ {
+		for e := s.txnKeyStart[t]; e < s.txnKeyStart[t+1]; e++ {
+			f(t, &s.txnKeys[e])
+		}
+	}
+}
+
+// matchesAt reports whether tk's appended values may land from position q of its key:
+// each equal to the trace's value where it lands inside the trace.
+func (s *serialSearch) matchesAt(tk *txnKey, q int32) bool {
+	k := tk.key
+	for i := tk.valStart; i < tk.valEnd; i++ {
+		if p := q + i - tk.valStart; p < s.traceLen[k] && s.traceAt[s.base[k]+p] != s.entryVals[i] {
+			return false
+		}
+	}
+	return true
+}
