@@ -201,11 +201,22 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 					return true
 				}
 			}
-			if c.opts.Solver.NoRepair || c.budget.out() {
+			if c.budget.out() {
 				return false
 			}
-			order, ok, n := scheduleRepaired(hr, ir, commit, edges, false, win, c.budget.stop)
-			c.res.Stats.Repairs += n
+			if !c.opts.Solver.NoRepair {
+				order, ok, n := scheduleRepaired(hr, ir, commit, edges, false, win, c.budget.stop)
+				c.res.Stats.Repairs += n
+				if ok && accept(order) {
+					return true
+				}
+			}
+			// Unordered and anywhere: the serial-order search where the replays got stuck
+			// (accept verifies what it finds on the real history).
+			if edges != nil || win != nil || c.opts.Solver.NoSerialSearch || c.budget.out() {
+				return false
+			}
+			order, ok := searchSerial(hr, ir, commit, serialSearchNodes(len(hr.Txns))/8, c.budget.stop)
 			return ok && accept(order)
 		}
 		// With nothing relaxed the history is the real one, whose serial replays ran.
