@@ -27,6 +27,8 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 	if !c.pinSerial || c.opts.Solver.NoPrune || c.opts.Solver.ExportPrefix != "" || c.budget.out() {
 		return
 	}
+	// Built again with what shows each edge only now: kept on every history, that
+	// would be 13 more bytes an edge at a million transactions, mostly valid ones.
 	g, ok := buildPinGraph(c.h, in, c.budget.stop, true)
 	if !ok {
 		return

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"doppel/check"
-	"doppel/history"
 	"doppel/workload"
 )
 
@@ -45,14 +44,7 @@ func TestRelaxedSearchProvesHotWriteSkew(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 30, 2, 20, "hotspot", 0.2, 1, 3, 500, 401
 	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectWriteSkew}, InjectAt: workload.DefaultInjectAt}
-	bld := history.NewBuilder("gen")
-	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simulate(t, spec, opt)
 	for _, off := range []bool{false, true} {
 		res, err := check.Check(h, check.Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 1,
 			Solver: check.SolverOptions{NoSerialSearch: off}})

@@ -44,6 +44,12 @@ func genHistory(t *testing.T, sessions, ops, keys, valDomain, txns int, seed int
 	if inject != "" {
 		opt.Inject, opt.InjectAt = []string{inject}, workload.DefaultInjectAt
 	}
+	return simulate(t, spec, opt)
+}
+
+// simulate is `doppel gen` with spec and opt.
+func simulate(t *testing.T, spec workload.Spec, opt workload.SimOptions) *history.History {
+	t.Helper()
 	bld := history.NewBuilder("gen")
 	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
 		t.Fatal(err)
