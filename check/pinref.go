@@ -74,7 +74,7 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 					if e.Kind != encode.RW || !in(e.To) {
 						continue
 					}
-					if tries++; tries > maxSingleTries {
+					if tries++; tries > maxSingleTries || c.budget.out() {
 						return nil
 					}
 					if back := serial.path(e.To, e.From, in, notRW, &scratch); back != nil {
@@ -118,7 +118,7 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 	if cycle == nil && len(comps) > 0 {
 		cycle = within(comps[0], func(in func(int32) bool) []int32 { return serial.path(comps[0][0], comps[0][0], in, anyEdge, &scratch) })
 	}
-	if cycle == nil {
+	if cycle == nil || c.budget.out() {
 		return // a cycle was seen; the bounded searches found none (the search decides)
 	}
 	// As a refutation by the narrowing would: a write skew's reads are what snapshot
