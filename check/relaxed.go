@@ -213,10 +213,11 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 			}
 			// Unordered and anywhere: the serial-order search where the replays got stuck
 			// (accept verifies what it finds on the real history).
-			if edges != nil || win != nil || c.opts.Solver.NoSerialSearch || c.budget.out() {
+			nodes := serialSearchNodes(len(hr.Txns)) / 8
+			if edges != nil || win != nil || nodes == 0 || c.opts.Solver.NoSerialSearch || c.budget.out() {
 				return false
 			}
-			order, ok := searchSerial(hr, ir, commit, serialSearchNodes(len(hr.Txns))/8, c.budget.stop)
+			order, ok := searchSerial(hr, ir, commit, nodes, c.budget.stop)
 			return ok && accept(order)
 		}
 		// With nothing relaxed the history is the real one, whose serial replays ran.
