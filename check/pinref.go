@@ -28,7 +28,7 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 		return
 	}
 	// Built again with what shows each edge only now: kept on every history, that
-	// would be 13 more bytes an edge at a million transactions, mostly valid ones.
+	// would be 17 more bytes an edge at a million transactions, mostly valid ones.
 	g, ok := buildPinGraph(c.h, in, c.budget.stop, true)
 	if !ok {
 		return
