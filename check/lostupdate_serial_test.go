@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"doppel/check"
-	"doppel/history"
 	"doppel/workload"
 )
 
@@ -19,15 +18,8 @@ import (
 func TestSerialSearchRefutesLostUpdate(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 100, 3, 1, 10, 6, 10000, 13
-	bld := history.NewBuilder("lost-update")
 	opt := workload.SimOptions{Behaviour: workload.SimSerializable, Inject: []string{workload.InjectLostUpdate}, InjectAt: workload.DefaultInjectAt}
-	if _, err := workload.SimulateInjected(spec, opt, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simulate(t, spec, opt)
 	const m = "strong-session-read-committed"
 	res, err := check.Check(h, check.Options{Models: []string{m}, MaxConflicts: 10})
 	if err != nil {

@@ -28,16 +28,17 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// its first try (at 1M transactions, 4.9 s against 10.3 s unguided).
 	// A lost update leaves nothing to repair (and repairs cost a few replays); asked
 	// only once a replay got stuck.
-	repairs := 0 // 1: may repair, -1: may not
-	repair := func() bool {
-		if repairs == 0 {
-			repairs = -1
-			if !c.opts.Solver.NoRepair && !pinnedTwice(h, in) {
-				repairs = 1
+	lost := 0 // pinnedTwice, once asked: 1 true, -1 false
+	lostUpdate := func() bool {
+		if lost == 0 {
+			lost = -1
+			if pinnedTwice(h, in) {
+				lost = 1
 			}
 		}
-		return repairs > 0
+		return lost > 0
 	}
+	repair := func() bool { return !c.opts.Solver.NoRepair && !lostUpdate() }
 	// Pinned blocks alone may already close a cycle no serial (or snapshot) order
 	// escapes: then no such replay is tried (see pinnedCycles).
 	noReplay := func(snapshot bool) bool {
@@ -208,7 +209,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// order exists; at 100K transactions the search's set-up alone cost 3.5 CPU-s), nor
 	// on histories too large for its budget to matter (maxSerialSearchTxns).
 	if !ok && unorderedLeft(names, c.proven) && !c.opts.Solver.NoSerialSearch && !c.budget.out() && !noReplay(false) &&
-		len(h.Txns) <= maxSerialSearchTxns && !pinnedTwice(h, in) {
+		len(h.Txns) <= maxSerialSearchTxns && !lostUpdate() {
 		// Stuck on a wrong choice among writers of the same values: search the choices.
 		c.progress("searching a serial order")
 		order, found := searchSerial(h, in, commit, serialSearchNodes(len(h.Txns)), c.budget.stop)

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"doppel/check"
-	"doppel/history"
 	"doppel/workload"
 )
 
@@ -15,14 +14,7 @@ import (
 func TestSerialSearchProvesStuckReplay(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 5, 2, 20, 1, 2, 1000, 9
-	bld := history.NewBuilder("e1k-9")
-	if err := workload.Simulate(spec, workload.SimOptions{Behaviour: workload.SimSnapshot}, bld.Add); err != nil {
-		t.Fatal(err)
-	}
-	h, err := bld.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSnapshot})
 	for _, off := range []bool{false, true} {
 		res, err := check.Check(h, check.Options{Models: []string{"serializable"}, MaxConflicts: 1, Solver: check.SolverOptions{NoSerialSearch: off}})
 		if err != nil {
