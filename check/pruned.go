@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"doppel/encode"
+	"doppel/localsearch"
 	"doppel/prune"
 )
 
@@ -137,18 +138,31 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 		// A serializable-family model is violated, so strict serializability is too.
 		c.strictNarrowTried = false
 	}
-	if !c.strictNarrowTried || c.opts.Solver.NoWitness || !c.defaultSolver() {
+	withStrict := c.strictNarrowTried && !c.opts.Solver.NoWitness && c.defaultSolver()
+	withLocal := c.localSearchApplies(m)
+	if !withStrict && !withLocal {
 		v, msg = c.decideNarrowed(in, m)
 		return v, msg, false
 	}
+	// A short local search first: where it finds an order it takes milliseconds, and
+	// it is bounded by work, not time, so a conflict limit does not leave it out.
+	if withLocal && c.localSearch(in, 0, localFirstWork, 0) {
+		return Valid, "", false
+	}
 	c.stagesDone = map[string]int{}
 	defer func() { c.stagesDone = nil }()
-	for slice := alternateFirstSlice; ; slice *= 2 {
+	for slice, round := alternateFirstSlice, uint64(1); ; slice, round = slice*2, round+1 {
 		lift := c.budget.capTime(slice)
 		v, msg = c.decideNarrowed(in, m)
 		lift()
 		if v != Unknown || c.keyUnsat || c.budget.out() {
 			return v, msg, false
+		}
+		if withLocal && c.localSearch(in, slice/localSliceDivisor, 0, round) {
+			return Valid, "", false
+		}
+		if !withStrict {
+			continue
 		}
 		c.progress("looking for a strict-serializable solution for " + m)
 		if alternateHook != nil {
@@ -166,14 +180,68 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			c.strictFound = true
 			return Valid, "", true
 		case sv == Invalid:
-			c.strictRefuted, c.strictNarrowTried = true, false
-			v, msg = c.decideNarrowed(in, m)
-			return v, msg, false
+			c.strictRefuted, c.strictNarrowTried, withStrict = true, false, false
+			if !withLocal {
+				v, msg = c.decideNarrowed(in, m)
+				return v, msg, false
+			}
 		case c.keyUnsat || c.budget.out():
 			return Unknown, c.budget.message(m), false
 		}
 	}
 }
+
+// localSearchApplies reports whether decideAlternating's rounds include a local
+// search for a serial order on m: a model whose only question is a serial order
+// without process or real-time order (serializable), on the default solver, in a
+// history of at most maxLocalSearchTxns transactions.
+func (c *checker) localSearchApplies(m string) bool {
+	spec := models[m]
+	return !spec.process && !spec.realtime && !spec.snapshot && !spec.perRead &&
+		!c.opts.Solver.NoLocalSearch && !c.opts.Solver.NoWitness && c.defaultSolver() &&
+		len(c.h.Txns) <= maxLocalSearchTxns
+}
+
+// localSearch runs localsearch.SerialOrder for at most d (when > 0) and work (when >
+// 0), within the limits, with the round's seed, and reports whether it found an order
+// verifySerial accepts; such an order proves every model without process or real-time
+// order (c.proven).
+func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, round uint64) bool {
+	c.progress("looking for a serial order by local search")
+	deadline := time.Now().Add(d)
+	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
+	order, ok := localsearch.SerialOrder(c.h, in, commitsOf(c.h), localsearch.Options{MaxWork: work, Seed: round, Stop: stop})
+	if !ok {
+		return false
+	}
+	c.progress("verifying a serial order found by local search")
+	if err := verifySerialStop(c.h, in, order, false, false, c.budget.stop); err != nil {
+		if err != errStopped {
+			c.res.Stats.ReplayRejected++
+		}
+		return false
+	}
+	c.res.Stats.LocalSearched++
+	for name, spec := range models {
+		if !spec.process && !spec.realtime {
+			c.proven[name] = true
+		}
+	}
+	return true
+}
+
+// localFirstWork bounds the local search before the first round (list entries
+// scanned: about half a CPU-second).
+const localFirstWork = 15_000_000
+
+// localSliceDivisor: each round's local search gets the serializable search's slice
+// divided by it (the solver stays complete; a history it decides in its first slice
+// pays nothing).
+const localSliceDivisor = 2
+
+// maxLocalSearchTxns: above it a move (linear in its keys' lists) costs too much for
+// the rounds' slices to matter.
+const maxLocalSearchTxns = 100_000
 
 // alternateFirstSlice is decideAlternating's first round for m's search (a variable:
 // tests make the rounds start at once); the strict witness search gets

@@ -97,6 +97,9 @@ type SolverOptions struct {
 	// NoSerialSearch skips the backtracking search for a serial order (searchSerial)
 	// where the greedy replays got stuck.
 	NoSerialSearch bool
+	// NoLocalSearch leaves the local search for a serial order (package localsearch)
+	// out of the serializable search's rounds.
+	NoLocalSearch bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
@@ -320,18 +323,20 @@ type Stats struct {
 	// Choices among writers of the same values that stuck replays undid (check/repair.go).
 	Repairs int `json:"replay_repairs,omitempty"`
 	// Searched counts serial orders found by the backtracking search (searchSerial).
-	Searched     int   `json:"serial_searched,omitempty"`
-	Edges        int   `json:"edges"`
-	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
-	Variables    int   `json:"variables"`
-	Clauses      int   `json:"clauses"`
-	Decisions    int64 `json:"decisions"`
-	Conflicts    int64 `json:"conflicts"`
-	Propagations int64 `json:"propagations"`
-	TheoryProps  int64 `json:"theory_propagations"`   // the acyclicity theory's
-	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
-	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
-	Learned      int64 `json:"learned_clauses"`
+	Searched int `json:"serial_searched,omitempty"`
+	// LocalSearched counts serial orders found by the local search (localsearch).
+	LocalSearched int   `json:"local_searched,omitempty"`
+	Edges         int   `json:"edges"`
+	GuardedEdges  int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables     int   `json:"variables"`
+	Clauses       int   `json:"clauses"`
+	Decisions     int64 `json:"decisions"`
+	Conflicts     int64 `json:"conflicts"`
+	Propagations  int64 `json:"propagations"`
+	TheoryProps   int64 `json:"theory_propagations"`   // the acyclicity theory's
+	TilingProps   int64 `json:"tiling_propagations"`   // the append-adjacency theory's
+	CountProps    int64 `json:"counting_propagations"` // the supply-counting theory's
+	Learned       int64 `json:"learned_clauses"`
 	// Pairs of unobserved writers of a key given an orientation variable by the lazy
 	// orientation's refinement (check/view.go), all searches together.
 	OrientedPairs int64 `json:"oriented_pairs,omitempty"`

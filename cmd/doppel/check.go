@@ -71,6 +71,7 @@ func runCheck(args []string) int {
 	clausalTiling := fs.Bool("clausal-tiling", false, "solver: encode \"at most one block per trace position and per writer\" as clauses instead of leaving it to the append-adjacency theory")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
+	noLocalSearch := fs.Bool("no-local-search", false, "solver: leave the local search for a serial order out of the serializable search's rounds (for testing)")
 	noSerialSearch := fs.Bool("no-serial-search", false, "solver: skip the backtracking search for a serial order where the greedy replays got stuck (for testing)")
 	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
@@ -132,7 +133,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, NoSerialSearch: *noSerialSearch,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, NoSerialSearch: *noSerialSearch, NoLocalSearch: *noLocalSearch,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
@@ -366,6 +367,9 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed+s.PinRefuted, s.Replayed, s.PinRefuted)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
+		if s.Searched+s.LocalSearched > 0 {
+			fmt.Fprintf(w, "serial orders found where the replays got stuck: %d by the backtracking search, %d by local search\n", s.Searched, s.LocalSearched)
+		}
 		if s.OrientedPairs > 0 {
 			fmt.Fprintf(w, "unobserved writers: %d pairs oriented by refinement\n", s.OrientedPairs)
 		}
