@@ -34,7 +34,13 @@ type Options struct {
 	MaxWork  int64       // entries of key lists scanned in all, about 30M a second (0: no bound)
 	Seed     uint64      // the random choices' seed
 	Stop     func() bool // asked every 16 moves; true gives up
+	// Progress, when not nil, is told how far the search got: the unsatisfied reads of
+	// the first order and the fewest of any order seen.
+	Progress *Progress
 }
+
+// Progress is how far a search got.
+type Progress struct{ Start, Best int }
 
 // entry is one transaction's micro-ops on one key.
 type entry struct {
@@ -91,7 +97,14 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		return nil, false
 	}
 	since := 0
+	if opt.Progress != nil {
+		*opt.Progress = Progress{Start: s.left, Best: s.left}
+		defer func() { opt.Progress.Best = min(opt.Progress.Best, s.left) }()
+	}
 	for move := 0; s.left > 0; move++ {
+		if opt.Progress != nil && s.left < opt.Progress.Best {
+			opt.Progress.Best = s.left
+		}
 		if s.total < s.lastTotal {
 			since = 0
 		} else if since++; since >= plateau+plateauPerRead*s.left {
