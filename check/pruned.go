@@ -147,7 +147,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	// A short local search first: where it finds an order it takes milliseconds, and
 	// it is bounded by work, not time, so a conflict limit does not leave it out.
 	if withLocal {
-		found, pr := c.localSearch(in, 0, localFirstWork, 0)
+		found, pr := c.localSearch(in, 0, localFirstWork, 1000+20*len(c.h.Txns), 0)
 		if found {
 			return Valid, "", false
 		}
@@ -169,7 +169,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			return v, msg, false
 		}
 		if withLocal {
-			if found, _ := c.localSearch(in, slice/localSliceDivisor, 0, round); found {
+			if found, _ := c.localSearch(in, max(slice/localSliceDivisor, time.Nanosecond), 0, 0, round); found {
 				return Valid, "", false
 			}
 		}
@@ -214,16 +214,17 @@ func (c *checker) localSearchApplies(m string) bool {
 		len(c.h.Txns) <= maxLocalSearchTxns
 }
 
-// localSearch runs localsearch.SerialOrder for at most d (when > 0) and work (when >
-// 0), within the limits, with the round's seed, and reports whether it found an order
+// localSearch runs localsearch.SerialOrder for at most d, work and moves (each when >
+// 0; at least one must be), within the limits, with the round's seed, and reports
+// whether it found an order
 // verifySerial accepts (such an order proves every model without process or real-time
 // order: c.proven), and how far it got.
-func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, round uint64) (bool, localsearch.Progress) {
+func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, moves int, round uint64) (bool, localsearch.Progress) {
 	c.progress("looking for a serial order by local search")
 	deadline := time.Now().Add(d)
 	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
 	var pr localsearch.Progress
-	order, ok := localsearch.SerialOrder(c.h, in, commitsOf(c.h), localsearch.Options{MaxWork: work, Seed: round, Stop: stop, Progress: &pr})
+	order, ok := localsearch.SerialOrder(c.h, in, commitsOf(c.h), localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: round, Stop: stop, Progress: &pr})
 	if !ok {
 		return false, pr
 	}
@@ -244,7 +245,8 @@ func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64,
 }
 
 // localFirstWork bounds the local search before the first round (list entries
-// scanned: about half a CPU-second).
+// scanned: about half a CPU-second), and so do 1,000 + 20 moves per transaction (a
+// tiny history's moves cost next to nothing: millions of them fit in that work).
 const localFirstWork = 15_000_000
 
 // localSliceDivisor: each round's local search gets the serializable search's slice
