@@ -63,7 +63,10 @@ type search struct {
 	ents             []entry
 	vals             []int32
 	txnEnt           []int32   // entries of transaction t: ents[txnEnt[t]:txnEnt[t+1]]
-	run              []int32   // the transactions that run
+	run              []int32   // the transactions that must or may run
+	optional         []bool    // per transaction: may run or not (an :info writer)
+	out              []bool    // per transaction: an optional one not running now
+	optOn            [][]int32 // per key, the entries of optional transactions
 	prio             []float64 // per transaction, its place: the order is by (prio, id)
 	lists            [][]int32 // per key, its entries by their transactions' priority
 	cost             []int32   // per key, the weight of its unsatisfied reads
@@ -118,7 +121,12 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		}
 		s.step(move)
 	}
-	order := slices.Clone(s.run)
+	var order []int32
+	for _, t := range s.run {
+		if !s.out[t] {
+			order = append(order, t)
+		}
+	}
 	slices.SortFunc(order, s.before)
 	return order, true
 }
@@ -126,15 +134,18 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit, seed uint64) *search {
 	n := len(h.Txns)
 	s := &search{
-		trace:  make([][]int32, len(in.Keys)),
-		txnEnt: make([]int32, n+1),
-		prio:   make([]float64, n),
-		lists:  make([][]int32, len(in.Keys)),
-		cost:   make([]int32, len(in.Keys)),
-		count:  make([]int32, len(in.Keys)),
-		badAt:  make([]int32, len(in.Keys)),
-		tabu:   make([]int, n),
-		rng:    rand.New(rand.NewPCG(seed, 0x6c73)),
+		trace:    make([][]int32, len(in.Keys)),
+		txnEnt:   make([]int32, n+1),
+		prio:     make([]float64, n),
+		lists:    make([][]int32, len(in.Keys)),
+		cost:     make([]int32, len(in.Keys)),
+		count:    make([]int32, len(in.Keys)),
+		badAt:    make([]int32, len(in.Keys)),
+		tabu:     make([]int, n),
+		optional: make([]bool, n),
+		out:      make([]bool, n),
+		optOn:    make([][]int32, len(in.Keys)),
+		rng:      rand.New(rand.NewPCG(seed, 0x6c73)),
 	}
 	for k := range in.Keys {
 		s.trace[k] = in.Keys[k].Trace
@@ -145,10 +156,12 @@ func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit,
 		s.txnEnt[t] = int32(len(s.ents))
 		tx := &h.Txns[t]
 		if tx.Status != history.OK || commit[t] != encode.Committed {
-			if tx.Status != history.Fail && commit[t] != encode.NotCommitted && writesInside(h, in, t) {
-				return nil // an optional writer that may fill a position: not handled
+			if tx.Status == history.Fail || commit[t] == encode.NotCommitted || !writesInside(h, in, t) {
+				continue // never runs, or never needs to (it fills no trace position)
 			}
-			continue
+			// An :info writer that may fill a position: it starts out of the order and
+			// comes in where a read needs its values. Its reads are not known.
+			s.optional[t], s.out[t] = true, true
 		}
 		s.run = append(s.run, int32(t))
 		s.prio[t] = float64(h.Midpoint(int32(t)))
@@ -169,7 +182,7 @@ func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit,
 			if op.Kind == history.Append {
 				continue
 			}
-			if !op.Known {
+			if !op.Known || s.optional[t] {
 				continue
 			}
 			L := op.End - op.Start - int32(countAppends(h, tx.OpStart, i, op.Key))
@@ -194,7 +207,12 @@ func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit,
 	}
 	s.txnEnt[n] = int32(len(s.ents))
 	for e := range s.ents {
-		s.lists[s.ents[e].key] = append(s.lists[s.ents[e].key], int32(e))
+		k := s.ents[e].key
+		if s.optional[s.ents[e].txn] {
+			s.optOn[k] = append(s.optOn[k], int32(e))
+		} else {
+			s.lists[k] = append(s.lists[k], int32(e))
+		}
 	}
 	s.renumber() // distinct priorities: a swap then trades exact places
 	for k := range s.lists {
@@ -412,6 +430,19 @@ func (s *search) step(move int) {
 		if len(side) > 0 {
 			mover = side[s.rng.IntN(len(side))]
 		}
+		// Too little installed, or a wrong value: an optional writer out of the order
+		// with the value the trace wants there may come in.
+		if p := min(vi.cur, vi.good); p < r.need && int(p) < len(trace) && len(s.optOn[k]) > 0 {
+			var opts []int32
+			for _, e := range s.optOn[k] {
+				if en := &s.ents[e]; s.out[en.txn] && s.tabu[en.txn] <= move && en.ve > en.vs && s.vals[en.vs] == trace[p] {
+					opts = append(opts, en.txn)
+				}
+			}
+			if len(opts) > 0 && (len(side) == 0 || s.rng.IntN(2) == 0) {
+				mover = opts[s.rng.IntN(len(opts))]
+			}
+		}
 	}
 	s.moveBest(mover, move)
 }
@@ -462,11 +493,30 @@ func (s *search) moveBest(t int32, move int) {
 			}
 		}
 	}
+	if s.optional[t] {
+		// Out of the order is a place too.
+		outCost := int32(0)
+		for i := range es {
+			outCost += int32(s.keyCost(es[i].key, s.without[i], -1, 0) & (1<<32 - 1))
+		}
+		if outCost < bestCost || outCost == bestCost && s.out[t] {
+			if !s.out[t] {
+				for i := range es {
+					k := es[i].key
+					s.lists[k] = s.without[i]
+					s.setCost(k, s.keyCost(k, s.lists[k], -1, 0))
+				}
+				s.out[t] = true
+			}
+			s.tabu[t] = move + tabuTenure
+			return
+		}
+	}
 	now := int32(0)
 	for i := range es {
 		now += s.cost[es[i].key]
 	}
-	if x, delta, ok := s.bestSwap(t, move); ok && (delta < bestCost-now || delta == bestCost-now && s.rng.IntN(2) == 0) {
+	if x, delta, ok := s.bestSwap(t, move); !s.out[t] && ok && (delta < bestCost-now || delta == bestCost-now && s.rng.IntN(2) == 0) {
 		s.swap(t, x)
 		s.tabu[t], s.tabu[x] = move+tabuTenure, move+tabuTenure
 		return
@@ -495,6 +545,7 @@ func (s *search) moveBest(t int32, move int) {
 		return
 	}
 	s.prio[t] = p
+	s.out[t] = false
 	for i := range es {
 		e := s.txnEnt[t] + int32(i)
 		k := es[i].key
@@ -514,6 +565,9 @@ const tabuTenure = 8
 // the change of weighted cost on the keys of both.
 func (s *search) bestSwap(t int32, move int) (int32, int32, bool) {
 	best, bestDelta, ties := int32(-1), int32(math.MaxInt32), 0
+	if s.out[t] {
+		return best, bestDelta, false
+	}
 	try := func(et *entry, e int32) {
 		x := s.ents[e].txn
 		if x == t || s.tabu[x] > move || !slices.Equal(s.vals[s.ents[e].vs:s.ents[e].ve], s.vals[et.vs:et.ve]) {
