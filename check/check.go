@@ -102,6 +102,12 @@ type checker struct {
 	pinCycle                           string // the type of the cycle refuteByPins reported
 	// perReadIn is the per-read inference once built; perReadTried: its replay ran.
 	perReadIn *encode.Inference
+	// singleIn is the per-read inference with the G-cursor pins, once built: the
+	// problem of the models that forbid G-single (decideWeak).
+	singleIn *encode.Inference
+	// findingModel, when set, is the model the findings of the inference decided now
+	// hold for (addFinding): the G-cursor pins' inference's, consistent view and up.
+	findingModel string
 	// perReadWin: per model, the windows of narrowing's per-read level (proveByOrderCount).
 	perReadWin   map[string]*encode.Windows
 	perReadTried bool
@@ -520,7 +526,59 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			return true
 		}
 	}
-	return c.decide(in, left, nil, "", results)
+	// The models that forbid G-single on their own inference: the G-cursor pins hold
+	// in each of their attributions without a G-single, not in read committed's.
+	var singles, rest []string
+	for _, m := range left {
+		if models[m].single && !c.opts.Solver.NoGCursorPins {
+			singles = append(singles, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	if len(rest) > 0 && !c.decide(in, rest, nil, "", results) {
+		return false
+	}
+	left = singles[:0:0]
+	for _, m := range singles {
+		switch {
+		case impliedValid(m, results):
+			results[m] = &ModelResult{Model: m, Valid: Valid}
+		case len(c.forbiddenFound(m)) > 0:
+			results[m] = &ModelResult{Model: m, Valid: Invalid}
+		default:
+			left = append(left, m)
+		}
+	}
+	if len(left) == 0 {
+		return true
+	}
+	return c.decideSingle(left, results)
+}
+
+// gcursorModel is the weakest model the G-cursor pins are sound for: every anomaly
+// found on their inference holds for it and the models whose graphs contain its.
+const gcursorModel = "consistent-view"
+
+// decideSingle decides the models that forbid G-single (names) on the per-read
+// inference with the G-cursor pins. It reports false when the limits ran out before
+// the encoding was complete.
+func (c *checker) decideSingle(names []string, results map[string]*ModelResult) bool {
+	if c.singleIn == nil {
+		c.progress("inferring dependencies read by read, with the G-cursor pins")
+		t0 := time.Now()
+		c.singleIn = encode.InferSingleStop(c.h, c.budget.stop)
+		if c.singleIn != nil {
+			c.singleIn.CheckValuesStop(c.budget.stop)
+		}
+		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+	}
+	if c.singleIn == nil || c.budget.out() {
+		return false
+	}
+	c.findingModel = gcursorModel
+	defer func() { c.findingModel = "" }()
+	return c.decide(c.singleIn, names, nil, gcursorModel, results)
 }
 
 // serialWitnessForWeak tries, before the per-read problem, to prove the models left by
@@ -847,10 +905,20 @@ func (c *checker) forbiddenFoundAll() []string {
 // the problem diagnoses its keys again.
 func (c *checker) hasFinding(f encode.Finding) bool {
 	for i := range c.res.Anomalies {
-		if a := &c.res.Anomalies[i]; a.Model == "" && !a.uncommitted && a.Type == f.Type && a.Explanation == f.Text {
+		a := &c.res.Anomalies[i]
+		if a.uncommitted || a.Type != f.Type || a.Explanation != f.Text {
+			continue
+		}
+		switch {
+		case a.Model == "":
 			if a.oneBase && c.perRead {
 				a.oneBase = false // found on both inferences: it holds for every model
 			}
+			return true
+		case a.Model == gcursorModel && c.findingModel == gcursorModel:
+			return true
+		case a.Model == gcursorModel && c.perRead:
+			a.Model = "" // found per read without the G-cursor pins too: every model
 			return true
 		}
 	}
@@ -860,7 +928,7 @@ func (c *checker) hasFinding(f encode.Finding) bool {
 func (c *checker) addFinding(f encode.Finding) {
 	// Found on the one-base inference, only the facts about values alone hold per read.
 	baseFree := f.Type == "incompatible-order" || f.Type == "garbage-read" || f.Type == "G1a"
-	a := Anomaly{Type: f.Type, Explanation: f.Text, oneBase: !c.perRead && !baseFree}
+	a := Anomaly{Type: f.Type, Explanation: f.Text, oneBase: !c.perRead && !baseFree, Model: c.findingModel}
 	if f.Key >= 0 {
 		a.Key = c.h.Keys[f.Key]
 	}

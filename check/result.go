@@ -97,6 +97,9 @@ type SolverOptions struct {
 	// NoSerialSearch skips the backtracking search for a serial order (searchSerial)
 	// where the greedy replays got stuck.
 	NoSerialSearch bool
+	// NoGCursorPins decides the models that forbid G-single on read committed's
+	// per-read inference, without the G-cursor pins (encode.Inference.GCursorPins).
+	NoGCursorPins bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
