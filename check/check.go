@@ -578,7 +578,63 @@ func (c *checker) decideSingle(names []string, results map[string]*ModelResult) 
 	}
 	c.findingModel = gcursorModel
 	defer func() { c.findingModel = "" }()
-	return c.decide(c.singleIn, names, nil, gcursorModel, results)
+	var win *encode.Windows
+	if !c.opts.Solver.NoPrune {
+		// The thresholds in two layers (prune.Level.Single): paths with at most one
+		// rw edge, and the G-cursor pins. A contradiction is a proof; the windows keep
+		// every attribution these models allow.
+		c.progress("narrowing for the models that forbid G-single")
+		t0 := time.Now()
+		pr := prune.Run(c.singleIn, prune.Options{Level: prune.Level{Single: true},
+			Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded}) // Stop is asked from two goroutines
+		c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+		if c.budget.out() {
+			return false
+		}
+		switch {
+		case pr.KeyUnsat:
+			// A key with no segmentation: the whole problem diagnoses and names it.
+		case pr.Contradiction != nil:
+			pc := *pr.Contradiction
+			if len(pc.Txns) == 0 && pc.Key >= 0 {
+				// A key no live writer can fill: its writers are the evidence.
+				for _, w := range c.singleIn.Keys[pc.Key].Writers {
+					if c.singleIn.Writers[w].Status != history.Fail {
+						pc.Txns = append(pc.Txns, c.singleIn.Writers[w].Txn)
+					}
+				}
+			}
+			if len(pc.Txns) > 8 && len(pc.Steps) == 0 {
+				pc.Txns = pc.Txns[:8] // a tiling's: its text gives every writer's window
+			}
+			c.addContradiction(gcursorModel, &pc)
+			for _, m := range names {
+				results[m] = &ModelResult{Model: m, Valid: Invalid}
+			}
+			return true
+		default:
+			win = pr.Win
+		}
+	}
+	if win == nil {
+		return c.decide(c.singleIn, names, nil, gcursorModel, results)
+	}
+	if !c.decide(c.singleIn, names, win, gcursorModel, results) {
+		return false
+	}
+	// Proved within the windows but not named (no attribution lies within them, so no
+	// cycle to show): decided again on the whole problem, which names it.
+	var again []string
+	for _, m := range names {
+		if r := results[m]; r != nil && r.Valid == Invalid && len(c.forbiddenFound(m)) == 0 {
+			delete(results, m)
+			again = append(again, m)
+		}
+	}
+	if len(again) == 0 {
+		return true
+	}
+	return c.decide(c.singleIn, again, nil, gcursorModel, results)
 }
 
 // serialWitnessForWeak tries, before the per-read problem, to prove the models left by

@@ -1,10 +1,15 @@
 package check
 
 import (
+	"flag"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"doppel/encode"
 	"doppel/history"
+	"doppel/internal/brute"
+	"doppel/prune"
 )
 
 // gcursorHistory: T2 reads x = [1] and then appends 2, but another 1 comes between
@@ -50,5 +55,69 @@ func TestGCursorPinsStayWithTheirModels(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no G-single named by the G-cursor pin among %+v", res.Anomalies)
+	}
+}
+
+var singleNarrowSeeds = flag.Int("single-narrow-seeds", 4000, "random tiny histories per configuration in TestSingleNarrowingAgainstBruteForce")
+
+// TestSingleNarrowingAgainstBruteForce: the thresholds in two layers with the G-cursor
+// pins (prune.Level.Single) refute only histories the brute force finds not valid
+// under consistent view (and so under forward consistent view and update
+// serializable, the same verdict), their windows keep a witness of every valid one
+// (the problem built within them decides as the brute force), and they refute some,
+// so the test tests something.
+func TestSingleNarrowingAgainstBruteForce(t *testing.T) {
+	configs := []struct {
+		name string
+		cfg  brute.Config
+	}{
+		{"mixed", brute.Config{}},
+		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
+		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
+		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
+	}
+	for _, cf := range configs {
+		t.Run(cf.name, func(t *testing.T) {
+			var refuted, invalid, fails int
+			for seed := 0; seed < *singleNarrowSeeds; seed++ {
+				rng := rand.New(rand.NewPCG(uint64(seed), 12))
+				h := brute.Random(rng, cf.cfg)
+				want := brute.Check(h, "consistent-view")
+				if !want {
+					invalid++
+				}
+				in := encode.InferSingleStop(h, nil)
+				pr := prune.Run(in, prune.Options{Level: prune.Level{Single: true}})
+				switch {
+				case pr.Contradiction != nil:
+					refuted++
+					if want {
+						fails++
+						t.Errorf("seed %d: refuted (%s: %s), the brute force says valid\n%s", seed, pr.Contradiction.Type, pr.Contradiction.Text, brute.Format(h))
+					}
+				case !pr.KeyUnsat:
+					c := &checker{h: h, opts: Options{Models: []string{"consistent-view"}, Solver: SolverOptions{NoWitness: true}}, proven: map[string]bool{}}
+					c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
+					c.res.Anomalies = lostUpdates(h)
+					c.perRead = true
+					c.findingModel = gcursorModel
+					results := map[string]*ModelResult{}
+					if !c.decide(in, []string{"consistent-view"}, pr.Win, gcursorModel, results) {
+						t.Fatalf("seed %d: the problem within the windows was not built", seed)
+					}
+					if got := results["consistent-view"].Valid; (got == Valid) != want {
+						fails++
+						t.Errorf("seed %d: within the windows %v, the brute force says valid=%v\n%s", seed, got, want, brute.Format(h))
+					}
+				}
+				if fails > 5 {
+					t.FailNow()
+				}
+			}
+			if refuted == 0 {
+				t.Errorf("no history refuted by the narrowing (%d not valid)", invalid)
+			}
+			t.Logf("%d histories, %d not valid, %d refuted by the narrowing", *singleNarrowSeeds, invalid, refuted)
+		})
 	}
 }
