@@ -100,6 +100,10 @@ type SolverOptions struct {
 	// NoLocalSearch leaves the local search for a serial order (package localsearch)
 	// out of the serializable search's rounds.
 	NoLocalSearch bool
+
+	// NoGCursorPins decides the models that forbid G-single on read committed's
+	// per-read inference, without the G-cursor pins (encode.Inference.GCursorPins).
+	NoGCursorPins bool
 	// Heuristic ("vsids" or "static") and Restarts ("glucose", "luby" or "none") pick one
 	// solver configuration; left empty (with theory propagation on), a portfolio runs:
 	// static order without propagation for a while, then VSIDS + glucose + propagation.

@@ -73,7 +73,7 @@ func (c *checker) addUnnamedRefutation(m string, v *view) {
 		listed = fmt.Sprintf(" (the first %d are listed)", maxListedCandidates)
 	}
 	within := ""
-	if c.anomalyModel != "" {
+	if c.anomalyModel != "" && c.findingModel == "" { // windows, not the G-cursor pins
 		within = " placed within the windows narrowing found for " + c.anomalyModel + " (outside them every attribution closes a cycle too)"
 	}
 	a.Explanation = fmt.Sprintf("the solver proved that every attribution of the duplicated values to appends%s closes a cycle of %s's graph (a %s, or a kind of cycle that implies it), or that none exists; "+

@@ -343,6 +343,23 @@ func (p *Problem) diagnose(k int32) {
 	if key.Bad {
 		return
 	}
+	if in.GCursorPins {
+		// Where read committed's pins leave a segmentation, the G-cursor pins alone
+		// rule every one out: a G-single. Where they leave none, the key fails as it
+		// does for read committed, and is named as there (the same finding, found on
+		// both); undecided, it is named with the G-cursor pins.
+		p.sc.noGCursor = true
+		ok, decided := p.segmentable(k, true, true)
+		p.sc.noGCursor = false
+		switch {
+		case ok && decided:
+			p.gcursorSingle(k)
+			return
+		case decided:
+			p.sc.noGCursor = true
+			defer func() { p.sc.noGCursor = false }()
+		}
+	}
 	L := key.Trace
 	n := int32(len(L))
 	before := len(in.Findings)
@@ -419,8 +436,33 @@ func (p *Problem) diagnose(k int32) {
 			typ, why = "incomplete-append", "no way to split its values into whole appends of distinct transactions, each transaction's appends together, both ends every read at the end of an append and puts each transaction's appends where its own reads of the key show them"
 		}
 	}
-	// The observations, a bounded number of them: a key read by thousands of
-	// transactions would otherwise print all their lists.
+	txns, lines := p.keyObservations(k)
+	in.Findings = append(in.Findings, Finding{Type: typ, Key: k, Txns: txns,
+		Text: fmt.Sprintf("%s: %s. %s.", in.keyName(k), why, lines)})
+}
+
+// gcursorSingle names key k's failure under the G-cursor pins (Inference.GCursorPins)
+// where read committed's pins leave a segmentation: a G-single in every attribution.
+func (p *Problem) gcursorSingle(k int32) {
+	in := p.In
+	if a, b, l, ok := p.pinCollision(k); ok {
+		in.Findings = append(in.Findings, Finding{Type: "G-single", Key: k, Txns: []int32{a, b},
+			Text: fmt.Sprintf("%s: %s and %s both read it with %d values and then appended to it, so each append must come right after those %d values (else the block there is another's, and the reader's anti-dependency to it comes back by ww edges), and only one can: a lost update",
+				in.keyName(k), in.txnName(a), in.txnName(b), l, l)})
+		return
+	}
+	txns, lines := p.keyObservations(k)
+	in.Findings = append(in.Findings, Finding{Type: "G-single", Key: k, Txns: txns,
+		Text: fmt.Sprintf("%s: some transaction read it and then appended to it, and no way to attribute its values that ends every read at the end of an append puts each such append right after what its transaction read; where one is not, the block after what it read is another's, and reader →rw that block →ww … →ww the reader's block has exactly one anti-dependency. %s.",
+			in.keyName(k), lines)})
+}
+
+// keyObservations lists key k's reads and appends, a bounded number of them (a key
+// read by thousands of transactions would otherwise print all their lists), and
+// their transactions.
+func (p *Problem) keyObservations(k int32) ([]int32, string) {
+	in := p.In
+	key := &in.Keys[k]
 	const most = 12
 	var txns []int32
 	var lines []string
@@ -441,8 +483,7 @@ func (p *Problem) diagnose(k int32) {
 		lines = append(lines[:most], fmt.Sprintf("and %d more reads and appends", len(lines)-most))
 		txns = txns[:most]
 	}
-	in.Findings = append(in.Findings, Finding{Type: typ, Key: k, Txns: dedup(txns),
-		Text: fmt.Sprintf("%s: %s. %s.", in.keyName(k), why, strings.Join(lines, "; "))})
+	return dedup(txns), strings.Join(lines, "; ")
 }
 
 // hasPins reports whether a read of key k places its own transaction's block (a read

@@ -77,6 +77,12 @@ type Inference struct {
 	// reads of a key in one transaction need not share a base, and a read before the
 	// transaction's own append does not place its block (see InferPerRead).
 	PerRead bool
+	// GCursorPins (with PerRead): the models that forbid G-single (consistent view and
+	// up) place a block right after what its transaction read of the key before
+	// appending, as the one-base models do. Otherwise the block X after that read is
+	// another's, and reader →rw X →ww … →ww reader's block has one rw edge. Read
+	// committed allows that cycle, so this inference is theirs alone (InferSingleStop).
+	GCursorPins bool
 }
 
 // Infer groups the history's micro-ops by key and checks what needs no search: internal
@@ -105,6 +111,16 @@ func InferPerRead(h *history.History) *Inference {
 // InferPerReadStop is InferPerRead with InferStop's stop.
 func InferPerReadStop(h *history.History, stop func() bool) *Inference {
 	return infer(h, true, stop)
+}
+
+// InferSingleStop is InferPerReadStop for the models that forbid G-single: the reads
+// before a transaction's own append pin its block (Inference.GCursorPins).
+func InferSingleStop(h *history.History, stop func() bool) *Inference {
+	in := infer(h, true, stop)
+	if in != nil {
+		in.GCursorPins = true
+	}
+	return in
 }
 
 // stopEvery is how many transactions, reads or keys the inference goes through

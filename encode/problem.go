@@ -611,6 +611,9 @@ type scratch struct {
 	segVars []int32
 	// win, when set, narrows the candidate blocks (BuildWithin).
 	win *Windows
+	// noGCursor: segment ignores Inference.GCursorPins (read committed's pins), for the
+	// diagnosis of a key the G-cursor pins alone leave without a segmentation.
+	noGCursor bool
 
 	// segment
 	pinAt, cutBefore, blockWriters []int32

@@ -130,9 +130,10 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	}
 	sc.touch(k, true)
 	// minStart[wi]: per read (in.PerRead), the writer's block starts at or after what
-	// its reads before its own appends saw (inside it would be a future read).
+	// its reads before its own appends saw (inside it would be a future read). With the
+	// G-cursor pins those reads pin the block instead, as in the one-base inference.
 	var minStart []int32
-	if in.PerRead && usePins {
+	if in.PerRead && usePins && !(in.GCursorPins && !sc.noGCursor) {
 		minStart = sc.newInt32s(len(key.Writers))
 		clear(minStart)
 	}

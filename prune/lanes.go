@@ -43,6 +43,9 @@ func (p *pruner) setKeys(keys []int32, ls *laneScratch, clear bool) {
 					v = 0
 				}
 				ls.app[p.rank[p.commitN(t)]*L+li] = v
+				if p.half > 0 {
+					ls.app[p.rank[p.commitN(t)+p.half]*L+li] = v
+				}
 			}
 		}
 		for q := int32(0); q <= n+1; q++ {
@@ -52,6 +55,10 @@ func (p *pruner) setKeys(keys []int32, ls *laneScratch, clear bool) {
 			}
 			ls.bwd[p.rank[b+2*q]*L+li] = bw
 			ls.fwd[p.rank[b+2*q+1]*L+li] = f
+			if p.half > 0 {
+				ls.bwd[p.rank[b+2*q+p.half]*L+li] = bw
+				ls.fwd[p.rank[b+2*q+1+p.half]*L+li] = f
+			}
 		}
 	}
 }
@@ -151,20 +158,23 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) bool {
 	for i, k := range keys {
 		ls.narrow[i], ls.contraV[i] = ls.narrow[i][:0], -1
 		li := int32(i)
-		for v := int32(0); v < p.nTN; v++ {
-			x := p.rank[v]*L + li
-			if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
-				ls.contraV[i] = v
-				break
+		for layer := int32(0); layer <= p.half && ls.contraV[i] < 0; layer += max(p.half, 1) {
+			for v := layer; v < layer+p.nTN; v++ {
+				x := p.rank[v]*L + li
+				if best[x] >= 0 && least[x] < inf && best[x]+app[x] >= least[x] {
+					ls.contraV[i] = v
+					break
+				}
 			}
 		}
 		if ls.contraV[i] >= 0 {
 			continue
 		}
 		for _, w := range in.Keys[k].Writers {
+			c := p.commitN(in.Writers[w].Txn)
 			if p.maybe(w) {
 				// If it committed, not before what real time put before it.
-				if x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li; best[x] > p.win.Lo[w] {
+				if x := p.rank[c]*L + li; best[x] > p.win.Lo[w] {
 					ls.narrow[i] = append(ls.narrow[i], w, best[x], p.win.Hi[w])
 				}
 				continue
@@ -172,13 +182,15 @@ func (p *pruner) passesBatch(keys []int32, ls *laneScratch) bool {
 			if !p.live(w) || p.pinned[w] {
 				continue
 			}
-			x := p.rank[p.commitN(in.Writers[w].Txn)]*L + li
 			lo, hi := p.win.Lo[w], p.win.Hi[w]
-			if best[x] > lo {
-				lo = best[x]
-			}
-			if least[x] < inf {
-				hi = min(hi, least[x]-p.blockLen(w)-1)
+			for _, v := range [2]int32{c, c + p.half} { // with one layer, c twice
+				x := p.rank[v]*L + li
+				if best[x] > lo {
+					lo = best[x]
+				}
+				if least[x] < inf {
+					hi = min(hi, least[x]-p.blockLen(w)-1)
+				}
 			}
 			if lo != p.win.Lo[w] || hi != p.win.Hi[w] {
 				ls.narrow[i] = append(ls.narrow[i], w, lo, hi)

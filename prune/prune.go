@@ -49,6 +49,14 @@ type Level struct {
 	// version read places nothing. The writers' blocks still follow the order of the
 	// graph (ww edges), so the thresholds and passes hold as for the serial models.
 	PerRead bool
+	// Single: the models that forbid G-single (consistent view and up), on an inference
+	// with the G-cursor pins (encode.Inference.GCursorPins). They allow cycles with two
+	// rw edges, so the graph is laid out twice: the ww and wr facts in both layers, each
+	// rw fact (a read before θ(x,l+1)) from the first layer to the second. A path into
+	// a node's copy in layer j has j rw edges, a path out of it at most 1-j, so bounds
+	// that cross at one copy close a cycle with at most one rw edge, and each window
+	// bound, closed by the key's own order (ww), too. Version reads place nothing.
+	Single bool
 }
 
 // Options bound the work.
@@ -120,6 +128,9 @@ type pruner struct {
 	split     bool
 	thetaBase []int32 // per key: node of θ(x,0), -1 when the key was never read
 	nodes     int32
+	// half, with Level.Single: the nodes of one layer; node v+half is v's copy in the
+	// second (0: one layer).
+	half      int32
 	committed []bool // :ok transactions: the only ones in the graph
 	whole     []bool // split: transactions with one node (Options.Whole); nil: none
 
@@ -388,7 +399,7 @@ func (p *pruner) build() {
 	boundary := make([][]bool, len(in.Keys))
 	for ri := range in.Reads {
 		r := &in.Reads[ri]
-		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] || p.opts.Level.PerRead && r.Version {
+		if p.thetaBase[r.Key] < 0 || !p.committed[r.Txn] || (p.opts.Level.PerRead || p.opts.Level.Single) && r.Version {
 			continue
 		}
 		if boundary[r.Key] == nil {
@@ -416,6 +427,9 @@ func (p *pruner) build() {
 			continue
 		}
 		n := int32(len(in.Keys[r.Key].Trace))
+		if p.opts.Level.Single && r.Version {
+			continue // a version read gives no edge and places no block
+		}
 		if p.opts.Level.PerRead && (r.Version || r.Own == 0) {
 			if !r.Version {
 				// After the writer of the block its read ends with (wr), and nothing
@@ -489,6 +503,34 @@ func (p *pruner) build() {
 			}
 		}
 	}
+	if p.opts.Level.Single {
+		p.half = p.nodes
+		p.nodes *= 2
+		p.static = p.layered(p.static, 0)
+	}
+}
+
+// layered lays edges[from:] out in the two layers of Level.Single: every edge in both,
+// but an rw fact (eReadBefore) from the first layer to the second only.
+func (p *pruner) layered(edges []edge, from int) []edge {
+	h := p.half
+	end := len(edges)
+	for i := from; i < end; i++ {
+		e := edges[i]
+		if e.kind == eReadBefore {
+			edges[i].to += h
+			continue
+		}
+		e.from += h
+		e.to += h
+		edges = append(edges, e)
+	}
+	return edges
+}
+
+// txnNode reports whether node v is a transaction's (in either layer).
+func (p *pruner) txnNode(v int32) bool {
+	return v < p.nTN || p.half > 0 && v >= p.half && v < p.half+p.nTN
 }
 
 // writerOf returns t's writer id on key k.
@@ -524,6 +566,9 @@ func (p *pruner) commitN(t int32) int32 {
 func (p *pruner) isWhole(t int32) bool { return p.whole != nil && p.whole[t] }
 
 func (p *pruner) txnOf(v int32) int32 {
+	if p.half > 0 && v >= p.half {
+		v -= p.half
+	}
 	if p.split {
 		return v / 2
 	}
@@ -547,6 +592,7 @@ func (p *pruner) live(w int32) bool {
 // windowEdges appends the edges of the writers' current windows.
 func (p *pruner) windowEdges(edges []edge) []edge {
 	in := p.in
+	start := len(edges)
 	for w := range in.Writers {
 		w := int32(w)
 		if !p.live(w) && !p.maybe(w) {
@@ -577,6 +623,9 @@ func (p *pruner) windowEdges(edges []edge) []edge {
 				edge{from: b + 2*(hi+1), to: c, kind: eCross, key: wr.Key, aux: w},
 				edge{from: c, to: b + 2*min(lo+m, n+1) + 1, kind: eCross, key: wr.Key, aux: w})
 		}
+	}
+	if p.half > 0 {
+		return p.layered(edges, start)
 	}
 	return edges
 }
@@ -1116,7 +1165,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 	if v < 0 {
 		// Start the cycle at a transaction.
 		for i, id := range path {
-			if all[id].from < p.nTN {
+			if p.txnNode(all[id].from) {
 				path = append(path[i:len(path):len(path)], path[:i]...)
 				break
 			}
@@ -1136,6 +1185,8 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 			n := int32(len(in.Keys[e.key].Trace))
 			how := "as " + windowBasis(p.opts.Level) + " allow"
 			switch {
+			case p.pinned[w] && p.opts.Level.Single:
+				how = "its own reads show it there: after appending, or right before (elsewhere the block after what it read reaches it by ww edges, a G-single)"
 			case p.pinned[w] && p.opts.Level.PerRead:
 				how = "its own read after appending shows it there"
 			case p.pinned[w]:
@@ -1191,7 +1242,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		if e.kind == eStartCommit {
 			continue // within one transaction
 		}
-		if e.from < p.nTN {
+		if p.txnNode(e.from) {
 			from, out, why = p.txnOf(e.from), e, why[:0]
 		}
 		if d := describe(e); d != "" && !slices.Contains(why, d) && !slices.Contains(lead, d) {
@@ -1201,7 +1252,7 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 				why = append(why, d)
 			}
 		}
-		if e.to < p.nTN && from >= 0 {
+		if p.txnNode(e.to) && from >= 0 {
 			to := p.txnOf(e.to)
 			st := Step{From: from, To: to, Kind: hopKind(out, e), Key: e.key,
 				Why: fmt.Sprintf("%s < %s because %s", name(from), name(to), strings.Join(why, ", and ")), Read: -1}
@@ -1241,6 +1292,12 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 		rw = 0
 	}
 	c.Type = p.suffix(encode.CycleType(rw, wr, p.split, process, realtime))
+	if p.opts.Level.Single {
+		// Its windows rest on the G-cursor pins and on paths with one rw edge, each
+		// kept because the alternative closes a cycle with at most one: named by the
+		// more permissive of the two kinds the level's models forbid.
+		c.Type = "G-single"
+	}
 	p.res.Contradiction = c
 }
 
@@ -1250,6 +1307,9 @@ func (p *pruner) contradict(all []edge, path []int32, k, v int32) {
 // graph, where two rw edges are never adjacent, G-nonadjacent), so the name is one the
 // level's models forbid (snapshot isolation allows G2-item).
 func (p *pruner) noTilingType() string {
+	if p.opts.Level.Single {
+		return "G-single" // as the level's contradictions
+	}
 	if p.opts.Level.PerRead {
 		return cycleType(0, 1, false, false)
 	}
