@@ -100,7 +100,6 @@ type SolverOptions struct {
 	// NoLocalSearch leaves the local search for a serial order (package localsearch)
 	// out of the serializable search's rounds.
 	NoLocalSearch bool
-
 	// NoGCursorPins decides the models that forbid G-single on read committed's
 	// per-read inference, without the G-cursor pins (encode.Inference.GCursorPins).
 	NoGCursorPins bool
