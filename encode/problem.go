@@ -618,6 +618,12 @@ type scratch struct {
 	cs, cs2, blocks                []Cand
 	posCount                       []int32
 	f, g                           []int8
+	// segment's groups of writers with the same values (groupWriters): per writer
+	// index its group; per group a writer with its values, its number of writers, the
+	// next group of the same hash, where its positions start in groupPos (-1: not
+	// found yet) and how many there are.
+	seqGroup, groupRep, groupSize, groupNext, groupAt, groupLen, groupPos []int32
+	seqHead                                                               map[uint64]int32
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32
 	versionCuts                                                          []int32 // segment: (position, transaction) of version reads

@@ -230,55 +230,98 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		byVal[i] = valKey(v) | uint64(i)
 	}
 	slices.Sort(byVal)
-	cands := sc.cs[:0]
-	for wi, w := range key.Writers {
-		wr := &in.Writers[w]
-		if wr.Status == history.Fail || p.Pin[wi] == pinNone {
-			continue
+	// valueRange returns where value v's positions lie in byVal.
+	valueRange := func(v int32) (int, int) {
+		j0, _ := slices.BinarySearch(byVal, valKey(v))
+		j1, _ := slices.BinarySearch(byVal, valKey(v)|0xffffffff)
+		return j0, j1
+	}
+	// fits reports whether a block of seq at i matches the trace and has no cut
+	// strictly inside (the end of the trace counts as inside when the block runs past
+	// it): what does not depend on whose block it is.
+	fits := func(i int32, seq []int32) bool {
+		e := i + int32(len(seq))
+		m := min(e, n)
+		return equal(L[i:m], seq[:m-i]) && cutBefore[min(e, n+1)]-cutBefore[i+1] == 0
+	}
+	// mayStart reports whether writer w (index wi, transaction txn) may start a block
+	// of length l at i: no other writer is pinned at i, its window allows i, and no
+	// other transaction's version read ends inside.
+	mayStart := func(wi int, w, txn, i, l int32) bool {
+		if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
+			return false
 		}
-		seq := in.WriterVals[wr.Start:wr.End]
-		// try adds the block of w at i if it matches the trace, has no cut strictly
-		// inside (the end of the trace counts as inside when the block runs past it),
-		// and no other writer is pinned at i.
-		try := func(i int32) {
-			if sc.expired() {
-				return // the build is abandoned (BuildWithinStop)
-			}
-			e := i + int32(len(seq))
-			m := min(e, n)
-			if !equal(L[i:m], seq[:m-i]) || cutBefore[min(e, n+1)]-cutBefore[i+1] > 0 {
-				return
-			}
-			if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
-				return
-			}
-			if sc.win != nil && !sc.win.Allowed(w, i) {
-				return
-			}
-			for x := 0; x < len(versionCuts); x += 2 {
-				if q := versionCuts[x]; i < q && q < e && versionCuts[x+1] != wr.Txn {
-					return // another's version read would end inside this block
-				}
-			}
-			cands = append(cands, Cand{Pos: i, Writer: w})
+		if sc.win != nil && !sc.win.Allowed(w, i) {
+			return false
 		}
-		lo, hi := int32(0), n-1
+		for x := 0; x < len(versionCuts); x += 2 {
+			if q := versionCuts[x]; i < q && q < i+l && versionCuts[x+1] != txn {
+				return false // another's version read would end inside this block
+			}
+		}
+		return true
+	}
+	group := sc.groupWriters(k, p.Pin, valueRange)
+	// startRange returns the positions free writer wi may start at by its reads and
+	// window: lo..hi.
+	startRange := func(wi int, w int32) (lo, hi int32) {
+		lo, hi = 0, n-1
 		if minStart != nil {
 			lo = minStart[wi]
 		}
 		if sc.win != nil {
 			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
 		}
+		return lo, hi
+	}
+	// Room for the grouped writers' candidates at once: on a long list of few values
+	// they are millions, and growing the slice step by step copied them several times.
+	room := 0
+	for wi, w := range key.Writers {
+		if g := group[wi]; g >= 0 {
+			seq := in.WriterVals[in.Writers[w].Start:in.Writers[w].End]
+			at := sc.groupPositions(g, seq, byVal, valueRange, fits)
+			lo, hi := startRange(wi, w)
+			j0, _ := slices.BinarySearch(at, max(lo, 0))
+			j1, _ := slices.BinarySearch(at, max(hi, -1)+1)
+			room += max(j1-j0, 0)
+		}
+	}
+	cands := sc.cs[:0]
+	if cap(cands) < room {
+		cands = make([]Cand, 0, room+room/4) // not slices.Grow: that copies the old buffer
+	}
+	for wi, w := range key.Writers {
+		wr := &in.Writers[w]
+		if wr.Status == history.Fail || p.Pin[wi] == pinNone {
+			continue
+		}
+		seq := in.WriterVals[wr.Start:wr.End]
+		l := int32(len(seq))
+		lo, hi := startRange(wi, w)
 		if q := p.Pin[wi]; q >= 0 {
-			if q >= lo && q <= hi {
-				try(q)
+			if q >= lo && q <= hi && !sc.expired() && fits(q, seq) && mayStart(wi, w, wr.Txn, q, l) {
+				cands = append(cands, Cand{Pos: q, Writer: w})
+			}
+			continue
+		}
+		if g := group[wi]; g >= 0 {
+			// The positions where this sequence fits, found once for all its writers.
+			at := sc.groupPositions(g, seq, byVal, valueRange, fits)
+			j, _ := slices.BinarySearch(at, max(lo, 0))
+			for ; j < len(at) && at[j] <= hi; j++ {
+				if i := at[j]; !sc.expired() && mayStart(wi, w, wr.Txn, i, l) {
+					cands = append(cands, Cand{Pos: i, Writer: w})
+				}
 			}
 			continue
 		}
 		v := valKey(seq[0])
 		j, _ := slices.BinarySearch(byVal, v|uint64(max(lo, 0)))
 		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
-			try(int32(uint32(byVal[j])))
+			if i := int32(uint32(byVal[j])); !sc.expired() && fits(i, seq) && mayStart(wi, w, wr.Txn, i, l) {
+				cands = append(cands, Cand{Pos: i, Writer: w})
+			}
 		}
 	}
 	if sc.stopped {
@@ -363,8 +406,110 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		}
 	}
 	p.State = KeyOpen
+	if !sc.build && len(viable) >= cap(sc.cs)/2 && &viable[:1][0] == &sc.cs[:1][0] {
+		// A lone segmentation's candidates fill most of its buffer: the plan takes the
+		// buffer instead of a copy (millions of candidates on a long list of few values).
+		p.Cands, sc.cs = viable[:len(viable):len(viable)], nil
+		return p
+	}
 	p.Cands = sc.keepCands(viable)
 	return p
+}
+
+// groupMinOccurrences: a free writer whose first value occurs fewer times in the trace
+// (a var for tests)
+// scans those positions itself; grouping it with the writers of the same sequence
+// would cost more than it saves.
+var groupMinOccurrences = 8
+
+// groupWriters returns, for each writer of key k (by index in Keys[k].Writers), its
+// group of the free writers with the same values, or -1: a writer that failed, is pinned, or whose first value occurs fewer than
+// groupMinOccurrences times, or alone with its sequence. On a long list of few values
+// thousands of writers share a handful of sequences, and each writer scanning every
+// position of its first value was quadratic (issue 9).
+func (sc *scratch) groupWriters(k int32, pin []int32, valueRange func(int32) (int, int)) []int32 {
+	in := sc.in
+	ws := in.Keys[k].Writers
+	group := grow(&sc.seqGroup, len(ws))
+	if sc.seqHead == nil {
+		sc.seqHead = map[uint64]int32{}
+	}
+	clear(sc.seqHead)
+	rep, size, next := sc.groupRep[:0], sc.groupSize[:0], sc.groupNext[:0]
+	for wi, w := range ws {
+		group[wi] = -1
+		wr := &in.Writers[w]
+		if wr.Status == history.Fail || pin[wi] != pinFree {
+			continue
+		}
+		seq := in.WriterVals[wr.Start:wr.End]
+		if j0, j1 := valueRange(seq[0]); j1-j0 < groupMinOccurrences {
+			continue
+		}
+		h := seqHash(seq)
+		g, ok := sc.seqHead[h]
+		if !ok {
+			g = -1
+		}
+		for ; g >= 0; g = next[g] {
+			r := &in.Writers[rep[g]]
+			if equal(in.WriterVals[r.Start:r.End], seq) {
+				break
+			}
+		}
+		if g < 0 {
+			g = int32(len(rep))
+			rep, size = append(rep, w), append(size, 0)
+			if head, ok := sc.seqHead[h]; ok {
+				next = append(next, head)
+			} else {
+				next = append(next, -1)
+			}
+			sc.seqHead[h] = g
+		}
+		size[g]++
+		group[wi] = g
+	}
+	for wi, g := range group {
+		if g >= 0 && size[g] < 2 {
+			group[wi] = -1
+		}
+	}
+	sc.groupRep, sc.groupSize, sc.groupNext = rep, size, next
+	sc.groupAt = grow(&sc.groupAt, len(rep))
+	sc.groupLen = grow(&sc.groupLen, len(rep))
+	for g := range sc.groupAt {
+		sc.groupAt[g] = -1
+	}
+	sc.groupPos = sc.groupPos[:0]
+	return group
+}
+
+// groupPositions returns, in increasing order, the trace positions where group g's
+// sequence seq fits (see segment's fits), finding them at the group's first use.
+func (sc *scratch) groupPositions(g int32, seq []int32, byVal []uint64, valueRange func(int32) (int, int), fits func(int32, []int32) bool) []int32 {
+	if sc.groupAt[g] < 0 {
+		start := len(sc.groupPos)
+		j0, j1 := valueRange(seq[0])
+		for _, x := range byVal[j0:j1] {
+			if i := int32(uint32(x)); !sc.expired() && fits(i, seq) {
+				sc.groupPos = append(sc.groupPos, i)
+			}
+		}
+		sc.groupAt[g], sc.groupLen[g] = int32(start), int32(len(sc.groupPos)-start)
+	}
+	at := sc.groupAt[g]
+	return sc.groupPos[at : at+sc.groupLen[g]]
+}
+
+// seqHash hashes a writer's values (FNV-1a over their bits).
+func seqHash(seq []int32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range seq {
+		h ^= uint64(uint32(v))
+		h *= 1099511628211
+	}
+	return h
 }
 
 // touch loads key k's reads and writers, which are scattered over the history, in
