@@ -13,3 +13,6 @@ var SamePlan = samePlan
 
 // RandomWindows is randomWindows for tests outside the package.
 var RandomWindows = randomWindows
+
+// CompareSegmentable is compareSegmentable for tests outside the package.
+var CompareSegmentable = compareSegmentable

@@ -624,6 +624,9 @@ type scratch struct {
 	// found yet) and how many there are.
 	seqGroup, groupRep, groupSize, groupNext, groupAt, groupLen, groupPos []int32
 	seqHead                                                               map[uint64]int32
+	// segmentableGrouped: per position its groups and extra candidates; per group
+	// its block length and writers.
+	posGroups, posFill, groupEnd, members, memberOff, memberFill, extraOff []int32
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32
 	versionCuts                                                          []int32 // segment: (position, transaction) of version reads

@@ -113,29 +113,48 @@ func (in *Inference) SegmentWithin(k int32, win *Windows) Plan {
 	return sc.segment(k, true, true)
 }
 
-// segment is Segment with the read cuts or the pins optionally ignored, which tells
-// which observations make a key unsatisfiable.
-func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
+// keySegment is what segment knows about one key before it lists candidate blocks.
+type keySegment struct {
+	sc *scratch
+	k  int32
+	L  []int32 // the trace
+	n  int32   // its length
+	p  Plan    // state (when decided already), cuts and pins
+	// minStart: see prepareSegment; versionCuts: (position, transaction) of version
+	// reads; pinnedAt[pos]: the index of the writer pinned at pos, or -1;
+	// cutBefore[i]: cuts at positions < i.
+	minStart, versionCuts, pinnedAt, cutBefore []int32
+	// byVal: positions sorted by value (valKey(value) | position).
+	byVal []uint64
+	// group: per writer index, its group of writers with the same values, or -1 (see
+	// groupWriters).
+	group []int32
+}
+
+// prepareSegment reads key k's cuts and pins (the read cuts or the pins optionally
+// ignored) and indexes its trace. done: ks.p is the whole plan already.
+func (sc *scratch) prepareSegment(k int32, useCuts, usePins bool) (ks keySegment, done bool) {
 	in := sc.in
 	key := &in.Keys[k]
 	L := key.Trace
 	n := int32(len(L))
-	p := Plan{Cut: sc.newBools(int(n) + 1), Pin: sc.newInt32s(len(key.Writers))}
+	ks = keySegment{sc: sc, k: k, L: L, n: n, p: Plan{Cut: sc.newBools(int(n) + 1), Pin: sc.newInt32s(len(key.Writers))}}
+	p := &ks.p
 	for i := range p.Pin {
 		p.Pin[i] = pinFree
 	}
 	if key.TraceBy < 0 {
 		p.State = KeyUnread
-		return p
+		return ks, true
 	}
 	sc.touch(k, true)
 	// minStart[wi]: per read (in.PerRead), the writer's block starts at or after what
 	// its reads before its own appends saw (inside it would be a future read).
-	var minStart []int32
 	if in.PerRead && usePins {
-		minStart = sc.newInt32s(len(key.Writers))
-		clear(minStart)
+		ks.minStart = sc.newInt32s(len(key.Writers))
+		clear(ks.minStart)
 	}
+	minStart := ks.minStart
 	// Cuts and pins from the reads. A version read's cut binds every block but its own
 	// transaction's (versionCuts: position, transaction), so it is not in Cut.
 	versionCuts := sc.versionCuts[:0]
@@ -168,22 +187,22 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			// Different reads of one transaction place its block differently; the
 			// internal check makes this impossible, but never guess.
 			p.State = KeyUnsat
-			return p
+			return ks, true
 		}
 	}
-	sc.versionCuts = versionCuts
+	sc.versionCuts, ks.versionCuts = versionCuts, versionCuts
 	for wi, lo := range minStart {
 		switch q := p.Pin[wi]; {
 		case q >= 0 && q < lo:
 			p.State = KeyUnsat // placed by one read inside what another read saw
-			return p
+			return ks, true
 		case q == pinFree && lo >= n && lo > 0:
 			p.Pin[wi] = pinNone // it read the whole trace before appending: unobserved
 		}
 	}
 	if n == 0 {
 		p.State = KeyFixed
-		return p
+		return ks, true
 	}
 	if sc.win != nil {
 		// A writer whose window holds one position inside the trace is placed as surely
@@ -201,6 +220,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	// pinned writer may start there. pinnedAt[pos]: the index of the writer pinned at
 	// pos, or -1.
 	pinnedAt := grow(&sc.pinAt, int(n))
+	ks.pinnedAt = pinnedAt
 	for i := range pinnedAt {
 		pinnedAt[i] = -1
 	}
@@ -209,12 +229,13 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			p.Cut[q] = true
 			if other := pinnedAt[q]; other >= 0 && other != int32(wi) {
 				p.State = KeyUnsat
-				return p
+				return ks, true
 			}
 			pinnedAt[q] = int32(wi)
 		}
 	}
 	cutBefore := grow(&sc.cutBefore, int(n)+2) // cutBefore[i] = cuts at positions < i
+	ks.cutBefore = cutBefore
 	cutBefore[0] = 0
 	for i := int32(0); i <= n; i++ {
 		cutBefore[i+1] = cutBefore[i]
@@ -230,58 +251,75 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		byVal[i] = valKey(v) | uint64(i)
 	}
 	slices.Sort(byVal)
-	// valueRange returns where value v's positions lie in byVal.
-	valueRange := func(v int32) (int, int) {
-		j0, _ := slices.BinarySearch(byVal, valKey(v))
-		j1, _ := slices.BinarySearch(byVal, valKey(v)|0xffffffff)
-		return j0, j1
+	ks.byVal = byVal
+	ks.group = sc.groupWriters(&ks)
+	return ks, false
+}
+
+// valueRange returns where value v's positions lie in ks.byVal.
+func (ks *keySegment) valueRange(v int32) (int, int) {
+	j0, _ := slices.BinarySearch(ks.byVal, valKey(v))
+	j1, _ := slices.BinarySearch(ks.byVal, valKey(v)|0xffffffff)
+	return j0, j1
+}
+
+// fits reports whether a block of seq at i matches the trace and has no cut strictly
+// inside (the end of the trace counts as inside when the block runs past it): what
+// does not depend on whose block it is.
+func (ks *keySegment) fits(i int32, seq []int32) bool {
+	e := i + int32(len(seq))
+	m := min(e, ks.n)
+	return equal(ks.L[i:m], seq[:m-i]) && ks.cutBefore[min(e, ks.n+1)]-ks.cutBefore[i+1] == 0
+}
+
+// mayStart reports whether writer w (index wi, transaction txn) may start a block of
+// length l at i: no other writer is pinned at i, its window allows i, and no other
+// transaction's version read ends inside.
+func (ks *keySegment) mayStart(wi int, w, txn, i, l int32) bool {
+	if at := ks.pinnedAt[i]; at >= 0 && at != int32(wi) {
+		return false
 	}
-	// fits reports whether a block of seq at i matches the trace and has no cut
-	// strictly inside (the end of the trace counts as inside when the block runs past
-	// it): what does not depend on whose block it is.
-	fits := func(i int32, seq []int32) bool {
-		e := i + int32(len(seq))
-		m := min(e, n)
-		return equal(L[i:m], seq[:m-i]) && cutBefore[min(e, n+1)]-cutBefore[i+1] == 0
+	if win := ks.sc.win; win != nil && !win.Allowed(w, i) {
+		return false
 	}
-	// mayStart reports whether writer w (index wi, transaction txn) may start a block
-	// of length l at i: no other writer is pinned at i, its window allows i, and no
-	// other transaction's version read ends inside.
-	mayStart := func(wi int, w, txn, i, l int32) bool {
-		if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
-			return false
+	for x := 0; x < len(ks.versionCuts); x += 2 {
+		if q := ks.versionCuts[x]; i < q && q < i+l && ks.versionCuts[x+1] != txn {
+			return false // another's version read would end inside this block
 		}
-		if sc.win != nil && !sc.win.Allowed(w, i) {
-			return false
-		}
-		for x := 0; x < len(versionCuts); x += 2 {
-			if q := versionCuts[x]; i < q && q < i+l && versionCuts[x+1] != txn {
-				return false // another's version read would end inside this block
-			}
-		}
-		return true
 	}
-	group := sc.groupWriters(k, p.Pin, valueRange)
-	// startRange returns the positions free writer wi may start at by its reads and
-	// window: lo..hi.
-	startRange := func(wi int, w int32) (lo, hi int32) {
-		lo, hi = 0, n-1
-		if minStart != nil {
-			lo = minStart[wi]
-		}
-		if sc.win != nil {
-			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
-		}
-		return lo, hi
+	return true
+}
+
+// startRange returns the positions free writer w (index wi) may start at by its
+// reads and window: lo..hi.
+func (ks *keySegment) startRange(wi int, w int32) (lo, hi int32) {
+	lo, hi = 0, ks.n-1
+	if ks.minStart != nil {
+		lo = ks.minStart[wi]
 	}
+	if win := ks.sc.win; win != nil {
+		lo, hi = max(lo, win.Lo[w]), min(hi, win.Hi[w])
+	}
+	return lo, hi
+}
+
+// segment is Segment with the read cuts or the pins optionally ignored, which tells
+// which observations make a key unsatisfiable.
+func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
+	ks, done := sc.prepareSegment(k, useCuts, usePins)
+	if done {
+		return ks.p
+	}
+	in := sc.in
+	key := &in.Keys[k]
+	n, p, group := ks.n, ks.p, ks.group
 	// Room for the grouped writers' candidates at once: on a long list of few values
 	// they are millions, and growing the slice step by step copied them several times.
 	room := 0
 	for wi, w := range key.Writers {
 		if g := group[wi]; g >= 0 {
-			seq := in.WriterVals[in.Writers[w].Start:in.Writers[w].End]
-			at := sc.groupPositions(g, seq, byVal, valueRange, fits)
-			lo, hi := startRange(wi, w)
+			at := sc.groupPositions(&ks, g, in.Vals(w))
+			lo, hi := ks.startRange(wi, w)
 			j0, _ := slices.BinarySearch(at, max(lo, 0))
 			j1, _ := slices.BinarySearch(at, max(hi, -1)+1)
 			room += max(j1-j0, 0)
@@ -298,28 +336,29 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		}
 		seq := in.WriterVals[wr.Start:wr.End]
 		l := int32(len(seq))
-		lo, hi := startRange(wi, w)
+		lo, hi := ks.startRange(wi, w)
 		if q := p.Pin[wi]; q >= 0 {
-			if q >= lo && q <= hi && !sc.expired() && fits(q, seq) && mayStart(wi, w, wr.Txn, q, l) {
+			if q >= lo && q <= hi && !sc.expired() && ks.fits(q, seq) && ks.mayStart(wi, w, wr.Txn, q, l) {
 				cands = append(cands, Cand{Pos: q, Writer: w})
 			}
 			continue
 		}
 		if g := group[wi]; g >= 0 {
 			// The positions where this sequence fits, found once for all its writers.
-			at := sc.groupPositions(g, seq, byVal, valueRange, fits)
+			at := sc.groupPositions(&ks, g, seq)
 			j, _ := slices.BinarySearch(at, max(lo, 0))
 			for ; j < len(at) && at[j] <= hi; j++ {
-				if i := at[j]; !sc.expired() && mayStart(wi, w, wr.Txn, i, l) {
+				if i := at[j]; !sc.expired() && ks.mayStart(wi, w, wr.Txn, i, l) {
 					cands = append(cands, Cand{Pos: i, Writer: w})
 				}
 			}
 			continue
 		}
 		v := valKey(seq[0])
+		byVal := ks.byVal
 		j, _ := slices.BinarySearch(byVal, v|uint64(max(lo, 0)))
 		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
-			if i := int32(uint32(byVal[j])); !sc.expired() && fits(i, seq) && mayStart(wi, w, wr.Txn, i, l) {
+			if i := int32(uint32(byVal[j])); !sc.expired() && ks.fits(i, seq) && ks.mayStart(wi, w, wr.Txn, i, l) {
 				cands = append(cands, Cand{Pos: i, Writer: w})
 			}
 		}
@@ -330,7 +369,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	}
 	// By position; the variables and clauses follow this order. Many candidates (long
 	// lists of few values) are sorted by counting, in the order of their writers.
-	if len(cands) > 4*int(n)+64 {
+	if countedSort(len(cands), n) {
 		cands = sc.countingSort(cands, n)
 	} else {
 		slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
@@ -427,9 +466,10 @@ var groupMinOccurrences = 8
 // groupMinOccurrences times, or alone with its sequence. On a long list of few values
 // thousands of writers share a handful of sequences, and each writer scanning every
 // position of its first value was quadratic (issue 9).
-func (sc *scratch) groupWriters(k int32, pin []int32, valueRange func(int32) (int, int)) []int32 {
+func (sc *scratch) groupWriters(ks *keySegment) []int32 {
 	in := sc.in
-	ws := in.Keys[k].Writers
+	ws := in.Keys[ks.k].Writers
+	pin := ks.p.Pin
 	group := grow(&sc.seqGroup, len(ws))
 	if sc.seqHead == nil {
 		sc.seqHead = map[uint64]int32{}
@@ -443,7 +483,7 @@ func (sc *scratch) groupWriters(k int32, pin []int32, valueRange func(int32) (in
 			continue
 		}
 		seq := in.WriterVals[wr.Start:wr.End]
-		if j0, j1 := valueRange(seq[0]); j1-j0 < groupMinOccurrences {
+		if j0, j1 := ks.valueRange(seq[0]); j1-j0 < groupMinOccurrences {
 			continue
 		}
 		h := seqHash(seq)
@@ -486,13 +526,13 @@ func (sc *scratch) groupWriters(k int32, pin []int32, valueRange func(int32) (in
 }
 
 // groupPositions returns, in increasing order, the trace positions where group g's
-// sequence seq fits (see segment's fits), finding them at the group's first use.
-func (sc *scratch) groupPositions(g int32, seq []int32, byVal []uint64, valueRange func(int32) (int, int), fits func(int32, []int32) bool) []int32 {
+// sequence seq fits (keySegment.fits), finding them at the group's first use.
+func (sc *scratch) groupPositions(ks *keySegment, g int32, seq []int32) []int32 {
 	if sc.groupAt[g] < 0 {
 		start := len(sc.groupPos)
-		j0, j1 := valueRange(seq[0])
-		for _, x := range byVal[j0:j1] {
-			if i := int32(uint32(x)); !sc.expired() && fits(i, seq) {
+		j0, j1 := ks.valueRange(seq[0])
+		for _, x := range ks.byVal[j0:j1] {
+			if i := int32(uint32(x)); !sc.expired() && ks.fits(i, seq) {
 				sc.groupPos = append(sc.groupPos, i)
 			}
 		}
@@ -591,6 +631,15 @@ func (sc *scratch) observedIn(k int32, blocks []Cand) bool {
 	}
 	return used == need
 }
+
+// countingSortSlack: segment sorts more than 4n + countingSortSlack candidates of a
+// trace of length n by counting, which orders those at one position by writer (a var
+// for tests).
+var countingSortSlack = 64
+
+// countedSort reports whether segment sorts m candidates on a trace of length n by
+// counting.
+func countedSort(m int, n int32) bool { return m > 4*int(n)+countingSortSlack }
 
 // countingSort sorts candidates by position (< n), stably, into a second buffer.
 func (sc *scratch) countingSort(cands []Cand, n int32) []Cand {

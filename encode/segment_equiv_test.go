@@ -11,7 +11,10 @@ import (
 	"doppel/internal/brute"
 )
 
-var segmentSeeds = flag.Int("segment-seeds", 3000, "random histories TestSegmentMatchesReference compares")
+var (
+	segmentSeeds     = flag.Int("segment-seeds", 3000, "random histories TestSegmentMatchesReference compares")
+	segmentableSeeds = flag.Int("segmentable-seeds", 800, "random histories TestSegmentableGroupedMatchesPlan compares")
+)
 
 // TestSegmentMatchesReference: segment, which finds where each sequence of values fits
 // once for all the writers that append it, gives exactly the plans of segmentReference
@@ -129,4 +132,81 @@ func randomWindows(rng *rand.Rand, in *Inference) *Windows {
 		}
 	}
 	return win
+}
+
+// segmentableByPlan is Problem.segmentable as it was: segment's plan pl, then the
+// depth-first search on its candidates.
+func segmentableByPlan(in *Inference, k int32, pl Plan, budget int) (ok, decided bool) {
+	switch pl.State {
+	case KeyUnsat:
+		return false, true
+	case KeyFixed, KeyUnread:
+		return true, true
+	}
+	return in.distinctSegmentation(k, pl.Cands, budget)
+}
+
+// compareSegmentable checks segmentableGrouped against segmentableByPlan on every key
+// of in, with and without cuts and pins, at several budgets; it returns how many
+// answers it compared and how many of them came from a depth-first search.
+func compareSegmentable(t *testing.T, in *Inference, where string) (answered, searched int) {
+	t.Helper()
+	for k := range in.Keys {
+		for _, cp := range [][2]bool{{true, true}, {false, true}, {true, false}, {false, false}} {
+			pl := newScratch(in, false).segment(int32(k), cp[0], cp[1])
+			for _, budget := range []int{0, 1, 3, 10, 100, 200000} {
+				wantOK, wantDecided := segmentableByPlan(in, int32(k), pl, budget)
+				ok, decided, ans := newScratch(in, false).segmentableGrouped(int32(k), cp[0], cp[1], budget)
+				if !ans {
+					continue
+				}
+				answered++
+				if budget == 0 && !decided {
+					searched++
+				}
+				if ok != wantOK || decided != wantDecided {
+					t.Fatalf("%s, key %d, cuts %v, pins %v, budget %d: segmentableGrouped says %v (decided %v), the plan %v (decided %v)",
+						where, k, cp[0], cp[1], budget, ok, decided, wantOK, wantDecided)
+				}
+			}
+		}
+	}
+	return answered, searched
+}
+
+// TestSegmentableGroupedMatchesPlan: the explanation's question whether a key has a
+// segmentation with distinct writers gets the same answer (and the same "undecided"
+// when the search's budget runs out: the search meets the candidates in the same
+// order) from the groups as from segment's plan, on random histories; sorting by
+// counting forced, so that small traces take the grouped path too.
+func TestSegmentableGroupedMatchesPlan(t *testing.T) {
+	savedMin, savedSlack := groupMinOccurrences, countingSortSlack
+	defer func() { groupMinOccurrences, countingSortSlack = savedMin, savedSlack }()
+	answered, searched, declined := 0, 0, 0
+	for seed := 0; seed < *segmentableSeeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 21))
+		cfg := brute.Config{Values: 1 + rng.IntN(3), MaxKeys: 1 + rng.IntN(3), MaxOps: 2 + rng.IntN(6),
+			MinTxns: 2, MaxTxns: []int{8, 30, 80}[rng.IntN(3)], MaxProcesses: 1 + rng.IntN(4)}
+		h := brute.Random(rng, cfg)
+		in := Infer(h)
+		in.CheckValues()
+		for _, min := range []int{1, 2, 8} {
+			for _, slack := range []int{-1 << 30, savedSlack} {
+				groupMinOccurrences, countingSortSlack = min, slack
+				a, s := compareSegmentable(t, in, fmt.Sprintf("seed %d, grouping from %d, slack %d", seed, min, slack))
+				answered, searched = answered+a, searched+s
+			}
+		}
+		perRead := InferPerRead(h)
+		for k := range perRead.Keys {
+			if _, _, ans := newScratch(perRead, false).segmentableGrouped(int32(k), true, true, 10); ans && perRead.Keys[k].TraceBy >= 0 && len(perRead.Keys[k].Trace) > 0 {
+				t.Fatalf("seed %d: the grouped search answered per read", seed)
+			}
+			declined++
+		}
+	}
+	t.Logf("%d answers compared, %d of them undecided at budget 0 (a search ran), %d per-read keys declined", answered, searched, declined)
+	if searched == 0 {
+		t.Errorf("no search ran on the grouped path: the test tests too little")
+	}
 }
