@@ -455,31 +455,32 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	return p
 }
 
-// groupMinOccurrences: a free writer whose first value occurs fewer times in the trace
-// (a var for tests)
-// scans those positions itself; grouping it with the writers of the same sequence
-// would cost more than it saves.
+// groupMinOccurrences: a free writer whose first value occurs fewer times in the
+// trace scans those positions itself, not worth grouping (a var for tests).
 var groupMinOccurrences = 8
 
 // groupWriters returns, for each writer of key k (by index in Keys[k].Writers), its
-// group of the free writers with the same values, or -1: a writer that failed, is pinned, or whose first value occurs fewer than
-// groupMinOccurrences times, or alone with its sequence. On a long list of few values
-// thousands of writers share a handful of sequences, and each writer scanning every
-// position of its first value was quadratic (issue 9).
+// group of the free writers with the same values (sc.groupSize: how many; 0 for a
+// group disbanded), or -1: a writer that failed or is
+// pinned, whose first value occurs fewer than groupMinOccurrences times, or whose
+// group would not pay: the group scans every position of the first value once, while
+// its writers alone scan the positions within their ranges, which are all of them on
+// a long list of few values without windows (each writer scanning every position of
+// its first value was quadratic there, issue 9), and few within narrow windows.
 func (sc *scratch) groupWriters(ks *keySegment) []int32 {
 	in := sc.in
 	ws := in.Keys[ks.k].Writers
 	pin := ks.p.Pin
 	group := grow(&sc.seqGroup, len(ws))
-	if sc.seqHead == nil {
-		sc.seqHead = map[uint64]int32{}
+	heads := sc.seqHead
+	if heads == nil || len(heads) > 0 {
+		heads = map[uint64]int32{} // not clear(): it costs a big map's capacity per key
 	}
-	clear(sc.seqHead)
-	rep, size, next := sc.groupRep[:0], sc.groupSize[:0], sc.groupNext[:0]
+	rep, size, cost, next := sc.groupRep[:0], sc.groupSize[:0], sc.groupCost[:0], sc.groupNext[:0]
 	for wi, w := range ws {
 		group[wi] = -1
 		wr := &in.Writers[w]
-		if wr.Status == history.Fail || pin[wi] != pinFree {
+		if wr.Status == history.Fail || pin[wi] != pinFree || len(ws) < 2 {
 			continue
 		}
 		seq := in.WriterVals[wr.Start:wr.End]
@@ -487,7 +488,7 @@ func (sc *scratch) groupWriters(ks *keySegment) []int32 {
 			continue
 		}
 		h := seqHash(seq)
-		g, ok := sc.seqHead[h]
+		g, ok := heads[h]
 		if !ok {
 			g = -1
 		}
@@ -499,23 +500,36 @@ func (sc *scratch) groupWriters(ks *keySegment) []int32 {
 		}
 		if g < 0 {
 			g = int32(len(rep))
-			rep, size = append(rep, w), append(size, 0)
-			if head, ok := sc.seqHead[h]; ok {
+			rep, size, cost = append(rep, w), append(size, 0), append(cost, 0)
+			if head, ok := heads[h]; ok {
 				next = append(next, head)
 			} else {
 				next = append(next, -1)
 			}
-			sc.seqHead[h] = g
+			heads[h] = g
 		}
 		size[g]++
+		// What this writer alone would scan: its first value's positions in its range.
+		if lo, hi := ks.startRange(wi, w); lo <= hi {
+			v := valKey(seq[0])
+			j0, _ := slices.BinarySearch(ks.byVal, v|uint64(max(lo, 0)))
+			j1, _ := slices.BinarySearch(ks.byVal, v|uint64(hi+1))
+			cost[g] += int64(j1 - j0)
+		}
 		group[wi] = g
 	}
+	for g, w := range rep {
+		if j0, j1 := ks.valueRange(in.WriterVals[in.Writers[w].Start]); size[g] < 2 || cost[g] <= int64(j1-j0) {
+			size[g] = 0 // disbanded
+		}
+	}
 	for wi, g := range group {
-		if g >= 0 && size[g] < 2 {
+		if g >= 0 && size[g] == 0 {
 			group[wi] = -1
 		}
 	}
-	sc.groupRep, sc.groupSize, sc.groupNext = rep, size, next
+	sc.seqHead = heads
+	sc.groupRep, sc.groupSize, sc.groupCost, sc.groupNext = rep, size, cost, next
 	sc.groupAt = grow(&sc.groupAt, len(rep))
 	sc.groupLen = grow(&sc.groupLen, len(rep))
 	for g := range sc.groupAt {
