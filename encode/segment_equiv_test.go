@@ -45,8 +45,8 @@ func TestSegmentMatchesReference(t *testing.T) {
 				wins = append(wins, randomWindows(rng, in))
 			}
 			for wn, win := range wins {
-				for _, min := range []int{1, 2, 8} {
-					groupMinOccurrences = min
+				for _, fromOcc := range []int{1, 2, 8} {
+					groupMinOccurrences = fromOcc
 					shared, sharedRef := newScratch(in, true), newScratch(in, true)
 					shared.win, sharedRef.win = win, win
 					for k := range in.Keys {
@@ -58,7 +58,7 @@ func TestSegmentMatchesReference(t *testing.T) {
 							gotShared := shared.segment(int32(k), cp[0], cp[1])
 							wantShared := sharedRef.segmentReference(int32(k), cp[0], cp[1])
 							where := fmt.Sprintf("seed %d, per read %v, windows %d, grouping from %d, key %d, cuts %v, pins %v",
-								seed, perRead, wn, min, k, cp[0], cp[1])
+								seed, perRead, wn, fromOcc, k, cp[0], cp[1])
 							if !samePlan(got, want) {
 								t.Fatalf("%s: segment gives\n%+v\nthe reference\n%+v\n%s", where, got, want, brute.Format(h))
 							}
@@ -190,10 +190,10 @@ func TestSegmentableGroupedMatchesPlan(t *testing.T) {
 		h := brute.Random(rng, cfg)
 		in := Infer(h)
 		in.CheckValues()
-		for _, min := range []int{1, 2, 8} {
+		for _, fromOcc := range []int{1, 2, 8} {
 			for _, slack := range []int{-1 << 30, savedSlack} {
-				groupMinOccurrences, countingSortSlack = min, slack
-				a, s := compareSegmentable(t, in, fmt.Sprintf("seed %d, grouping from %d, slack %d", seed, min, slack))
+				groupMinOccurrences, countingSortSlack = fromOcc, slack
+				a, s := compareSegmentable(t, in, fmt.Sprintf("seed %d, grouping from %d, slack %d", seed, fromOcc, slack))
 				answered, searched = answered+a, searched+s
 			}
 		}
