@@ -505,6 +505,9 @@ var segmentBudget = 200000
 // writers, with read cuts and pins as chosen; decided is false when the search ran out
 // of budget first.
 func (p *Problem) segmentable(k int32, useCuts, usePins bool) (ok, decided bool) {
+	if ok, decided, answered := p.sc.segmentableGrouped(k, useCuts, usePins, segmentBudget); answered {
+		return ok, decided
+	}
 	pl := p.sc.segment(k, useCuts, usePins)
 	switch pl.State {
 	case KeyUnsat:

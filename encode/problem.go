@@ -621,6 +621,16 @@ type scratch struct {
 	cs, cs2, blocks                []Cand
 	posCount                       []int32
 	f, g                           []int8
+	// segment's groups of writers with the same values (groupWriters): per writer
+	// index its group; per group a writer with its values, its number of writers, the
+	// next group of the same hash, where its positions start in groupPos (-1: not
+	// found yet) and how many there are, and what its writers would scan alone.
+	seqGroup, groupRep, groupSize, groupNext, groupAt, groupLen, groupPos []int32
+	groupCost                                                             []int64
+	seqHead                                                               map[uint64]int32
+	// segmentableGrouped: per position its groups and extra candidates; per group
+	// its block length and writers.
+	posGroups, posFill, groupEnd, members, memberOff, memberFill, extraOff []int32
 	// keys
 	unobs, starts, endOff, endIdx, overrun, wOff, wIdx, rOff, rIdx, iota []int32
 	versionCuts                                                          []int32 // segment: (position, transaction) of version reads

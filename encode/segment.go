@@ -113,30 +113,49 @@ func (in *Inference) SegmentWithin(k int32, win *Windows) Plan {
 	return sc.segment(k, true, true)
 }
 
-// segment is Segment with the read cuts or the pins optionally ignored, which tells
-// which observations make a key unsatisfiable.
-func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
+// keySegment is what segment knows about one key before it lists candidate blocks.
+type keySegment struct {
+	sc *scratch
+	k  int32
+	L  []int32 // the trace
+	n  int32   // its length
+	p  Plan    // state (when decided already), cuts and pins
+	// minStart: see prepareSegment; versionCuts: (position, transaction) of version
+	// reads; pinnedAt[pos]: the index of the writer pinned at pos, or -1;
+	// cutBefore[i]: cuts at positions < i.
+	minStart, versionCuts, pinnedAt, cutBefore []int32
+	// byVal: positions sorted by value (valKey(value) | position).
+	byVal []uint64
+	// group: per writer index, its group of writers with the same values, or -1 (see
+	// groupWriters).
+	group []int32
+}
+
+// prepareSegment reads key k's cuts and pins (the read cuts or the pins optionally
+// ignored) and indexes its trace. done: ks.p is the whole plan already.
+func (sc *scratch) prepareSegment(k int32, useCuts, usePins bool) (ks keySegment, done bool) {
 	in := sc.in
 	key := &in.Keys[k]
 	L := key.Trace
 	n := int32(len(L))
-	p := Plan{Cut: sc.newBools(int(n) + 1), Pin: sc.newInt32s(len(key.Writers))}
+	ks = keySegment{sc: sc, k: k, L: L, n: n, p: Plan{Cut: sc.newBools(int(n) + 1), Pin: sc.newInt32s(len(key.Writers))}}
+	p := &ks.p
 	for i := range p.Pin {
 		p.Pin[i] = pinFree
 	}
 	if key.TraceBy < 0 {
 		p.State = KeyUnread
-		return p
+		return ks, true
 	}
 	sc.touch(k, true)
 	// minStart[wi]: per read (in.PerRead), the writer's block starts at or after what
 	// its reads before its own appends saw (inside it would be a future read). With the
 	// G-cursor pins those reads pin the block instead, as in the one-base inference.
-	var minStart []int32
 	if in.PerRead && usePins && !(in.GCursorPins && !sc.noGCursor) {
-		minStart = sc.newInt32s(len(key.Writers))
-		clear(minStart)
+		ks.minStart = sc.newInt32s(len(key.Writers))
+		clear(ks.minStart)
 	}
+	minStart := ks.minStart
 	// Cuts and pins from the reads. A version read's cut binds every block but its own
 	// transaction's (versionCuts: position, transaction), so it is not in Cut.
 	versionCuts := sc.versionCuts[:0]
@@ -169,22 +188,22 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			// Different reads of one transaction place its block differently; the
 			// internal check makes this impossible, but never guess.
 			p.State = KeyUnsat
-			return p
+			return ks, true
 		}
 	}
-	sc.versionCuts = versionCuts
+	sc.versionCuts, ks.versionCuts = versionCuts, versionCuts
 	for wi, lo := range minStart {
 		switch q := p.Pin[wi]; {
 		case q >= 0 && q < lo:
 			p.State = KeyUnsat // placed by one read inside what another read saw
-			return p
+			return ks, true
 		case q == pinFree && lo >= n && lo > 0:
 			p.Pin[wi] = pinNone // it read the whole trace before appending: unobserved
 		}
 	}
 	if n == 0 {
 		p.State = KeyFixed
-		return p
+		return ks, true
 	}
 	if sc.win != nil {
 		// A writer whose window holds one position inside the trace is placed as surely
@@ -202,6 +221,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	// pinned writer may start there. pinnedAt[pos]: the index of the writer pinned at
 	// pos, or -1.
 	pinnedAt := grow(&sc.pinAt, int(n))
+	ks.pinnedAt = pinnedAt
 	for i := range pinnedAt {
 		pinnedAt[i] = -1
 	}
@@ -210,12 +230,13 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 			p.Cut[q] = true
 			if other := pinnedAt[q]; other >= 0 && other != int32(wi) {
 				p.State = KeyUnsat
-				return p
+				return ks, true
 			}
 			pinnedAt[q] = int32(wi)
 		}
 	}
 	cutBefore := grow(&sc.cutBefore, int(n)+2) // cutBefore[i] = cuts at positions < i
+	ks.cutBefore = cutBefore
 	cutBefore[0] = 0
 	for i := int32(0); i <= n; i++ {
 		cutBefore[i+1] = cutBefore[i]
@@ -231,55 +252,116 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		byVal[i] = valKey(v) | uint64(i)
 	}
 	slices.Sort(byVal)
+	ks.byVal = byVal
+	ks.group = sc.groupWriters(&ks)
+	return ks, false
+}
+
+// valueRange returns where value v's positions lie in ks.byVal.
+func (ks *keySegment) valueRange(v int32) (int, int) {
+	j0, _ := slices.BinarySearch(ks.byVal, valKey(v))
+	j1, _ := slices.BinarySearch(ks.byVal, valKey(v)|0xffffffff)
+	return j0, j1
+}
+
+// fits reports whether a block of seq at i matches the trace and has no cut strictly
+// inside (the end of the trace counts as inside when the block runs past it): what
+// does not depend on whose block it is.
+func (ks *keySegment) fits(i int32, seq []int32) bool {
+	e := i + int32(len(seq))
+	m := min(e, ks.n)
+	return equal(ks.L[i:m], seq[:m-i]) && ks.cutBefore[min(e, ks.n+1)]-ks.cutBefore[i+1] == 0
+}
+
+// mayStart reports whether writer w (index wi, transaction txn) may start a block of
+// length l at i: no other writer is pinned at i, its window allows i, and no other
+// transaction's version read ends inside.
+func (ks *keySegment) mayStart(wi int, w, txn, i, l int32) bool {
+	if at := ks.pinnedAt[i]; at >= 0 && at != int32(wi) {
+		return false
+	}
+	if win := ks.sc.win; win != nil && !win.Allowed(w, i) {
+		return false
+	}
+	for x := 0; x < len(ks.versionCuts); x += 2 {
+		if q := ks.versionCuts[x]; i < q && q < i+l && ks.versionCuts[x+1] != txn {
+			return false // another's version read would end inside this block
+		}
+	}
+	return true
+}
+
+// startRange returns the positions free writer w (index wi) may start at by its
+// reads and window: lo..hi.
+func (ks *keySegment) startRange(wi int, w int32) (lo, hi int32) {
+	lo, hi = 0, ks.n-1
+	if ks.minStart != nil {
+		lo = ks.minStart[wi]
+	}
+	if win := ks.sc.win; win != nil {
+		lo, hi = max(lo, win.Lo[w]), min(hi, win.Hi[w])
+	}
+	return lo, hi
+}
+
+// segment is Segment with the read cuts or the pins optionally ignored, which tells
+// which observations make a key unsatisfiable.
+func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
+	ks, done := sc.prepareSegment(k, useCuts, usePins)
+	if done {
+		return ks.p
+	}
+	in := sc.in
+	key := &in.Keys[k]
+	n, p, group := ks.n, ks.p, ks.group
+	// Room for the grouped writers' candidates at once: on a long list of few values
+	// they are millions, and growing the slice step by step copied them several times.
+	room := 0
+	for wi, w := range key.Writers {
+		if g := group[wi]; g >= 0 {
+			at := sc.groupPositions(&ks, g, in.Vals(w))
+			lo, hi := ks.startRange(wi, w)
+			j0, _ := slices.BinarySearch(at, max(lo, 0))
+			j1, _ := slices.BinarySearch(at, max(hi, -1)+1)
+			room += max(j1-j0, 0)
+		}
+	}
 	cands := sc.cs[:0]
+	if cap(cands) < room {
+		cands = make([]Cand, 0, room+room/4) // not slices.Grow: that copies the old buffer
+	}
 	for wi, w := range key.Writers {
 		wr := &in.Writers[w]
 		if wr.Status == history.Fail || p.Pin[wi] == pinNone {
 			continue
 		}
 		seq := in.WriterVals[wr.Start:wr.End]
-		// try adds the block of w at i if it matches the trace, has no cut strictly
-		// inside (the end of the trace counts as inside when the block runs past it),
-		// and no other writer is pinned at i.
-		try := func(i int32) {
-			if sc.expired() {
-				return // the build is abandoned (BuildWithinStop)
-			}
-			e := i + int32(len(seq))
-			m := min(e, n)
-			if !equal(L[i:m], seq[:m-i]) || cutBefore[min(e, n+1)]-cutBefore[i+1] > 0 {
-				return
-			}
-			if at := pinnedAt[i]; at >= 0 && at != int32(wi) {
-				return
-			}
-			if sc.win != nil && !sc.win.Allowed(w, i) {
-				return
-			}
-			for x := 0; x < len(versionCuts); x += 2 {
-				if q := versionCuts[x]; i < q && q < e && versionCuts[x+1] != wr.Txn {
-					return // another's version read would end inside this block
-				}
-			}
-			cands = append(cands, Cand{Pos: i, Writer: w})
-		}
-		lo, hi := int32(0), n-1
-		if minStart != nil {
-			lo = minStart[wi]
-		}
-		if sc.win != nil {
-			lo, hi = max(lo, sc.win.Lo[w]), min(hi, sc.win.Hi[w])
-		}
+		l := int32(len(seq))
+		lo, hi := ks.startRange(wi, w)
 		if q := p.Pin[wi]; q >= 0 {
-			if q >= lo && q <= hi {
-				try(q)
+			if q >= lo && q <= hi && !sc.expired() && ks.fits(q, seq) && ks.mayStart(wi, w, wr.Txn, q, l) {
+				cands = append(cands, Cand{Pos: q, Writer: w})
+			}
+			continue
+		}
+		if g := group[wi]; g >= 0 {
+			// The positions where this sequence fits, found once for all its writers.
+			at := sc.groupPositions(&ks, g, seq)
+			j, _ := slices.BinarySearch(at, max(lo, 0))
+			for ; j < len(at) && at[j] <= hi; j++ {
+				if i := at[j]; !sc.expired() && ks.mayStart(wi, w, wr.Txn, i, l) {
+					cands = append(cands, Cand{Pos: i, Writer: w})
+				}
 			}
 			continue
 		}
 		v := valKey(seq[0])
+		byVal := ks.byVal
 		j, _ := slices.BinarySearch(byVal, v|uint64(max(lo, 0)))
 		for ; j < int(n) && byVal[j]&^0xffffffff == v && int32(uint32(byVal[j])) <= hi; j++ {
-			try(int32(uint32(byVal[j])))
+			if i := int32(uint32(byVal[j])); !sc.expired() && ks.fits(i, seq) && ks.mayStart(wi, w, wr.Txn, i, l) {
+				cands = append(cands, Cand{Pos: i, Writer: w})
+			}
 		}
 	}
 	if sc.stopped {
@@ -288,7 +370,7 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 	}
 	// By position; the variables and clauses follow this order. Many candidates (long
 	// lists of few values) are sorted by counting, in the order of their writers.
-	if len(cands) > 4*int(n)+64 {
+	if countedSort(len(cands), n) {
 		cands = sc.countingSort(cands, n)
 	} else {
 		slices.SortFunc(cands, func(a, b Cand) int { return cmp.Compare(a.Pos, b.Pos) })
@@ -364,8 +446,125 @@ func (sc *scratch) segment(k int32, useCuts, usePins bool) Plan {
 		}
 	}
 	p.State = KeyOpen
+	if !sc.build && len(viable) >= cap(sc.cs)/2 && &viable[:1][0] == &sc.cs[:1][0] {
+		// A lone segmentation's candidates fill most of its buffer: the plan takes the
+		// buffer instead of a copy (millions of candidates on a long list of few values).
+		p.Cands, sc.cs = viable[:len(viable):len(viable)], nil
+		return p
+	}
 	p.Cands = sc.keepCands(viable)
 	return p
+}
+
+// groupMinOccurrences: a free writer whose first value occurs fewer times in the
+// trace scans those positions itself, not worth grouping (a var for tests).
+var groupMinOccurrences = 8
+
+// groupWriters returns, for each writer of key k (by index in Keys[k].Writers), its
+// group of the free writers with the same values (sc.groupSize: how many; 0 for a
+// group disbanded), or -1: a writer that failed or is
+// pinned, whose first value occurs fewer than groupMinOccurrences times, or whose
+// group would not pay: the group scans every position of the first value once, while
+// its writers alone scan the positions within their ranges, which are all of them on
+// a long list of few values without windows (each writer scanning every position of
+// its first value was quadratic there, issue 9), and few within narrow windows.
+func (sc *scratch) groupWriters(ks *keySegment) []int32 {
+	in := sc.in
+	ws := in.Keys[ks.k].Writers
+	pin := ks.p.Pin
+	group := grow(&sc.seqGroup, len(ws))
+	heads := sc.seqHead
+	if heads == nil || len(heads) > 0 {
+		heads = map[uint64]int32{} // not clear(): it costs a big map's capacity per key
+	}
+	rep, size, cost, next := sc.groupRep[:0], sc.groupSize[:0], sc.groupCost[:0], sc.groupNext[:0]
+	for wi, w := range ws {
+		group[wi] = -1
+		wr := &in.Writers[w]
+		if wr.Status == history.Fail || pin[wi] != pinFree || len(ws) < 2 {
+			continue
+		}
+		seq := in.WriterVals[wr.Start:wr.End]
+		if j0, j1 := ks.valueRange(seq[0]); j1-j0 < groupMinOccurrences {
+			continue
+		}
+		h := seqHash(seq)
+		g, ok := heads[h]
+		if !ok {
+			g = -1
+		}
+		for ; g >= 0; g = next[g] {
+			r := &in.Writers[rep[g]]
+			if equal(in.WriterVals[r.Start:r.End], seq) {
+				break
+			}
+		}
+		if g < 0 {
+			g = int32(len(rep))
+			rep, size, cost = append(rep, w), append(size, 0), append(cost, 0)
+			if head, ok := heads[h]; ok {
+				next = append(next, head)
+			} else {
+				next = append(next, -1)
+			}
+			heads[h] = g
+		}
+		size[g]++
+		// What this writer alone would scan: its first value's positions in its range.
+		if lo, hi := ks.startRange(wi, w); lo <= hi {
+			v := valKey(seq[0])
+			j0, _ := slices.BinarySearch(ks.byVal, v|uint64(max(lo, 0)))
+			j1, _ := slices.BinarySearch(ks.byVal, v|uint64(hi+1))
+			cost[g] += int64(j1 - j0)
+		}
+		group[wi] = g
+	}
+	for g, w := range rep {
+		if j0, j1 := ks.valueRange(in.WriterVals[in.Writers[w].Start]); size[g] < 2 || cost[g] <= int64(j1-j0) {
+			size[g] = 0 // disbanded
+		}
+	}
+	for wi, g := range group {
+		if g >= 0 && size[g] == 0 {
+			group[wi] = -1
+		}
+	}
+	sc.seqHead = heads
+	sc.groupRep, sc.groupSize, sc.groupCost, sc.groupNext = rep, size, cost, next
+	sc.groupAt = grow(&sc.groupAt, len(rep))
+	sc.groupLen = grow(&sc.groupLen, len(rep))
+	for g := range sc.groupAt {
+		sc.groupAt[g] = -1
+	}
+	sc.groupPos = sc.groupPos[:0]
+	return group
+}
+
+// groupPositions returns, in increasing order, the trace positions where group g's
+// sequence seq fits (keySegment.fits), finding them at the group's first use.
+func (sc *scratch) groupPositions(ks *keySegment, g int32, seq []int32) []int32 {
+	if sc.groupAt[g] < 0 {
+		start := len(sc.groupPos)
+		j0, j1 := ks.valueRange(seq[0])
+		for _, x := range ks.byVal[j0:j1] {
+			if i := int32(uint32(x)); !sc.expired() && ks.fits(i, seq) {
+				sc.groupPos = append(sc.groupPos, i)
+			}
+		}
+		sc.groupAt[g], sc.groupLen[g] = int32(start), int32(len(sc.groupPos)-start)
+	}
+	at := sc.groupAt[g]
+	return sc.groupPos[at : at+sc.groupLen[g]]
+}
+
+// seqHash hashes a writer's values (FNV-1a over their bits).
+func seqHash(seq []int32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range seq {
+		h ^= uint64(uint32(v))
+		h *= 1099511628211
+	}
+	return h
 }
 
 // touch loads key k's reads and writers, which are scattered over the history, in
@@ -447,6 +646,15 @@ func (sc *scratch) observedIn(k int32, blocks []Cand) bool {
 	}
 	return used == need
 }
+
+// countingSortSlack: segment sorts more than 4n + countingSortSlack candidates of a
+// trace of length n by counting, which orders those at one position by writer (a var
+// for tests).
+var countingSortSlack = 64
+
+// countedSort reports whether segment sorts m candidates on a trace of length n by
+// counting.
+func countedSort(m int, n int32) bool { return m > 4*int(n)+countingSortSlack }
 
 // countingSort sorts candidates by position (< n), stably, into a second buffer.
 func (sc *scratch) countingSort(cands []Cand, n int32) []Cand {
