@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"doppel/encode"
+	"doppel/history"
 	"doppel/internal/brute"
 )
 
@@ -19,8 +20,35 @@ var serialSearchSeeds = flag.Int("serial-search-seeds", 4000, "random tiny histo
 // for the next key's, once, missed 28 of 2907).
 func TestSerialSearchAgainstBruteForce(t *testing.T) {
 	found, valid, checked := 0, 0, 0
-	for seed := 0; seed < *serialSearchSeeds; seed++ {
-		rng := rand.New(rand.NewPCG(uint64(seed), 97))
+	eachTinyHistory(*serialSearchSeeds, 97, func(seed int, h *history.History, in *encode.Inference, want bool) {
+		checked++
+		if want {
+			valid++
+		}
+		order, ok := searchSerial(h, in, commitsOf(h), 1<<20, nil)
+		if !ok {
+			return
+		}
+		found++
+		if err := verifySerial(h, in, order, false, false); err != nil {
+			t.Fatalf("seed %d: the searched order does not verify: %v\n%s", seed, err, brute.Format(h))
+		}
+		if !want {
+			t.Fatalf("seed %d: the search found a serial order, the brute force says not serializable\n%s", seed, brute.Format(h))
+		}
+	})
+	t.Logf("%d histories checked, %d serializable by the brute force, the search found %d", checked, valid, found)
+	if found == 0 || found != valid {
+		t.Fatalf("the search found %d of %d serializable histories", found, valid)
+	}
+}
+
+// eachTinyHistory calls visit on the random tiny duplicate-heavy histories of seeds
+// 0..n-1 (generated with salt) that have no finding, with the brute force's
+// serializable verdict: the searches for a serial order are compared with it.
+func eachTinyHistory(n int, salt uint64, visit func(seed int, h *history.History, in *encode.Inference, serializable bool)) {
+	for seed := 0; seed < n; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), salt))
 		cfg := brute.Config{Strategy: brute.Strategies[seed%len(brute.Strategies)]}
 		if seed%4 == 3 {
 			cfg = brute.Config{Values: 3, MaxTxns: 7}
@@ -30,25 +58,6 @@ func TestSerialSearchAgainstBruteForce(t *testing.T) {
 		if in.CheckValues(); len(in.Findings) > 0 {
 			continue
 		}
-		checked++
-		want := brute.Check(h, "serializable")
-		if want {
-			valid++
-		}
-		order, ok := searchSerial(h, in, commitsOf(h), 1<<20, nil)
-		if !ok {
-			continue
-		}
-		found++
-		if err := verifySerial(h, in, order, false, false); err != nil {
-			t.Fatalf("seed %d: the searched order does not verify: %v\n%s", seed, err, brute.Format(h))
-		}
-		if !want {
-			t.Fatalf("seed %d: the search found a serial order, the brute force says not serializable\n%s", seed, brute.Format(h))
-		}
-	}
-	t.Logf("%d histories checked, %d serializable by the brute force, the search found %d", checked, valid, found)
-	if found == 0 || found != valid {
-		t.Fatalf("the search found %d of %d serializable histories", found, valid)
+		visit(seed, h, in, brute.Check(h, "serializable"))
 	}
 }
