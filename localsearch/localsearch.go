@@ -81,8 +81,9 @@ type search struct {
 	curBuf           []int32
 	okBuf            []bool
 	sumBuf           []int64
-	installer        []int32 // step's scratch: per position of a key, the transaction installing it
-	work             int64   // entries of key lists scanned
+	installer        []int32     // violations' scratch: per position of a key, the transaction installing it
+	violated         []violation // violations' scratch: the key's unsatisfied reads
+	work             int64       // entries of key lists scanned
 	rng              *rand.Rand
 
 	// Scratch for a move's evaluation.
@@ -381,21 +382,22 @@ func (s *search) setCost(k int32, both int64) {
 	}
 }
 
-// step makes one move.
-func (s *search) step(move int) {
-	k := s.bad[s.rng.IntN(len(s.bad))]
-	// A violated read of k, at random, and who installed each position.
+// violation is an unsatisfied read: its index in its key's list, the length installed
+// before it and the first position whose value misfits the trace (MaxInt32: none).
+type violation struct{ at, cur, good int32 }
+
+// violations lists key k's unsatisfied reads into s.violated and who installed each
+// position into s.installer; it returns the length installed in all.
+func (s *search) violations(k int32) int32 {
 	list := s.lists[k]
 	trace := s.trace[k]
 	s.work += int64(len(list))
-	type violation struct{ at, cur, good int32 }
-	var violated []violation
-	s.installer = s.installer[:0]
+	s.violated, s.installer = s.violated[:0], s.installer[:0]
 	cur, good := int32(0), int32(math.MaxInt32)
 	for i, e := range list {
 		en := &s.ents[e]
 		if en.need >= 0 && (en.need != cur || en.need > good) {
-			violated = append(violated, violation{int32(i), cur, good})
+			s.violated = append(s.violated, violation{int32(i), cur, good})
 		}
 		for _, v := range s.vals[en.vs:en.ve] {
 			if int(cur) < len(trace) && trace[cur] != v && good > cur {
@@ -405,7 +407,17 @@ func (s *search) step(move int) {
 			cur++
 		}
 	}
-	vi := violated[s.rng.IntN(len(violated))]
+	return cur
+}
+
+// step makes one move.
+func (s *search) step(move int) {
+	k := s.bad[s.rng.IntN(len(s.bad))]
+	// A violated read of k, at random.
+	list := s.lists[k]
+	trace := s.trace[k]
+	cur := s.violations(k)
+	vi := s.violated[s.rng.IntN(len(s.violated))]
 	r := &s.ents[list[vi.at]]
 	mover := r.txn
 	if s.rng.IntN(2) == 0 || s.tabu[mover] > move {
@@ -693,22 +705,11 @@ func (s *search) swap(t, x int32) {
 // minimum of the weighted cost is no longer one).
 func (s *search) breakout() {
 	for _, k := range slices.Clone(s.bad) {
-		list := s.lists[k]
-		trace := s.trace[k]
-		cur, good := int32(0), int32(math.MaxInt32)
-		for _, e := range list {
-			en := &s.ents[e]
-			if en.need >= 0 && (en.need != cur || en.need > good) {
-				en.weight++
-			}
-			for _, v := range s.vals[en.vs:en.ve] {
-				if int(cur) < len(trace) && trace[cur] != v && good > cur {
-					good = cur
-				}
-				cur++
-			}
+		s.violations(k)
+		for _, v := range s.violated {
+			s.ents[s.lists[k][v.at]].weight++
 		}
-		s.setCost(k, s.keyCost(k, list, -1, 0))
+		s.setCost(k, s.keyCost(k, s.lists[k], -1, 0))
 	}
 	s.lastTotal = s.total
 }
