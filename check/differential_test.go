@@ -12,18 +12,22 @@ import (
 
 var seeds = flag.Int("seeds", 8000, "random tiny histories per model in TestAgainstBruteForce")
 
+// differentialConfigs are the brute-force generator's configurations the differential
+// (and the G-single narrowing's own test) runs: -test.run selects them by name.
+var differentialConfigs = []struct {
+	name string
+	cfg  brute.Config
+}{
+	{"mixed", brute.Config{}},
+	{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
+	{"fail-info", brute.Config{Strategy: brute.FailInfo}},
+	{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
+}
+
 // TestAgainstBruteForce compares every verdict with the brute-force checker on random
 // tiny histories with heavy duplication. Run more with -seeds=1000000.
 func TestAgainstBruteForce(t *testing.T) {
-	configs := []struct {
-		name string
-		cfg  brute.Config
-	}{
-		{"mixed", brute.Config{}},
-		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
-		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
-		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
-	}
+	configs := differentialConfigs
 	for _, cf := range configs {
 		for _, m := range ModelNames() {
 			t.Run(cf.name+"/"+m, func(t *testing.T) { compareWithBrute(t, m, cf.cfg, *seeds/len(configs)) })

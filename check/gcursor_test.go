@@ -67,16 +67,7 @@ var singleNarrowSeeds = flag.Int("single-narrow-seeds", 4000, "random tiny histo
 // (the problem built within them decides as the brute force), and they refute some,
 // so the test tests something.
 func TestSingleNarrowingAgainstBruteForce(t *testing.T) {
-	configs := []struct {
-		name string
-		cfg  brute.Config
-	}{
-		{"mixed", brute.Config{}},
-		{"snapshot-like", brute.Config{Strategy: brute.SnapshotLike}},
-		{"fail-info", brute.Config{Strategy: brute.FailInfo}},
-		{"three-values", brute.Config{Values: 3, MaxTxns: 7}},
-	}
-	for _, cf := range configs {
+	for _, cf := range differentialConfigs {
 		t.Run(cf.name, func(t *testing.T) {
 			var refuted, invalid, fails int
 			for seed := 0; seed < *singleNarrowSeeds; seed++ {

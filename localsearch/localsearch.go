@@ -484,7 +484,7 @@ func (s *search) moveBest(t int32, move int) {
 	slices.Sort(s.gaps)
 	s.gaps = slices.Compact(s.gaps)
 	// Place g: after gaps[g-1] and before gaps[g].
-	best, bestCost, ties := 0, int32(math.MaxInt32), 0
+	place := newLeast()
 	idx := make([]int, len(es))
 	for g := 0; g <= len(s.gaps); g++ {
 		c := int32(0)
@@ -495,16 +495,9 @@ func (s *search) moveBest(t int32, move int) {
 			}
 			c += int32(s.costAt[i][idx[i]] & (1<<32 - 1))
 		}
-		switch {
-		case c < bestCost:
-			best, bestCost, ties = g, c, 1
-		case c == bestCost:
-			ties++
-			if s.rng.IntN(ties) == 0 {
-				best = g
-			}
-		}
+		place.offer(s.rng, int32(g), c)
 	}
+	best, bestCost := int(place.best), place.cost
 	if s.optional[t] {
 		// Out of the order is a place too.
 		outCost := int32(0)
@@ -576,25 +569,16 @@ const tabuTenure = 8
 // the same values as t to a key of t's (so that key's values stay as they are), with
 // the change of weighted cost on the keys of both.
 func (s *search) bestSwap(t int32, move int) (int32, int32, bool) {
-	best, bestDelta, ties := int32(-1), int32(math.MaxInt32), 0
+	swap := newLeast()
 	if s.out[t] {
-		return best, bestDelta, false
+		return -1, swap.cost, false
 	}
 	try := func(et *entry, e int32) {
 		x := s.ents[e].txn
 		if x == t || s.tabu[x] > move || !slices.Equal(s.vals[s.ents[e].vs:s.ents[e].ve], s.vals[et.vs:et.ve]) {
 			return
 		}
-		d := s.swapDelta(t, x)
-		switch {
-		case d < bestDelta:
-			best, bestDelta, ties = x, d, 1
-		case d == bestDelta:
-			ties++
-			if s.rng.IntN(ties) == 0 {
-				best = x
-			}
-		}
+		swap.offer(s.rng, x, s.swapDelta(t, x))
 	}
 	for i := s.txnEnt[t]; i < s.txnEnt[t+1]; i++ {
 		et := &s.ents[i]
@@ -627,7 +611,28 @@ func (s *search) bestSwap(t int32, move int) (int32, int32, bool) {
 			}
 		}
 	}
-	return best, bestDelta, best >= 0
+	return swap.best, swap.cost, swap.best >= 0
+}
+
+// least keeps the candidate of least cost offered, ties broken uniformly at random
+// (each of k tied candidates replaces the kept one with probability 1/k).
+type least struct {
+	best, cost int32
+	ties       int
+}
+
+func newLeast() least { return least{best: -1, cost: math.MaxInt32} }
+
+func (l *least) offer(rng *rand.Rand, x, cost int32) {
+	switch {
+	case cost < l.cost:
+		l.best, l.cost, l.ties = x, cost, 1
+	case cost == l.cost:
+		l.ties++
+		if rng.IntN(l.ties) == 0 {
+			l.best = x
+		}
+	}
 }
 
 // swapNear and swapFar: bestSwap tries the swapNear nearest writers of the same values
