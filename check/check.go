@@ -72,6 +72,8 @@ type checker struct {
 	// their own bound without a verdict: a later round rebuilds the same problem, where
 	// they would end the same, so it skips them.
 	stagesDone map[string]int
+	// localRuns counts the runs of the rounds' local search (their seeds and Luby lengths).
+	localRuns int
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
 	onCycle func(cycle []int32)
 	// naming: the problem is decided again only to name a violation the narrowing

@@ -162,7 +162,10 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 	}
 }
 
-var strategySeeds = flag.Int("strategy-seeds", 400, "random tiny histories per model and solver strategy in TestSolverStrategiesAgainstBruteForce")
+var (
+	strategySeeds     = flag.Int("strategy-seeds", 400, "random tiny histories per model and solver strategy in TestSolverStrategiesAgainstBruteForce")
+	strategySeedStart = flag.Int("strategy-seed-start", 0, "the first seed of TestSolverStrategiesAgainstBruteForce (runs over disjoint ranges add up)")
+)
 
 // TestSolverStrategiesAgainstBruteForce: each solver configuration the portfolio is
 // made of agrees with the brute force alone, without the replay or any other shortcut
@@ -188,7 +191,7 @@ func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 		for _, m := range ModelNames() {
 			t.Run(st.name+"/"+m, func(t *testing.T) {
 				var valid, invalid, fails int
-				for seed := 0; seed < *strategySeeds; seed++ {
+				for seed := *strategySeedStart; seed < *strategySeedStart+*strategySeeds; seed++ {
 					rng := rand.New(rand.NewPCG(uint64(seed), 2))
 					h := brute.Random(rng, shapes[seed%len(shapes)])
 					res, err := Check(h, Options{Models: []string{m}, Solver: st.opts})

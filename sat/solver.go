@@ -872,7 +872,11 @@ func (s *Solver) glucoseRestartDue() bool {
 	return recent*restartK > global
 }
 
-// luby returns the i-th element (from 0) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 ...
+// Luby returns the i-th element (from 0) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 ...:
+// restarts whose lengths follow it are within a logarithmic factor of the best fixed
+// length for any distribution of run lengths (Luby, Sinclair and Zuckerman).
+func Luby(i int) int64 { return luby(i) }
+
 func luby(i int) int64 {
 	size, seq := 1, 0
 	for size < i+1 {
