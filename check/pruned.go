@@ -148,7 +148,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	// A short local search first: where it finds an order it takes milliseconds, and
 	// it is bounded by work, not time, so a conflict limit does not leave it out.
 	if withLocal {
-		found, pr := c.localSearch(in, 0, localFirstWork, 1000+20*len(c.h.Txns), 0)
+		found, pr := c.localSearch(in, 0, localFirstWork, 1000+20*len(c.h.Txns))
 		if found {
 			return Valid, "", false
 		}
@@ -170,7 +170,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			return v, msg, false
 		}
 		if withLocal {
-			if found, _ := c.localSearch(in, max(slice/localSliceDivisor, time.Nanosecond), 0, 0, 0); found {
+			if found, _ := c.localSearch(in, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found {
 				return Valid, "", false
 			}
 		}
@@ -225,12 +225,14 @@ func (c *checker) localSearchApplies(m string) bool {
 // runs of 40K, 2 of 10 runs of 200K), though on others longer runs find more (1,000
 // transactions, seed 1: 6 of 20 runs of 40K, 8 of 16 of 80K). Luby's lengths lose at
 // most a logarithmic factor against the best fixed length, whatever it is.
-func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, moves int, seed uint64) (bool, localsearch.Progress) {
+func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, moves int) (bool, localsearch.Progress) {
 	c.progress("looking for a serial order by local search")
 	deadline := time.Now().Add(d)
 	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
+	commit := commitsOf(c.h)
 	var best localsearch.Progress
 	var order []int32
+	var seed uint64 // the first run's 0; a round's runs count on from c.localRuns
 	for run := 0; ; run++ {
 		if d > 0 {
 			moves = localRestartUnit(len(c.h.Txns)) * int(sat.Luby(c.localRuns))
@@ -239,7 +241,7 @@ func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64,
 		}
 		var pr localsearch.Progress
 		var ok bool
-		order, ok = localsearch.SerialOrder(c.h, in, commitsOf(c.h), localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr})
+		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr})
 		if run == 0 || pr.Best < best.Best {
 			best = pr
 		}
