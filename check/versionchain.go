@@ -553,7 +553,7 @@ func (c *checker) proveMergedChains(in *encode.Inference, names []string) {
 		c.proveOrdered(at, names)
 		return
 	}
-	if first != nil && !c.budget.out() {
+	if c.opts.Solver.MergedLNS && first != nil && !c.budget.out() {
 		if at := c.proveMergedLNS(in, first, merged); at != nil {
 			c.proveOrdered(at, names)
 		}
