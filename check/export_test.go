@@ -43,3 +43,32 @@ func MergedChainsOrder(h *history.History) (tried bool, order []int32, err error
 	}
 	return true, order, err
 }
+
+// MergedLNSOrder is MergedChainsOrder with the neighbourhood search instead of the
+// chains: tried as there; at is the positions of the order proveMergedLNS verified
+// (nil: none found), rejected whether a solver model failed the verification.
+func MergedLNSOrder(h *history.History) (tried bool, at []int32, rejected bool) {
+	in := encode.InferPerRead(h)
+	merged := mergedWriters(h, in)
+	if len(merged) == 0 || !perReadClean(in) {
+		return false, nil, false
+	}
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.Info && len(in.TxnWriters(int32(t))) > 0 {
+			return false, nil, false
+		}
+	}
+	h2 := stripMerged(h, in)
+	in2 := encode.InferPerRead(h2)
+	if !perReadClean(in2) {
+		return false, nil, false
+	}
+	order2, ok, _ := perReadReplays(h2, in2, nil, true, nil, func() bool { return false })
+	if !ok {
+		return false, nil, false
+	}
+	c := &checker{h: h, proven: map[string]bool{}}
+	c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
+	at = c.proveMergedLNS(in, order2, merged)
+	return true, at, c.res.Stats.ReplayRejected > 0
+}

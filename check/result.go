@@ -94,6 +94,10 @@ type SolverOptions struct {
 	// NoRepair leaves a stuck replay stuck: no choice among writers of the same values
 	// is undone (check/repair.go).
 	NoRepair bool
+	// MergedLNS runs the neighbourhood search for merged appends (check/mergedlns.go)
+	// where their chains fail: an experiment, off by default (it decided none of the
+	// dup-noop family's read-committed unknowns; BENCHMARKS.md, lns).
+	MergedLNS bool
 	// NoSerialSearch skips the backtracking search for a serial order (searchSerial)
 	// where the greedy replays got stuck.
 	NoSerialSearch bool

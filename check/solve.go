@@ -435,6 +435,9 @@ type solverConfig struct {
 	propagate           bool
 	conflicts           int64 // 0: no bound of its own
 	decisions           int64 // 0: no bound of its own
+	// run, when set, runs the search instead of one Solve call (the neighbourhood
+	// search's calls under assumptions); the conflict and decision bounds are set.
+	run func(s *sat.Solver) sat.Status
 }
 
 // solveWith runs one configuration; done reports that the known edges are already
@@ -503,7 +506,12 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	}
 	s.SetDecisionLimit(cfg.decisions)
 	release := c.bound(s)
-	status := s.Solve()
+	var status sat.Status
+	if cfg.run != nil {
+		status = cfg.run(s)
+	} else {
+		status = s.Solve()
+	}
 	release()
 	st := s.Stats()
 	c.res.Stats.Decisions += st.Decisions

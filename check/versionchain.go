@@ -526,6 +526,7 @@ func (c *checker) proveMergedChains(in *encode.Inference, names []string) {
 	guides := [][]encode.Edge{nil}
 	p := &encode.Problem{In: in2, Commit: commitsOf(h2)}
 	guides = append(guides, append(p.ProcessEdges(), encode.RealtimeGuide()))
+	var first []int32 // the first replay's order, for the neighbourhood search
 	for _, guide := range guides {
 		if c.budget.out() {
 			return
@@ -534,6 +535,9 @@ func (c *checker) proveMergedChains(in *encode.Inference, names []string) {
 		c.res.Stats.Repairs += n
 		if !ok {
 			continue
+		}
+		if first == nil {
+			first = order2
 		}
 		c.progress("placing the merged appends")
 		order := mergedChains(c.h, in, order2, merged, c.budget.stop)
@@ -548,5 +552,10 @@ func (c *checker) proveMergedChains(in *encode.Inference, names []string) {
 		}
 		c.proveOrdered(at, names)
 		return
+	}
+	if c.opts.Solver.MergedLNS && first != nil && !c.budget.out() {
+		if at := c.proveMergedLNS(in, first, merged); at != nil {
+			c.proveOrdered(at, names)
+		}
 	}
 }

@@ -74,6 +74,7 @@ func runCheck(args []string) int {
 	noLocalSearch := fs.Bool("no-local-search", false, "solver: leave the local search for a serial order out of the serializable search's rounds (for testing)")
 	noSerialSearch := fs.Bool("no-serial-search", false, "solver: skip the backtracking search for a serial order where the greedy replays got stuck (for testing)")
 	noGCursor := fs.Bool("no-gcursor-pins", false, "solver: decide the models that forbid G-single on read committed's per-read problem, without placing a block right after what its transaction read before appending (for testing)")
+	mergedLNS := fs.Bool("merged-lns", false, "solver: where the merged appends' chains fail, search a neighbourhood of the replay without them under assumptions (an experiment)")
 	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
@@ -134,7 +135,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, NoSerialSearch: *noSerialSearch, NoLocalSearch: *noLocalSearch, NoGCursorPins: *noGCursor,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, MergedLNS: *mergedLNS, NoSerialSearch: *noSerialSearch, NoLocalSearch: *noLocalSearch, NoGCursorPins: *noGCursor,
 			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
