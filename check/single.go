@@ -66,7 +66,21 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 	}
 	defer c.bound(s)()
 	g := theory.NewGraph(v.nodes)
-	g.Propagation = true
+	o := c.opts.Solver
+	g.Propagation = !o.NoTheoryPropagation
+	// The user's solver choices hold here as in the other models' searches.
+	so := sat.DefaultOptions()
+	if o.Heuristic != "" {
+		so.Heuristic = o.Heuristic
+	}
+	if o.Restarts != "" {
+		so.Restarts = o.Restarts
+	}
+	s.SetOptions(so)
+	if so.Heuristic == "static" {
+		s.SetStaticOrder(c.timeOrder(v))
+	}
+	defer func() { c.res.Stats.TheoryProps += g.Stats.Propagations }()
 	guard := make([]sat.Lit, 0, 4)
 	for i := range v.edges {
 		e := &v.edges[i]
