@@ -212,7 +212,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	if realtimeLeft(names, c.proven) && !c.opts.Solver.NoSerialSearch && !c.budget.out() && !noReplay(false) &&
 		len(h.Txns) <= maxSerialSearchTxns && !lostUpdate() {
 		c.progress("searching a strict-serializable order")
-		if order, found := searchStrict(h, in, commit, strictSearchNodes(len(h.Txns)), c.budget.stop); found {
+		if order, found := searchStrict(h, in, commit, strictSearchWork(), c.budget.stop); found {
 			c.progress("verifying a searched strict-serializable order")
 			if err := verifySerialStop(h, in, order, true, true, c.budget.stop); err == nil {
 				c.res.Stats.Searched++
@@ -286,16 +286,17 @@ func serialSearchNodes(n int) int {
 	return max(16, int(min(int64(1<<20), 2_000_000_000/(int64(n)*int64(n)))))
 }
 
-// strictSearchNodes bounds searchStrict's choice points for a history of n
-// transactions: a node costs time linear in n (~12 ns per transaction: the scan of
-// the candidates), so 1e8/n nodes cost about 1.2 CPU-s wherever the search finds
-// nothing (50K at 2K transactions: the write-heavy hot-key histories needed 12K-67K;
-// 10K at 10K, where they needed 95K-132K).
-func strictSearchNodes(n int) int {
-	if v, err := strconv.Atoi(os.Getenv("DOPPEL_STRICT_NODES")); err == nil { // DEBUG: remove
-		return v
+// strictSearchWork bounds searchStrict's work (transactions examined or run, ~25 ns
+// each; see serialSearch.work). A node costs its frontier (the transactions not run
+// whose real-time gate is open: ~30-60 on the write-heavy hot-key family, which
+// needed 50-65 units a node), not the history's size, so the bound does not fall
+// with n: 30M units cost ~0.75 CPU-s wherever the search finds nothing (the hot-key
+// family needed 0.6M-4.4M at 2K, 4.6M-8.7M at 10K).
+func strictSearchWork() int64 {
+	if v, err := strconv.Atoi(os.Getenv("DOPPEL_STRICT_WORK")); err == nil { // DEBUG: remove
+		return int64(v)
 	}
-	return max(16, 100_000_000/max(n, 1))
+	return 30_000_000
 }
 
 // realtimeLeft reports whether a serializable-family model of names with real-time

@@ -2,10 +2,11 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
-	"time"
 	"slices"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
@@ -61,7 +62,7 @@ func searchSerial(h *history.History, in *encode.Inference, commit []encode.Comm
 // search near the frontier (2K hot keys: 12K-67K nodes at ~35 µs each, against
 // ~10 ms each with it). It only proves: the order counts after verifySerial with
 // process and real-time order.
-func searchStrict(h *history.History, in *encode.Inference, commit []encode.Commit, maxNodes int, stop func() bool) ([]int32, bool) {
+func searchStrict(h *history.History, in *encode.Inference, commit []encode.Commit, maxWork int64, stop func() bool) ([]int32, bool) {
 	s := newSerialSearch(h, in, commit)
 	if s == nil {
 		return nil, false
@@ -71,7 +72,8 @@ func searchStrict(h *history.History, in *encode.Inference, commit []encode.Comm
 	s.gateRealtime()
 	s.link()
 	t0 := time.Now()
-	ok := s.run(maxNodes)
+	s.maxWork = maxWork
+	ok := s.run(math.MaxInt)
 	if debugStrict {
 		fmt.Fprintf(os.Stderr, "strictsearch n=%d found=%v nodes=%d work=%d %.3fs\n", s.n, ok, s.nodes, s.work, time.Since(t0).Seconds())
 	}
@@ -251,11 +253,14 @@ type serialSearch struct {
 	choices          []int32 // the choices of every open level, each after its parent's
 
 	nodes, maxNodes int
-	work            int64 // runnable calls
-	stop            func() bool
-	aborted         bool // the budget is spent
-	stopped         bool // the caller's stop said so
-	noOrdered       bool // skip ordered (searchStrict)
+	// work counts the transactions examined (runnable) and run (apply): a node's cost,
+	// which grows with the frontier. maxWork bounds it (0: no bound); nextStop is
+	// the work at which stop is asked next.
+	work, maxWork, nextStop int64
+	stop                    func() bool
+	aborted                 bool // the budget is spent
+	stopped                 bool // the caller's stop said so
+	noOrdered               bool // skip ordered (searchStrict)
 
 	// Real-time gates (searchStrict; nil otherwise): rtCompleted, the :ok
 	// transactions by completion; rtGate[t], how many of them completed before t was
@@ -366,6 +371,10 @@ func (s *serialSearch) midpoint(t int32) int64 {
 	return 2*inv + 1<<40 // an :info one: late
 }
 
+// stopEveryWork is how much work (see serialSearch.work) the search does between two
+// calls of its stop hook at most (~1 ms), besides one every 256 nodes.
+const stopEveryWork = 1 << 15
+
 // Kinds of transactions that may run now.
 const (
 	runNo     = iota // may not run now
@@ -470,6 +479,7 @@ func (s *serialSearch) apply(t int32) bool {
 			s.pending[s.base[k]+op.End-op.Start-s.ownBefore(t, i, k)]--
 		}
 	}
+	s.work++
 	s.ran[t] = true
 	s.order = append(s.order, t)
 	s.hash ^= s.zob[t]
@@ -570,10 +580,11 @@ func (s *serialSearch) dfs() bool {
 		return false
 	}
 	s.nodes++
-	if s.stop != nil && s.nodes%256 == 1 && s.stop() {
-		s.stopped = true
+	if s.stop != nil && (s.nodes%256 == 1 || s.work >= s.nextStop) {
+		s.nextStop = s.work + stopEveryWork
+		s.stopped = s.stop()
 	}
-	if s.nodes > s.maxNodes || s.stopped {
+	if s.nodes > s.maxNodes || s.maxWork > 0 && s.work > s.maxWork || s.stopped {
 		s.aborted = true
 	}
 	done := s.committedLeft == 0
