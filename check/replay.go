@@ -208,10 +208,10 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// real-time order (not on a lost update, nor above maxSerialSearchTxns, as the
 	// search without orders below). Its order proves every model asked: with
 	// real-time order asked it runs here; without, after the unguided replay (which
-	// needs no order) got stuck too, where it decides serializable and snapshot
-	// isolation alone on the write-heavy hot-key family (the solver needed 6-13 CPU-s
-	// at 2K, and no verdict in 60 s at 10K), and where the history is serializable but
-	// not strict serializable its gates mostly leave few states (family E at 1K:
+	// needs no order) got stuck too. So it decides serializable and snapshot isolation
+	// alone on the write-heavy hot-key family (the solver needed 6-13 CPU-s at 2K or
+	// found nothing in 60 s, nor at 10K in 30 s); where the history is serializable
+	// but not strict serializable, its gates mostly leave few states (family E at 1K:
 	// 30-900 nodes, under 10 ms).
 	strictSearched := false
 	searchStrictOrder := func() bool {
@@ -314,7 +314,7 @@ func serialSearchNodes(n int) int {
 // whose real-time gate is open: ~30-60 on the write-heavy hot-key family, which
 // needed 50-65 units a node), not the history's size, so the bound does not fall
 // with n: 30M units cost ~0.75 CPU-s wherever the search finds nothing (the hot-key
-// family needed 0.6M-4.4M at 2K, 4.6M-8.7M at 10K).
+// family needed 0.5M-4.7M at 2K, 3.6M-10.0M at 10K, 14.7M at 30K).
 func strictSearchWork() int64 {
 	return 30_000_000
 }
