@@ -279,6 +279,16 @@ func TestReplaysStop(t *testing.T) {
 	if _, ok := searchSerial(h, in, commit, 1<<20, always); ok {
 		t.Error("searchSerial went on after stop")
 	}
+	// And the search within real-time order, whose budget counts work, not nodes.
+	if order, ok := searchStrict(h, in, commit, strictSearchWork(), never); !ok || verifySerial(h, in, order, true, true) != nil {
+		t.Fatal("the strict search finds no strict-serializable order of a serial history")
+	}
+	if _, ok := searchStrict(h, in, commit, strictSearchWork(), always); ok {
+		t.Error("searchStrict went on after stop")
+	}
+	if _, ok := searchStrict(h, in, commit, 1, never); ok {
+		t.Error("searchStrict went on past its work budget")
+	}
 }
 
 // TestUncommittedStagesNamed: read uncommitted's own stages (the longest reads'

@@ -204,24 +204,49 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		prove(true, true)
 		return
 	}
-	// Stuck among concurrent writers of the same values with real-time order asked:
-	// search the choices within real-time order (not on a lost update, nor above
-	// maxSerialSearchTxns, as the search without orders below).
-	if realtimeLeft(names, c.proven) && !c.opts.Solver.NoSerialSearch && !c.budget.out() && !noReplay(false) &&
-		len(h.Txns) <= maxSerialSearchTxns && !lostUpdate() {
+	// Stuck among concurrent writers of the same values: search the choices within
+	// real-time order (not on a lost update, nor above maxSerialSearchTxns, as the
+	// search without orders below). Its order proves every model asked: with
+	// real-time order asked it runs here; without, after the unguided replay (which
+	// needs no order) got stuck too. So it decides serializable and snapshot isolation
+	// alone on the write-heavy hot-key family (the solver needed 6-13 CPU-s at 2K or
+	// found nothing in 60 s, nor at 10K in 30 s); where the history is serializable
+	// but not strict serializable, its gates mostly leave few states (family E at 1K:
+	// 30-900 nodes, under 10 ms).
+	strictSearched := false
+	searchStrictOrder := func() bool {
+		left := false
+		for _, m := range names {
+			left = left || !c.proven[m]
+		}
+		if !left || strictSearched || c.opts.Solver.NoSerialSearch || c.budget.out() || noReplay(false) ||
+			len(h.Txns) > maxSerialSearchTxns || lostUpdate() {
+			return false
+		}
+		strictSearched = true
 		c.progress("searching a strict-serializable order")
-		if order, found := searchStrict(h, in, commit, strictSearchNodes(len(h.Txns)), c.budget.stop); found {
-			c.progress("verifying a searched strict-serializable order")
-			if err := verifySerialStop(h, in, order, true, true, c.budget.stop); err == nil {
-				c.res.Stats.Searched++
-				prove(true, true)
-				return
-			} else if err != errStopped {
+		order, found := searchStrict(h, in, commit, strictSearchWork(), c.budget.stop)
+		if !found {
+			return false
+		}
+		c.progress("verifying a searched strict-serializable order")
+		if err := verifySerialStop(h, in, order, true, true, c.budget.stop); err != nil {
+			if err != errStopped {
 				c.res.Stats.ReplayRejected++
 			}
+			return false
 		}
+		c.res.Stats.Searched++
+		prove(true, true)
+		return true
+	}
+	if realtimeLeft(names, c.proven) && searchStrictOrder() {
+		return
 	}
 	unordered, ok := attempt(false, false, false, nil)
+	if !ok && searchStrictOrder() { // without real-time order asked: see above
+		return
+	}
 	// Not where two transactions are pinned at one position (a lost update: no serial
 	// order exists; at 100K transactions the search's set-up alone cost 3.5 CPU-s), nor
 	// on histories too large for its budget to matter (maxSerialSearchTxns).
@@ -284,13 +309,14 @@ func serialSearchNodes(n int) int {
 	return max(16, int(min(int64(1<<20), 2_000_000_000/(int64(n)*int64(n)))))
 }
 
-// strictSearchNodes bounds searchStrict's choice points for a history of n
-// transactions: a node costs time linear in n (~12 ns per transaction: the scan of
-// the candidates), so 1e8/n nodes cost about 1.2 CPU-s wherever the search finds
-// nothing (50K at 2K transactions: the write-heavy hot-key histories needed 12K-67K;
-// 10K at 10K, where they needed 95K-132K).
-func strictSearchNodes(n int) int {
-	return max(16, 100_000_000/max(n, 1))
+// strictSearchWork bounds searchStrict's work (transactions examined or run, ~25 ns
+// each; see serialSearch.work). A node costs its frontier (the transactions not run
+// whose real-time gate is open: ~30-60 on the write-heavy hot-key family, which
+// needed 50-65 units a node), not the history's size, so the bound does not fall
+// with n: 30M units cost ~0.75 CPU-s wherever the search finds nothing (the hot-key
+// family needed 0.5M-4.7M at 2K, 3.6M-10.0M at 10K, 14.7M at 30K).
+func strictSearchWork() int64 {
+	return 30_000_000
 }
 
 // realtimeLeft reports whether a serializable-family model of names with real-time

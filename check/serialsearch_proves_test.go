@@ -31,6 +31,20 @@ func TestStrictSearchProvesHotKeys(t *testing.T) {
 	searchAloneProves(t, h, "serializable", "strict-serializable", "snapshot-isolation")
 }
 
+// TestStrictSearchProvesHotKeys10K: the same family at 10,000 transactions (seed 2),
+// where the search needs ~132K nodes: more than the old budget of 1e8/n nodes (10K)
+// allowed, when a node cost a scan of every candidate; a node now costs the frontier
+// and the budget counts that work, so the search alone decides it.
+func TestStrictSearchProvesHotKeys10K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 transactions")
+	}
+	spec := workload.DefaultSpec()
+	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 30, 2, 20, "hotspot", 0.2, 1, 3, 10000, 2
+	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable})
+	searchAloneProves(t, h, "strict-serializable")
+}
+
 // searchAloneProves checks models on h with one conflict allowed, with the serial
 // searches and without: with them a searched order (verified) proves h valid, without
 // them it is not proven.

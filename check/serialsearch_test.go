@@ -80,7 +80,7 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 		if want {
 			valid++
 		}
-		order, ok := searchStrict(h, in, commitsOf(h), 1<<20, nil)
+		order, ok := searchStrict(h, in, commitsOf(h), 0, nil)
 		if !ok {
 			return
 		}
