@@ -1,6 +1,9 @@
 package check
 
-import "sort"
+import (
+	"sort"
+	"sync"
+)
 
 // implies is Elle's lattice of models, restricted to the models doppel decides: a
 // history that satisfies a model satisfies each model it lists (and, transitively,
@@ -32,8 +35,29 @@ var implies = map[string][]string{
 // Implies returns the models m directly implies, in Elle's lattice.
 func Implies(m string) []string { return implies[m] }
 
-// below returns every model m implies, transitively (m excluded).
+// below returns every model m implies, transitively (m excluded). The sets are built
+// once: summarize asks for them once per model pair on every check, and tiny histories
+// (the differential's millions) spent a third of their time rebuilding them. Callers
+// must not modify the map returned.
 func below(m string) map[string]bool {
+	belowOnce.Do(func() {
+		belowSets = make(map[string]map[string]bool, len(implies))
+		for x := range implies {
+			belowSets[x] = walkBelow(x)
+		}
+	})
+	if s, ok := belowSets[m]; ok {
+		return s
+	}
+	return walkBelow(m)
+}
+
+var (
+	belowOnce sync.Once
+	belowSets map[string]map[string]bool
+)
+
+func walkBelow(m string) map[string]bool {
 	seen := map[string]bool{}
 	var walk func(string)
 	walk = func(x string) {
