@@ -1,9 +1,6 @@
 package check
 
-import (
-	"sort"
-	"sync"
-)
+import "sort"
 
 // implies is Elle's lattice of models, restricted to the models doppel decides: a
 // history that satisfies a model satisfies each model it lists (and, transitively,
@@ -40,22 +37,20 @@ func Implies(m string) []string { return implies[m] }
 // differential on tiny histories: 2.85 to 2.44 CPU-s per 200 seeds). Callers must not
 // modify the map returned.
 func below(m string) map[string]bool {
-	belowOnce.Do(func() {
-		belowSets = make(map[string]map[string]bool, len(implies))
-		for x := range implies {
-			belowSets[x] = walkBelow(x)
-		}
-	})
 	if s, ok := belowSets[m]; ok {
 		return s
 	}
 	return walkBelow(m)
 }
 
-var (
-	belowOnce sync.Once
-	belowSets map[string]map[string]bool
-)
+// belowSets holds below's set for every model of implies.
+var belowSets = func() map[string]map[string]bool {
+	sets := make(map[string]map[string]bool, len(implies))
+	for x := range implies {
+		sets[x] = walkBelow(x)
+	}
+	return sets
+}()
 
 func walkBelow(m string) map[string]bool {
 	seen := map[string]bool{}
