@@ -135,6 +135,13 @@ type checker struct {
 	// deferredSnapshot: the snapshot replays proveByReplay left for after the
 	// serializable-family models are decided (runDeferredSnapshot); nil: none.
 	deferredSnapshot func()
+	// replayQuick: proveByReplay runs its quick pass (no repairs, no snapshot
+	// replays; provePerReadFirst); quickSearched: the inference whose strict search
+	// that pass ran (not run again on it).
+	replayQuick   bool
+	quickSearched *encode.Inference
+	// sessionWitnessTried: proveBySessionWitness ran (it runs once).
+	sessionWitnessTried bool
 	// beforeSerialSearch runs the deferred snapshot replays (when decidePruned set it):
 	// called when a serializable-family model's narrowing did not decide it and its
 	// solver is next, so that a snapshot model a cheap replay proves is not left
@@ -172,13 +179,14 @@ func (c *checker) run(names []string) Result {
 		return c.cutShort(nil, names)
 	}
 	c.res.Anomalies = append(c.res.Anomalies, lost...)
+	var in *encode.Inference // the one-base inference
 	if allPerRead(names) && !c.opts.Solver.NoWitness && c.allReplayable(names) {
 		// The read-by-read replay proves what a serial or snapshot one would, and also
 		// histories only the per-read models allow (a lost update): first, on its own
 		// inference.
-		t1 := time.Now()
-		c.provePerReadFirst(names)
-		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
+		t1, inferred := time.Now(), c.res.Stats.InferSeconds
+		in = c.provePerReadFirst(names)
+		c.res.Stats.SolveSeconds += time.Since(t1).Seconds() - (c.res.Stats.InferSeconds - inferred)
 		if len(c.proven) == len(names) {
 			if c.opts.Solver.ExportPrefix != "" {
 				c.perRead = true
@@ -187,10 +195,12 @@ func (c *checker) run(names []string) Result {
 			return c.replayResult(names)
 		}
 	}
-	t0 := time.Now()
-	c.progress("inferring dependencies")
-	in := encode.InferStop(h, c.budget.stop)
-	c.res.Stats.InferSeconds = time.Since(t0).Seconds()
+	if in == nil {
+		t0 := time.Now()
+		c.progress("inferring dependencies")
+		in = encode.InferStop(h, c.budget.stop)
+		c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+	}
 	if in == nil || c.budget.out() {
 		return c.cutShort(in, names)
 	}
@@ -720,12 +730,42 @@ func (c *checker) perReadInference() *encode.Inference {
 }
 
 // provePerReadFirst runs the read-by-read replay before any other, for a check of
-// per-read models only.
-func (c *checker) provePerReadFirst(names []string) {
-	in := c.perReadInference()
-	if in != nil && perReadClean(in) && !c.budget.out() {
-		c.provePerRead(in, names)
+// per-read models only: its plain replays first; then, where they got stuck, the
+// serial replays without their repairs and the strict search (proveByReplay's quick
+// pass: a serial order proves every per-read model, and on a serializable history of
+// few keys and values the per-read repairs took 4.9 CPU-s at 10K where the search
+// found an order in 0.05); then the serial search with process order as a witness
+// (proveBySessionWitness); then the per-read repairs. It returns the one-base
+// inference when it built one.
+func (c *checker) provePerReadFirst(names []string) *encode.Inference {
+	pin := c.perReadInference()
+	if pin == nil || !perReadClean(pin) || c.budget.out() {
+		return nil
 	}
+	c.provePerReadPass(pin, names, false)
+	if len(c.proven) == len(names) || c.perReadTried {
+		return nil
+	}
+	c.progress("inferring dependencies")
+	t0 := time.Now()
+	in := encode.InferStop(c.h, c.budget.stop)
+	c.res.Stats.InferSeconds += time.Since(t0).Seconds()
+	if in == nil || c.budget.out() {
+		return nil
+	}
+	if len(in.Findings) == 0 && !skipReplays {
+		c.replayQuick = true
+		c.proveByReplay(in, names)
+		c.replayQuick = false
+		if len(c.proven) == len(names) || c.budget.out() {
+			return in
+		}
+	}
+	if c.proveBySessionWitness(pin, names); len(c.proven) == len(names) || c.budget.out() {
+		return in
+	}
+	c.provePerReadPass(pin, names, true)
+	return in
 }
 
 // perReadClean reports whether the per-read inference in found nothing the per-read

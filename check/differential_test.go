@@ -131,6 +131,12 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 						t.Errorf("seed %d: %s: %v by default, %v with chain factor %d\n%s", seed, m, got, chained.Valid, factor, brute.Format(h))
 					}
 				}
+				// And with the replays' repairs off: the replays get stuck more often, so
+				// what runs after them (for the per-read models: the quick serial pass and
+				// the serial search with process order as a witness) decides more.
+				if unrepaired, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoRepair: true}}); unrepaired.Valid != got {
+					t.Errorf("seed %d: %s: %v with repairs, %v without\n%s", seed, m, got, unrepaired.Valid, brute.Format(h))
+				}
 				// And without the counting theory.
 				if uncounted, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoCounting: true}}); uncounted.Valid != got {
 					t.Errorf("seed %d: %s: %v with counting, %v without\n%s", seed, m, got, uncounted.Valid, brute.Format(h))

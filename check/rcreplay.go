@@ -422,7 +422,17 @@ func replayPerReadReads(h *history.History, in *encode.Inference, order []int32,
 // them (a transaction considered only after those that completed before it was
 // invoked mostly runs on its first try), then unguided; each as perReadReplays.
 func (c *checker) provePerRead(in *encode.Inference, names []string) {
-	c.perReadTried = true
+	c.provePerReadPass(in, names, !c.opts.Solver.NoRepair)
+}
+
+// provePerReadPass is provePerRead with the repairs only when repair: without them it
+// is a first pass (a few plain replays, linear in the history) that leaves
+// perReadTried unset, so that the whole replay still runs later.
+func (c *checker) provePerReadPass(in *encode.Inference, names []string, repair bool) {
+	whole := repair || c.opts.Solver.NoRepair
+	if whole {
+		c.perReadTried = true
+	}
 	h := c.h
 	var guides [][]encode.Edge
 	if !c.budget.out() {
@@ -430,7 +440,6 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 		guides = append(guides, append(p.ProcessEdges(), encode.RealtimeGuide()))
 	}
 	guides = append(guides, nil)
-	repair := !c.opts.Solver.NoRepair
 	for _, guide := range guides {
 		c.progress("replaying read by read")
 		order, ok, n := perReadReplays(h, in, guide, repair, c.budget.stop, c.budget.out)
@@ -448,7 +457,9 @@ func (c *checker) provePerRead(in *encode.Inference, names []string) {
 			return
 		}
 	}
-	c.proveMergedChains(in, names)
+	if whole {
+		c.proveMergedChains(in, names)
+	}
 }
 
 // proveOrdered proves each model of names not proven yet whose process and real-time

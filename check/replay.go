@@ -38,7 +38,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 		return lost > 0
 	}
-	repair := func() bool { return !c.opts.Solver.NoRepair && !lostUpdate() }
+	repair := func() bool { return !c.opts.Solver.NoRepair && !c.replayQuick && !lostUpdate() }
 	// Pinned blocks alone may already close a cycle no serial (or snapshot) order
 	// escapes: then no such replay is tried (see pinnedCycles).
 	noReplay := func(snapshot bool) bool {
@@ -124,7 +124,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		for _, m := range names {
 			want = want || (models[m].snapshot || models[m].perRead) && !c.proven[m]
 		}
-		if !want || c.budget.out() || noReplay(true) {
+		if !want || c.replayQuick || c.budget.out() || noReplay(true) {
 			return false
 		}
 		c.progress("replaying under snapshot isolation")
@@ -213,7 +213,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// found nothing in 60 s, nor at 10K in 30 s); where the history is serializable
 	// but not strict serializable, its gates mostly leave few states (family E at 1K:
 	// 30-900 nodes, under 10 ms).
-	strictSearched := false
+	strictSearched := c.quickSearched == in
 	searchStrictOrder := func() bool {
 		left := false
 		for _, m := range names {
@@ -224,6 +224,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return false
 		}
 		strictSearched = true
+		if c.replayQuick {
+			c.quickSearched = in
+		}
 		c.progress("searching a strict-serializable order")
 		order, found := searchStrict(h, in, commit, strictSearchWork(), c.budget.stop)
 		if !found {
@@ -288,6 +291,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// the replays got stuck among duplicate values, and that settles snapshot isolation
 	// too, so the snapshot replays (with their repairs: 0.7 CPU-s of a 10K
 	// duplicate-heavy history's 2) run only when it does not (runDeferredSnapshot).
+	if c.replayQuick {
+		return
+	}
 	if c.serialLeft(names) && !c.opts.Solver.NoPrune {
 		c.deferredSnapshot = func() { _ = trySI(true) || trySI(false) }
 		return
