@@ -102,17 +102,24 @@ type rcSerial struct {
 	reachCalls int
 }
 
-// newRCSerial returns nil when the search does not apply: an :info transaction
-// appends (it may or may not have committed, anywhere), or a read misses its own
+// newRCSerial returns nil when the search does not apply: an :info transaction that
+// appends is followed by another transaction of its process, or a read misses its own
 // transaction's appends (a version read, which may end inside its reader's block,
 // the trace's end included).
+//
+// An :info transaction that appends, the last of its process (as Jepsen's are: the
+// client takes a fresh process after one), runs as if it had committed: whether it
+// did or not, an attribution without cycles has one where it did, run last, its
+// blocks past every trace (nothing reads them; its reads are unknown, so it has no
+// edge out), so the search stays exact with it a transaction that must run.
 func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop func() bool) *rcSerial {
+	n := len(h.Txns)
+	infoWrites := make([]bool, n)
 	for i := range in.Writers {
 		if in.Writers[i].Status == history.Info {
-			return nil
+			infoWrites[in.Writers[i].Txn] = true
 		}
 	}
-	n := len(h.Txns)
 	s := &rcSerial{h: h, in: in, realtime: realtime, stop: stop,
 		reads: make([][]rcRead, n), writers: make([][]int32, n), pos: make([]int32, len(in.Keys)), cut: make([][]int32, len(in.Keys))}
 	var ownEnds [][2]int32 // (transaction, key): its read shows the whole trace, its own appends last
@@ -144,7 +151,7 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 	}
 	s.straddle = map[int32]bool{}
 	for wi := range in.Writers {
-		if w := &in.Writers[wi]; w.Status == history.OK {
+		if w := &in.Writers[wi]; w.Status == history.OK || w.Status == history.Info {
 			s.writers[w.Txn] = append(s.writers[w.Txn], int32(wi))
 			for _, e := range ownEnds {
 				if e[0] == w.Txn && e[1] == w.Key {
@@ -153,9 +160,9 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 			}
 		}
 	}
-	var oks []int32
+	var oks []int32 // and the :info ones that append
 	for t := range h.Txns {
-		if h.Txns[t].Status == history.OK {
+		if h.Txns[t].Status == history.OK || infoWrites[t] {
 			oks = append(oks, int32(t))
 		}
 	}
@@ -173,6 +180,8 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 		p := h.Txns[t].Process
 		if i == 0 || p < 0 || p != h.Txns[oks[i-1]].Process {
 			s.chains = append(s.chains, nil)
+		} else if infoWrites[oks[i-1]] {
+			return nil // an :info transaction that appends, then another of its process
 		}
 		s.chains[len(s.chains)-1] = append(s.chains[len(s.chains)-1], t)
 	}
@@ -460,7 +469,7 @@ func (s *rcSerial) Undo() {
 	}
 }
 
-// Done reports whether every :ok transaction has run.
+// Done reports whether every :ok transaction (and :info one that appends) has run.
 func (s *rcSerial) Done() bool { return len(s.order) == s.total }
 
 // State is how far each process got (it fixes every key's length).
@@ -591,7 +600,7 @@ func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
 		total += len(ch)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "every attribution of the duplicated values has a cycle of ww, wr and %s order edges: an acyclic one is an order of the %d :ok transactions that keeps %s order "+
+	fmt.Fprintf(&b, "every attribution of the duplicated values has a cycle of ww, wr and %s order edges: an acyclic one is an order of the %d :ok transactions (and :info ones that append, which may run last) that keeps %s order "+
 		"in which each key's blocks follow one another as its longest read shows them (past it once it is full), each transaction runs once its key has at least the values each of its reads saw "+
 		"(exactly, for a read that shows its own appends), and no read ends inside another transaction's block; a search of every such order (%d dead ends) runs at most %d transactions, and there the next transaction of each process cannot run",
 		order, total, order, s.states, s.deepest)

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"doppel/history"
 	"flag"
 	"math/rand/v2"
 	"testing"
@@ -12,13 +13,15 @@ import (
 // TestRCSerialAgainstBruteForce runs the serial search alone on random tiny histories
 // with heavy duplication: every verdict it gives for strong-session and strong read
 // committed is the oracle's, and it decides most of them, a good share not valid.
+var rcSerialSeeds = flag.Int("rcserial-seeds", 6000, "random tiny histories in TestRCSerialAgainstBruteForce")
+
 func TestRCSerialAgainstBruteForce(t *testing.T) {
-	seeds := 6000
+	seeds := *rcSerialSeeds
 	if testing.Short() {
 		seeds = 600
 	}
-	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}}
-	decided, invalid := 0, 0
+	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}}
+	decided, invalid, withInfo := 0, 0, 0
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 29))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -36,11 +39,21 @@ func TestRCSerialAgainstBruteForce(t *testing.T) {
 				t.Fatalf("seed %d, %s: unknown without limits", seed, m)
 			}
 			decided++
+			for i := range in.Writers {
+				if in.Writers[i].Status == history.Info {
+					withInfo++ // an :info transaction that appends runs as committed
+					break
+				}
+			}
 			want := brute.Check(h, m)
 			if (v == Valid) != want {
 				t.Fatalf("seed %d, %s: the serial search says %v, the oracle valid=%v\n%s", seed, m, v, want, brute.Format(h))
 			}
 			if v == Valid {
+				// The order is a witness for read committed too (proveBySessionWitness).
+				if !brute.Check(h, "read-committed") {
+					t.Fatalf("seed %d, %s: the search found an order, the oracle says read committed does not hold\n%s", seed, m, brute.Format(h))
+				}
 				at, err := verifyPerReadLists(h, in, s.order)
 				if err == nil {
 					err = verifyOrders(h, at, true, models[m].realtime)
@@ -53,8 +66,9 @@ func TestRCSerialAgainstBruteForce(t *testing.T) {
 			}
 		}
 	}
-	if decided < seeds || invalid < seeds/10 {
-		t.Errorf("decided %d and refuted %d of %d: the search is hardly exercised", decided, invalid, 2*seeds)
+	t.Logf("decided %d (%d with :info transactions that append), refuted %d", decided, withInfo, invalid)
+	if decided < seeds || invalid < seeds/10 || withInfo < seeds/50 {
+		t.Errorf("decided %d (%d with :info transactions that append) and refuted %d of %d: the search is hardly exercised", decided, withInfo, invalid, 2*seeds)
 	}
 }
 
@@ -69,7 +83,7 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 	if testing.Short() {
 		seeds = 800
 	}
-	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {MaxTxns: 10, Values: 2, MaxKeys: 3}}
+	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {MaxTxns: 10, Values: 2, MaxKeys: 3}, {Strategy: brute.FailInfo}}
 	var plainStates, porStates, reduced, hits int
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 37))
@@ -96,6 +110,10 @@ func TestRCStubbornAgainstBruteForce(t *testing.T) {
 				t.Fatalf("seed %d, %s: reduced %v, plain %v, the oracle valid=%v\n%s", seed, m, v, vp, want, brute.Format(h))
 			}
 			if v == Valid {
+				// The order is a witness for read committed too (proveBySessionWitness).
+				if !brute.Check(h, "read-committed") {
+					t.Fatalf("seed %d, %s: the search found an order, the oracle says read committed does not hold\n%s", seed, m, brute.Format(h))
+				}
 				at, err := verifyPerReadLists(h, in, s.order)
 				if err == nil {
 					err = verifyOrders(h, at, true, models[m].realtime)
