@@ -263,7 +263,7 @@ func TestHardScenarios(t *testing.T) {
 			t.Errorf("%s: expected verdicts %v", name, sc.ExpectValid)
 		}
 	}
-	for _, name := range []string{"mariadb-kill-conn", "postgres-rc-kill-conn"} {
+	for _, name := range []string{"mariadb-kill-conn", "postgres-rc-kill-conn", "rc-store-3850", "rc-store-info-487"} {
 		sc, _ := Find(name)
 		if _, err := findUpward(sc.File); err != nil {
 			t.Error(err)
