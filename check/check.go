@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -448,8 +449,20 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		}
 	}
 	if perReadClean(in) && !c.opts.Solver.NoWitness && !c.perReadTried && len(replayable) > 0 {
+		// The plain replays, then the serial search with process order as a witness,
+		// before the repairs (as provePerReadFirst).
 		t1 := time.Now()
-		c.provePerRead(in, replayable)
+		c.provePerReadPass(in, replayable, false)
+		if !c.perReadTried {
+			c.proveBySessionWitness(in, replayable)
+			if left = c.takeProven(left, results); len(left) == 0 {
+				c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
+				return true
+			}
+			if replayable = slices.DeleteFunc(replayable, func(m string) bool { return c.proven[m] }); len(replayable) > 0 {
+				c.provePerRead(in, replayable)
+			}
+		}
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
 		if left = c.takeProven(left, results); len(left) == 0 {
 			return true
