@@ -751,11 +751,11 @@ func (c *checker) perReadInference() *encode.Inference {
 // (proveBySessionWitness); then the per-read repairs. It returns the one-base
 // inference when it built one.
 func (c *checker) provePerReadFirst(names []string) *encode.Inference {
-	pin := c.perReadInference()
-	if pin == nil || !perReadClean(pin) || c.budget.out() {
+	rin := c.perReadInference()
+	if rin == nil || !perReadClean(rin) || c.budget.out() {
 		return nil
 	}
-	c.provePerReadPass(pin, names, false)
+	c.provePerReadPass(rin, names, false)
 	if len(c.proven) == len(names) || c.perReadTried {
 		return nil
 	}
@@ -774,10 +774,10 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 			return in
 		}
 	}
-	if c.proveBySessionWitness(pin, names); len(c.proven) == len(names) || c.budget.out() {
+	if c.proveBySessionWitness(rin, names); len(c.proven) == len(names) || c.budget.out() {
 		return in
 	}
-	c.provePerReadPass(pin, names, true)
+	c.provePerReadPass(rin, names, true)
 	return in
 }
 
