@@ -18,12 +18,15 @@ import (
 // the cycle needs no anti-dependency, G-single with one, else G-nonadjacent (snapshot's
 // split graph) or G2-item.
 
-// refuteByPins looks for the pins' cycles once (proveByReplay reuses what it found) and
-// reports the shortest cycle it finds of the weakest kind as an anomaly of the
-// one-base models; the caller then decides those that forbid it without search.
+// refuteByPins looks for the pins' cycles once (proveByReplay reuses what it found, and
+// it what a quick pass of proveByReplay found: provePerReadFirst) and reports the
+// shortest cycle it finds of the weakest kind as an anomaly of the one-base models; the
+// caller then decides those that forbid it without search.
 func (c *checker) refuteByPins(in *encode.Inference) {
-	c.pinsLooked = true
-	c.pinSerial, c.pinSnapshot = pinnedCycles(c.h, in, c.budget.stop)
+	if !c.pinsLooked {
+		c.pinsLooked = true
+		c.pinSerial, c.pinSnapshot = pinnedCycles(c.h, in, c.budget.stop)
+	}
 	if !c.pinSerial || c.opts.Solver.NoPrune || c.opts.Solver.ExportPrefix != "" || c.budget.out() {
 		return
 	}

@@ -512,13 +512,8 @@ func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
 		}
 		c.progress("searching the orders of the processes for " + m)
 		t0 := time.Now()
-		stop := c.budget.stop
-		if !c.budget.deadline.IsZero() {
-			// At most half the time left: the phases after it decide other histories.
-			half := t0.Add(time.Until(c.budget.deadline) / 2)
-			stop = func() bool { return c.budget.stop() || time.Now().After(half) }
-		}
-		s := newRCSerial(c.h, in, spec.realtime, stop)
+		// At most half the time left: the phases after it decide other histories.
+		s := newRCSerial(c.h, in, spec.realtime, c.halfTimeLeft())
 		if s == nil {
 			return
 		}
@@ -533,6 +528,16 @@ func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
 			c.addSerialSearchAnomaly(m, s)
 		}
 	}
+}
+
+// halfTimeLeft is the limits' stop, and true too once half the time left now has
+// passed (no deadline: the limits' stop alone).
+func (c *checker) halfTimeLeft() func() bool {
+	if c.budget.deadline.IsZero() {
+		return c.budget.stop
+	}
+	half := time.Now().Add(time.Until(c.budget.deadline) / 2)
+	return func() bool { return c.budget.stop() || time.Now().After(half) }
 }
 
 // rcWitnessStates bounds the failed states of the serial search run as a witness for
@@ -564,12 +569,7 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 	c.sessionWitnessTried = true
 	c.progress("searching the orders of the processes for a witness")
 	t0 := time.Now()
-	stop := c.budget.stop
-	if !c.budget.deadline.IsZero() {
-		half := t0.Add(time.Until(c.budget.deadline) / 2)
-		stop = func() bool { return c.budget.stop() || time.Now().After(half) }
-	}
-	s := newRCSerial(c.h, in, false, stop)
+	s := newRCSerial(c.h, in, false, c.halfTimeLeft())
 	if s == nil {
 		return
 	}
