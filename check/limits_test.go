@@ -280,13 +280,13 @@ func TestReplaysStop(t *testing.T) {
 		t.Error("searchSerial went on after stop")
 	}
 	// And the search within real-time order, whose budget counts work, not nodes.
-	if order, ok := searchStrict(h, in, commit, strictSearchWork(), never); !ok || verifySerial(h, in, order, true, true) != nil {
+	if order, ok := searchStrict(h, in, commit, nil, strictSearchWork(), never); !ok || verifySerial(h, in, order, true, true) != nil {
 		t.Fatal("the strict search finds no strict-serializable order of a serial history")
 	}
-	if _, ok := searchStrict(h, in, commit, strictSearchWork(), always); ok {
+	if _, ok := searchStrict(h, in, commit, nil, strictSearchWork(), always); ok {
 		t.Error("searchStrict went on after stop")
 	}
-	if _, ok := searchStrict(h, in, commit, 1, never); ok {
+	if _, ok := searchStrict(h, in, commit, nil, 1, never); ok {
 		t.Error("searchStrict went on past its work budget")
 	}
 }

@@ -354,10 +354,12 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 	}
 }
 
-// decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
-func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
-	if c.budget.out() {
-		return Unknown, c.budget.message(m) // the narrowing's setup alone takes a while
+// narrowing narrows the blocks of in for model m (prune.Run at m's level), once: the
+// result is kept for the next caller unless a limit cut it short.
+func (c *checker) narrowing(in *encode.Inference, m string) *prune.Result {
+	key := narrowingKey{in, m}
+	if pr, kept := c.narrowings[key]; kept {
+		return pr
 	}
 	c.progress("narrowing for " + m)
 	t0 := time.Now()
@@ -367,18 +369,26 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 		// Without real time, start and commit events narrow little and slowly: bounded.
 		opts.MaxRounds, opts.Work = 3, 300_000_000
 	}
-	key := narrowingKey{in, m}
-	pr, kept := c.narrowings[key]
-	if !kept {
-		pr = prune.Run(in, opts)
-		if !c.budget.out() { // a narrowing cut short by a limit is not kept
-			if c.narrowings == nil {
-				c.narrowings = map[narrowingKey]*prune.Result{}
-			}
-			c.narrowings[key] = pr
-		}
-	}
+	pr := prune.Run(in, opts)
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
+	if !pr.KeyUnsat {
+		c.res.Stats.Pruned += pr.Narrowed
+	}
+	if !c.budget.out() { // a narrowing cut short by a limit is not kept
+		if c.narrowings == nil {
+			c.narrowings = map[narrowingKey]*prune.Result{}
+		}
+		c.narrowings[key] = pr
+	}
+	return pr
+}
+
+// decideNarrowed narrows the blocks for model m and decides m on the narrowed problem.
+func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, string) {
+	if c.budget.out() {
+		return Unknown, c.budget.message(m) // the narrowing's setup alone takes a while
+	}
+	pr := c.narrowing(in, m)
 	if pr.KeyUnsat {
 		c.keyUnsat = true
 		if len(c.h.Txns) > smallHistory {
@@ -395,9 +405,6 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 			c.keyUnsatNamed = len(c.forbiddenFoundAll()) > 0
 		}
 		return Unknown, ""
-	}
-	if !kept {
-		c.res.Stats.Pruned += pr.Narrowed
 	}
 	if pr.Contradiction != nil {
 		c.res.proofs = append(c.res.proofs, proof{model: m, txns: pr.Contradiction.Txns})

@@ -61,11 +61,12 @@ func searchSerial(h *history.History, in *encode.Inference, commit []encode.Comm
 // check (ordered) is left out: it costs a graph linear in n per node (~10 ms at 2K).
 // maxWork bounds serialSearch.work, not nodes. It only proves: the order counts
 // after verifySerial with process and real-time order.
-func searchStrict(h *history.History, in *encode.Inference, commit []encode.Commit, maxWork int64, stop func() bool) ([]int32, bool) {
+func searchStrict(h *history.History, in *encode.Inference, commit []encode.Commit, win *encode.Windows, maxWork int64, stop func() bool) ([]int32, bool) {
 	s := newSerialSearch(h, in, commit)
 	if s == nil {
 		return nil, false
 	}
+	s.setWindows(win)
 	s.stop = stop
 	s.noOrdered = true
 	s.gateRealtime()
@@ -260,6 +261,11 @@ type serialSearch struct {
 	// before each transaction of order ran (restored by undo).
 	rtCompleted, rtGate, rtSaved []int32
 	rtRan                        int32
+	// Windows (setWindows; nil: none): per slot, the writers that must run and have
+	// not whose windows end there.
+	win       *encode.Windows
+	lastStart []int32
+
 	// procBefore: per transaction, the nearest committed one before it in its process
 	// (-1 none), which must have run; procAfter: per optional one, the nearest committed
 	// one after it (-1 none), which must not have.
@@ -418,6 +424,9 @@ func (s *serialSearch) runnable(t int32) int {
 					return runNo
 				}
 			}
+			if s.win != nil && !s.windowAllows(t, k, at) {
+				return runNo
+			}
 			s.local[k] = at + 1
 			continue
 		}
@@ -432,6 +441,66 @@ func (s *serialSearch) runnable(t int32) int {
 		return runNo // an optional one fills nothing here
 	}
 	return runFree // reads only, or appends past the traces only
+}
+
+// windowAllows applies the windows (setWindows) to t's append at position at of key
+// k: its block's start (its first append there, at k's position) must lie in its
+// writer's window, and moving k past at must strand no writer that must start there
+// at the latest.
+func (s *serialSearch) windowAllows(t, k, at int32) bool {
+	w := s.in.KeyWriter(t, k)
+	if w < 0 {
+		return true
+	}
+	if at == s.pos[k] {
+		if at < s.traceLen[k] {
+			if !s.win.Allowed(w, at) {
+				return false
+			}
+		} else if s.win.Hi[w] < s.traceLen[k] {
+			return false // must be observed: it cannot start past the trace
+		}
+	}
+	if at >= s.traceLen[k] {
+		return true
+	}
+	own := int32(0)
+	if s.win.Hi[w] == at && s.commit[t] == encode.Committed {
+		own = 1
+	}
+	return s.lastStart[s.base[k]+at] <= own
+}
+
+// setWindows makes the search keep every writer's block within win (prune's windows,
+// sound for every order the search looks for: see searchStrict): a transaction runs
+// only where each of its blocks may start, and no key moves past a position while a
+// writer that must start there at the latest has not run. lastStart counts, per
+// slot, the writers of transactions that must run and have not whose windows end
+// there.
+func (s *serialSearch) setWindows(win *encode.Windows) {
+	if win == nil {
+		return
+	}
+	s.win = win
+	s.lastStart = make([]int32, len(s.pending))
+	for w := range s.in.Writers {
+		wr := &s.in.Writers[w]
+		if s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key] {
+			s.lastStart[s.base[wr.Key]+win.Hi[w]]++
+		}
+	}
+}
+
+// unstrand updates lastStart when t runs (d = -1) or is undone (d = 1).
+func (s *serialSearch) unstrand(t int32, d int32) {
+	if s.win == nil || s.commit[t] != encode.Committed {
+		return
+	}
+	for _, w := range s.in.TxnWriters(t) {
+		if k := s.in.Writers[w].Key; s.win.Hi[w] < s.traceLen[k] {
+			s.lastStart[s.base[k]+s.win.Hi[w]] += d
+		}
+	}
 }
 
 // ownReadsAt counts t's reads of k (all at k's position when t may run).
@@ -472,6 +541,7 @@ func (s *serialSearch) apply(t int32) bool {
 		}
 	}
 	s.work++
+	s.unstrand(t, -1)
 	s.ran[t] = true
 	s.order = append(s.order, t)
 	s.hash ^= s.zob[t]
@@ -506,6 +576,7 @@ func (s *serialSearch) ownBefore(t, i, k int32) int32 {
 func (s *serialSearch) undo() {
 	t := s.order[len(s.order)-1]
 	s.order = s.order[:len(s.order)-1]
+	s.unstrand(t, 1)
 	s.ran[t] = false
 	s.hash ^= s.zob[t]
 	if i := s.candAt[t]; i >= 0 {
