@@ -67,6 +67,9 @@ func searchStrict(h *history.History, in *encode.Inference, commit []encode.Comm
 		return nil, false
 	}
 	s.setWindows(win)
+	if s.noMatching {
+		return nil, false
+	}
 	s.stop = stop
 	s.noOrdered = true
 	s.gateRealtime()
@@ -265,6 +268,15 @@ type serialSearch struct {
 	// not whose windows end there.
 	win       *encode.Windows
 	lastStart []int32
+	// Per class (classWriters[classWriterStart[c]:classWriterStart[c+1]]): the
+	// writers of transactions that must run whose blocks start with its value and must
+	// start inside the trace, by window start; the widest of their windows; and
+	// matchable's heap. noMatching: some class had no matching before the search.
+	classWriterStart, classWriters []int32
+	classMaxWidth                  []int32
+	heap                           []int32
+	noMatching                     bool
+	consumed                       []int32 // apply's scratch: (class, key) pairs
 
 	// procBefore: per transaction, the nearest committed one before it in its process
 	// (-1 none), which must have run; procAfter: per optional one, the nearest committed
@@ -457,7 +469,7 @@ func (s *serialSearch) windowAllows(t, k, at int32) bool {
 			if !s.win.Allowed(w, at) {
 				return false
 			}
-		} else if s.win.Hi[w] < s.traceLen[k] {
+		} else if s.win.Hi[w] < s.traceLen[k] && s.commit[t] == encode.Committed {
 			return false // must be observed: it cannot start past the trace
 		}
 	}
@@ -483,11 +495,129 @@ func (s *serialSearch) setWindows(win *encode.Windows) {
 	}
 	s.win = win
 	s.lastStart = make([]int32, len(s.pending))
+	s.indexClassPositions()
+	s.classWriterStart = make([]int32, len(s.demand)+1)
+	s.classMaxWidth = make([]int32, len(s.demand))
+	var ws []int32 // the writers that must start inside their traces
 	for w := range s.in.Writers {
 		wr := &s.in.Writers[w]
 		if s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key] {
 			s.lastStart[s.base[wr.Key]+win.Hi[w]]++
+			if c, ok := s.classOf[uint64(wr.Key)<<32|uint64(uint32(s.in.WriterVals[wr.Start]))]; ok && wr.End > wr.Start {
+				ws = append(ws, int32(w))
+				s.classWriterStart[c+1]++
+				s.classMaxWidth[c] = max(s.classMaxWidth[c], win.Hi[w]-win.Lo[w])
+			}
 		}
+	}
+	for c := range s.demand {
+		s.classWriterStart[c+1] += s.classWriterStart[c]
+	}
+	fill := slices.Clone(s.classWriterStart)
+	s.classWriters = make([]int32, len(ws))
+	for _, w := range ws {
+		wr := &s.in.Writers[w]
+		c := s.classOf[uint64(wr.Key)<<32|uint64(uint32(s.in.WriterVals[wr.Start]))]
+		s.classWriters[fill[c]] = w
+		fill[c]++
+	}
+	for c := range s.demand {
+		slices.SortFunc(s.classWriters[s.classWriterStart[c]:s.classWriterStart[c+1]], func(a, b int32) int { return int(win.Lo[a] - win.Lo[b]) })
+	}
+	// Every class must have a matching before the search (pruning's tilings mostly
+	// ensure it): matchable relies on it.
+	for c := range s.demand {
+		if !s.matchable(int32(c), 0, true) {
+			s.noMatching = true
+		}
+	}
+}
+
+// matchable checks Hall's condition for class c (a key and a value) at the key's
+// position pos: each writer of the class that must start inside the trace and has not
+// run needs its own position holding the value within its window, at or past pos
+// (blocks do not overlap, so their starts differ). Earliest deadline first decides
+// it: sweeping the class's positions from pos, each goes to the released writer whose
+// window ends first, and a writer whose window ended unserved fails. Where no
+// released writer waits, the rest is a part of the matching that held before the
+// search (whole), so the sweep stops there: it mostly walks a few windows' widths.
+func (s *serialSearch) matchable(c, pos int32, whole bool) bool {
+	ws := s.classWriters[s.classWriterStart[c]:s.classWriterStart[c+1]]
+	if len(ws) == 0 {
+		return true
+	}
+	lo, hi := s.win.Lo, s.win.Hi
+	heap := s.heap[:0]
+	// The writers released before pos: those whose windows may still reach it.
+	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
+	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-s.classMaxWidth[c]; i-- {
+		if !s.ran[s.in.Writers[ws[i]].Txn] {
+			heap = pushDeadline(heap, hi[ws[i]])
+		}
+	}
+	ps := s.classPos[s.classPosStart[c]:s.classPosStart[c+1]]
+	q0, _ := slices.BinarySearch(ps, pos)
+	ok := true
+	for _, q := range ps[q0:] {
+		for j < len(ws) && lo[ws[j]] <= q {
+			if !s.ran[s.in.Writers[ws[j]].Txn] {
+				heap = pushDeadline(heap, hi[ws[j]])
+			}
+			j++
+		}
+		if len(heap) == 0 {
+			if !whole {
+				break
+			}
+			continue
+		}
+		if heap[0] < q {
+			ok = false
+			break
+		}
+		heap = popDeadline(heap)
+	}
+	if ok && len(heap) > 0 {
+		ok = false // positions ran out
+	}
+	for ; ok && whole && j < len(ws); j++ {
+		ok = s.ran[s.in.Writers[ws[j]].Txn]
+	}
+	s.heap = heap[:0]
+	return ok
+}
+
+// pushDeadline and popDeadline keep a binary min-heap of window ends.
+func pushDeadline(h []int32, d int32) []int32 {
+	h = append(h, d)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+func popDeadline(h []int32) []int32 {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < n && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 
@@ -527,6 +657,9 @@ func (s *serialSearch) apply(t int32) bool {
 		if op.Kind == history.Append {
 			if p := s.pos[k]; p < s.traceLen[k] {
 				s.demand[s.slotClass[s.base[k]+p]]--
+				if s.win != nil {
+					s.consumed = append(s.consumed, s.slotClass[s.base[k]+p], k)
+				}
 			}
 			if c := s.opClass[i]; c >= 0 {
 				s.supply[c]--
@@ -557,6 +690,11 @@ func (s *serialSearch) apply(t int32) bool {
 			s.rtRan++
 		}
 	}
+	// The positions t took may have been the ones writers that must start there need.
+	for i := 0; i < len(s.consumed); i += 2 {
+		ok = ok && s.matchable(s.consumed[i], s.pos[s.consumed[i+1]], false)
+	}
+	s.consumed = s.consumed[:0]
 	return ok
 }
 
@@ -701,6 +839,33 @@ func (s *serialSearch) undoTo(mark int) {
 	}
 }
 
+// indexClassPositions builds classPos: per class, the trace's positions holding its
+// value, ascending.
+func (s *serialSearch) indexClassPositions() {
+	if s.classPosStart != nil {
+		return
+	}
+	in := s.in
+	s.classPosStart = make([]int32, len(s.demand)+1)
+	for k := range in.Keys {
+		for _, v := range in.Keys[k].Trace {
+			s.classPosStart[s.classOf[uint64(k)<<32|uint64(uint32(v))]+1]++
+		}
+	}
+	for c := range s.demand {
+		s.classPosStart[c+1] += s.classPosStart[c]
+	}
+	fill := slices.Clone(s.classPosStart)
+	s.classPos = make([]int32, len(s.traceAt))
+	for k := range in.Keys {
+		for p, v := range in.Keys[k].Trace {
+			c := s.classOf[uint64(k)<<32|uint64(uint32(v))]
+			s.classPos[fill[c]] = int32(p)
+			fill[c]++
+		}
+	}
+}
+
 // txnKey is one key of a transaction, for ordered.
 type txnKey struct {
 	key, base        int32
@@ -759,24 +924,7 @@ func (s *serialSearch) indexEntries() {
 		s.entryVals[tk.valEnd] = pairs[i+1]
 		tk.valEnd++
 	}
-	s.classPosStart = make([]int32, len(s.demand)+1)
-	for k := range in.Keys {
-		for _, v := range in.Keys[k].Trace {
-			s.classPosStart[s.classOf[uint64(k)<<32|uint64(uint32(v))]+1]++
-		}
-	}
-	for c := range s.demand {
-		s.classPosStart[c+1] += s.classPosStart[c]
-	}
-	fill := slices.Clone(s.classPosStart)
-	s.classPos = make([]int32, len(s.traceAt))
-	for k := range in.Keys {
-		for p, v := range in.Keys[k].Trace {
-			c := s.classOf[uint64(k)<<32|uint64(uint32(v))]
-			s.classPos[fill[c]] = int32(p)
-			fill[c]++
-		}
-	}
+	s.indexClassPositions()
 	s.entryTxn = make([]int32, len(s.txnKeys))
 	s.keyTxnStart = make([]int32, len(in.Keys)+1)
 	s.forEntries(func(t int32, tk *txnKey) { s.keyTxnStart[tk.key+1]++ })
