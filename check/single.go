@@ -93,9 +93,13 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 		}
 		g.AddEdge(int(e.From), int(e.To), guard)
 	}
+	g.Stop = c.budget.stop
 	if g.Init() != nil {
 		// ww ∪ wr is cyclic in every attribution: the known-cycle search reported it.
 		return Invalid, ""
+	}
+	if g.Stopped {
+		return Unknown, c.budget.message(m)
 	}
 	setTheory(s, g)
 	var cases []Case

@@ -486,8 +486,12 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if c.budget.out() {
 		return sat.Unknown, false
 	}
+	g.Stop = c.budget.stop
 	if cyc := g.Init(); cyc != nil {
 		return sat.Unsat, true
+	}
+	if g.Stopped {
+		return sat.Unknown, false
 	}
 	setTheory(s, g)
 	so := sat.DefaultOptions()

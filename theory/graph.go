@@ -52,6 +52,11 @@ type Graph struct {
 	// ForwardLimit bounds the nodes of the look-ahead's forward part (from v;
 	// 0 or more than NeighbourLimit: NeighbourLimit).
 	ForwardLimit int
+	// Stop, when set, is asked every stopEvery known edges Init inserts (on a large
+	// problem whose start order disagrees with them, Pearce–Kelly's reorders take
+	// seconds); true stops Init, which sets Stopped: the graph is then unusable.
+	Stop    func() bool
+	Stopped bool
 	// OnCycle, when set, sees every cycle the theory meets: each conflict's, and each
 	// implication's (the edge it turns off, then the path that would close it), as edge
 	// ids. The slice is the theory's: copy what is kept.
@@ -317,6 +322,10 @@ func (g *Graph) Init() (cycle []int) {
 		if n == 1 && g.tracking {
 			g.setLive(int32(e))
 		}
+		if g.Stop != nil && e%stopEvery == stopEvery-1 && g.Stop() {
+			g.Stopped = true
+			return nil
+		}
 		if n == 0 {
 			if !g.insert(int32(e)) {
 				g.knownCycle = true
@@ -329,6 +338,9 @@ func (g *Graph) Init() (cycle []int) {
 	g.initPending = true
 	return nil
 }
+
+// stopEvery: Init asks Stop once per this many edges.
+const stopEvery = 4096
 
 // SetInitialOrder gives the order of nodes Pearce–Kelly starts from (a permutation
 // of 0..Nodes()-1), instead of one derived from all edges. A caller that knows which
@@ -447,7 +459,15 @@ func (g *Graph) Propagate(s *sat.Solver) []sat.Lit {
 		}
 		// The look-ahead may imply literals (growing the trail) as it goes;
 		// they are processed in this loop too.
-		for len(g.seenLits) < len(s.Trail()) {
+		for n := 0; len(g.seenLits) < len(s.Trail()); n++ {
+			// A first propagation can enable thousands of edges, each insertion a
+			// Pearce–Kelly reorder (seconds in all on a 30K-transaction problem):
+			// the solver's deadline is checked every 16 literals. The literals left
+			// wait for the next call; the state stays that of a trail prefix.
+			if n&15 == 15 && s.OutOfTime() {
+				s.Interrupt()
+				return nil
+			}
 			pos := len(g.seenLits)
 			if conflict := g.processLit(pos, s.Trail()[pos]); conflict != nil {
 				g.pending = g.pending[:0]

@@ -615,3 +615,52 @@ func TestFirstPropagationHonoursDeadline(t *testing.T) {
 		t.Fatalf("%d of %d pending edges searched past the deadline", g.Stats.Searches, nodes-1)
 	}
 }
+
+// TestTrailProcessingHonoursDeadline: a first propagation whose trail enables
+// thousands of edges (here unit clauses make every guard true) checks the solver's
+// deadline as it goes, and stops with Unknown, not after enabling them all.
+func TestTrailProcessingHonoursDeadline(t *testing.T) {
+	const nodes = 4000
+	s := sat.New()
+	g := NewGraph(nodes)
+	g.Propagation = false
+	for i := range nodes - 1 {
+		v := s.NewVar()
+		// Reversed against the initial order's direction half the time: inserts reorder.
+		if i%2 == 0 {
+			g.AddEdge(i, i+1, []sat.Lit{sat.PosLit(v)})
+		} else {
+			g.AddEdge(i+1, i, []sat.Lit{sat.PosLit(v)})
+		}
+		s.AddClause(sat.PosLit(v))
+	}
+	if g.Init() != nil {
+		t.Fatal("no edge is enabled yet")
+	}
+	s.SetTheory(g)
+	s.SetDeadline(time.Now().Add(-time.Second))
+	if st := s.Solve(); st != sat.Unknown {
+		t.Fatalf("Solve past its deadline: %v, want Unknown", st)
+	}
+	if g.Stats.Enabled >= nodes/2 {
+		t.Fatalf("%d of %d edges enabled past the deadline", g.Stats.Enabled, nodes-1)
+	}
+}
+
+// TestInitHonoursStop: Init asks Stop as it inserts the known edges and stops there,
+// marking the graph Stopped.
+func TestInitHonoursStop(t *testing.T) {
+	const nodes = 3 * stopEvery
+	g := NewGraph(nodes)
+	for i := range nodes - 1 {
+		g.AddEdge(i+1, i, nil)
+	}
+	asked := 0
+	g.Stop = func() bool { asked++; return asked == 2 }
+	if g.Init() != nil {
+		t.Fatal("a chain has no cycle")
+	}
+	if !g.Stopped || asked != 2 || g.Stats.Enabled >= nodes-1 {
+		t.Fatalf("stopped %v after %d asks, %d of %d edges enabled; want stopped at the second ask", g.Stopped, asked, g.Stats.Enabled, nodes-1)
+	}
+}
