@@ -8,6 +8,7 @@ import (
 
 	"doppel/encode"
 	"doppel/internal/brute"
+	"doppel/prune"
 )
 
 // TestRCSerialAgainstBruteForce runs the serial search alone on random tiny histories
@@ -21,7 +22,7 @@ func TestRCSerialAgainstBruteForce(t *testing.T) {
 		seeds = 600
 	}
 	configs := []brute.Config{{MaxTxns: 7, Values: 2}, {Strategy: brute.Realtime}, {Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}}
-	decided, invalid, withInfo := 0, 0, 0
+	decided, invalid, withInfo, windowed := 0, 0, 0, 0
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 29))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -64,9 +65,33 @@ func TestRCSerialAgainstBruteForce(t *testing.T) {
 			} else {
 				invalid++
 			}
+			// Within the windows of the model's narrowing (read by read, with its
+			// orders) the search decides the same: the windows keep every order.
+			pr := prune.Run(in, prune.Options{Level: prune.Level{PerRead: true, Process: true, Realtime: models[m].realtime}})
+			if pr.Contradiction != nil || pr.KeyUnsat {
+				if want {
+					t.Fatalf("seed %d, %s: the narrowing refutes a valid history\n%s", seed, m, brute.Format(h))
+				}
+				continue
+			}
+			sw := newRCSerial(h, in, models[m].realtime, nil)
+			sw.setWindows(pr.Win)
+			if vw := sw.run(); vw != v {
+				t.Fatalf("seed %d, %s: within the windows the search says %v, without %v\n%s", seed, m, vw, v, brute.Format(h))
+			}
+			windowed++
+			if v == Valid {
+				at, err := verifyPerReadLists(h, in, sw.order)
+				if err == nil {
+					err = verifyOrders(h, at, true, models[m].realtime)
+				}
+				if err != nil {
+					t.Fatalf("seed %d, %s: the order found within the windows does not verify: %v\n%s", seed, m, err, brute.Format(h))
+				}
+			}
 		}
 	}
-	t.Logf("decided %d (%d with :info transactions that append), refuted %d", decided, withInfo, invalid)
+	t.Logf("decided %d (%d with :info transactions that append), refuted %d; %d within windows", decided, withInfo, invalid, windowed)
 	if decided < seeds || invalid < seeds/10 || withInfo < seeds/50 {
 		t.Errorf("decided %d (%d with :info transactions that append) and refuted %d of %d: the search is hardly exercised", decided, withInfo, invalid, 2*seeds)
 	}

@@ -268,15 +268,11 @@ type serialSearch struct {
 	// not whose windows end there.
 	win       *encode.Windows
 	lastStart []int32
-	// Per class (classWriters[classWriterStart[c]:classWriterStart[c+1]]): the
-	// writers of transactions that must run whose blocks start with its value and must
-	// start inside the trace, by window start; the widest of their windows; and
-	// matchable's heap. noMatching: some class had no matching before the search.
-	classWriterStart, classWriters []int32
-	classMaxWidth                  []int32
-	heap                           []int32
-	noMatching                     bool
-	consumed                       []int32 // apply's scratch: (class, key) pairs
+	// hall checks Hall's condition on the positions each step takes (noMatching: it
+	// failed before the search); consumed is apply's scratch, (key, value) pairs.
+	hall       *hallCheck
+	noMatching bool
+	consumed   []int32
 
 	// procBefore: per transaction, the nearest committed one before it in its process
 	// (-1 none), which must have run; procAfter: per optional one, the nearest committed
@@ -495,130 +491,19 @@ func (s *serialSearch) setWindows(win *encode.Windows) {
 	}
 	s.win = win
 	s.lastStart = make([]int32, len(s.pending))
-	s.indexClassPositions()
-	s.classWriterStart = make([]int32, len(s.demand)+1)
-	s.classMaxWidth = make([]int32, len(s.demand))
-	var ws []int32 // the writers that must start inside their traces
 	for w := range s.in.Writers {
 		wr := &s.in.Writers[w]
 		if s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key] {
 			s.lastStart[s.base[wr.Key]+win.Hi[w]]++
-			if c, ok := s.classOf[uint64(wr.Key)<<32|uint64(uint32(s.in.WriterVals[wr.Start]))]; ok && wr.End > wr.Start {
-				ws = append(ws, int32(w))
-				s.classWriterStart[c+1]++
-				s.classMaxWidth[c] = max(s.classMaxWidth[c], win.Hi[w]-win.Lo[w])
-			}
 		}
 	}
-	for c := range s.demand {
-		s.classWriterStart[c+1] += s.classWriterStart[c]
-	}
-	fill := slices.Clone(s.classWriterStart)
-	s.classWriters = make([]int32, len(ws))
-	for _, w := range ws {
+	s.hall = newHallCheck(s.in, win, s.ran, func(w int32) bool {
 		wr := &s.in.Writers[w]
-		c := s.classOf[uint64(wr.Key)<<32|uint64(uint32(s.in.WriterVals[wr.Start]))]
-		s.classWriters[fill[c]] = w
-		fill[c]++
-	}
-	for c := range s.demand {
-		slices.SortFunc(s.classWriters[s.classWriterStart[c]:s.classWriterStart[c+1]], func(a, b int32) int { return int(win.Lo[a] - win.Lo[b]) })
-	}
-	// Every class must have a matching before the search (pruning's tilings mostly
-	// ensure it): matchable relies on it.
-	for c := range s.demand {
-		if !s.matchable(int32(c), 0, true) {
-			s.noMatching = true
-		}
-	}
-}
-
-// matchable checks Hall's condition for class c (a key and a value) at the key's
-// position pos: each writer of the class that must start inside the trace and has not
-// run needs its own position holding the value within its window, at or past pos
-// (blocks do not overlap, so their starts differ). Earliest deadline first decides
-// it: sweeping the class's positions from pos, each goes to the released writer whose
-// window ends first, and a writer whose window ended unserved fails. Where no
-// released writer waits, the rest is a part of the matching that held before the
-// search (whole), so the sweep stops there: it mostly walks a few windows' widths.
-func (s *serialSearch) matchable(c, pos int32, whole bool) bool {
-	ws := s.classWriters[s.classWriterStart[c]:s.classWriterStart[c+1]]
-	if len(ws) == 0 {
-		return true
-	}
-	lo, hi := s.win.Lo, s.win.Hi
-	heap := s.heap[:0]
-	// The writers released before pos: those whose windows may still reach it.
-	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
-	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-s.classMaxWidth[c]; i-- {
-		if !s.ran[s.in.Writers[ws[i]].Txn] {
-			heap = pushDeadline(heap, hi[ws[i]])
-		}
-	}
-	ps := s.classPos[s.classPosStart[c]:s.classPosStart[c+1]]
-	q0, _ := slices.BinarySearch(ps, pos)
-	ok := true
-	for _, q := range ps[q0:] {
-		for j < len(ws) && lo[ws[j]] <= q {
-			if !s.ran[s.in.Writers[ws[j]].Txn] {
-				heap = pushDeadline(heap, hi[ws[j]])
-			}
-			j++
-		}
-		if len(heap) == 0 {
-			if !whole {
-				break
-			}
-			continue
-		}
-		if heap[0] < q {
-			ok = false
-			break
-		}
-		heap = popDeadline(heap)
-	}
-	if ok && len(heap) > 0 {
-		ok = false // positions ran out
-	}
-	for ; ok && whole && j < len(ws); j++ {
-		ok = s.ran[s.in.Writers[ws[j]].Txn]
-	}
-	s.heap = heap[:0]
-	return ok
-}
-
-// pushDeadline and popDeadline keep a binary min-heap of window ends.
-func pushDeadline(h []int32, d int32) []int32 {
-	h = append(h, d)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p] <= h[i] {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-	return h
-}
-
-func popDeadline(h []int32) []int32 {
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && h[l] < h[m] {
-			m = l
-		}
-		if l+1 < n && h[l+1] < h[m] {
-			m = l + 1
-		}
-		if m == i {
-			return h
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
+		return s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key]
+	})
+	// hallCheck's sweeps stop early on the strength of a matching before the search:
+	// without one no order exists within the windows.
+	s.noMatching = !s.hall.feasible()
 }
 
 // unstrand updates lastStart when t runs (d = -1) or is undone (d = 1).
@@ -658,7 +543,7 @@ func (s *serialSearch) apply(t int32) bool {
 			if p := s.pos[k]; p < s.traceLen[k] {
 				s.demand[s.slotClass[s.base[k]+p]]--
 				if s.win != nil {
-					s.consumed = append(s.consumed, s.slotClass[s.base[k]+p], k)
+					s.consumed = append(s.consumed, k, s.traceAt[s.base[k]+p])
 				}
 			}
 			if c := s.opClass[i]; c >= 0 {
@@ -692,7 +577,8 @@ func (s *serialSearch) apply(t int32) bool {
 	}
 	// The positions t took may have been the ones writers that must start there need.
 	for i := 0; i < len(s.consumed); i += 2 {
-		ok = ok && s.matchable(s.consumed[i], s.pos[s.consumed[i+1]], false)
+		k := s.consumed[i]
+		ok = ok && s.hall.matchable(k, s.consumed[i+1], s.pos[k])
 	}
 	s.consumed = s.consumed[:0]
 	return ok

@@ -1,0 +1,193 @@
+package check
+
+import (
+	"slices"
+
+	"doppel/encode"
+)
+
+// hallCheck checks Hall's condition within windows, for the serial searches: each
+// writer that must start inside its key's trace and has not run needs its own
+// position holding its first value (blocks do not overlap, so their starts differ),
+// within its window and at or past the key's length. Per (key, value) class, earliest
+// deadline first decides it: the class's positions, in order, each to the released
+// writer whose window ends first; a writer whose window ended unserved fails.
+type hallCheck struct {
+	in  *encode.Inference
+	win *encode.Windows
+	ran []bool // per transaction, owned by the search
+	// classOf: per (key, value) of the traces, its class. Per class: its positions
+	// pos[posStart[c]:posStart[c+1]], ascending; its writers ws[wStart[c]:wStart[c+1]]
+	// by window start, and the widest of their windows.
+	classOf        map[uint64]int32
+	posStart, pos  []int32
+	wStart, ws     []int32
+	maxWidth, heap []int32
+}
+
+func classKey(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
+
+// newHallCheck indexes in's traces and the writers must selects (of transactions that
+// must run, whose windows end inside their traces).
+func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must func(w int32) bool) *hallCheck {
+	hc := &hallCheck{in: in, win: win, ran: ran, classOf: map[uint64]int32{}}
+	var cls []int32 // per trace position, key by key
+	for k := range in.Keys {
+		for _, v := range in.Keys[k].Trace {
+			c, ok := hc.classOf[classKey(int32(k), v)]
+			if !ok {
+				c = int32(len(hc.classOf))
+				hc.classOf[classKey(int32(k), v)] = c
+			}
+			cls = append(cls, c)
+		}
+	}
+	n := len(hc.classOf)
+	hc.posStart = make([]int32, n+1)
+	for _, c := range cls {
+		hc.posStart[c+1]++
+	}
+	for c := range n {
+		hc.posStart[c+1] += hc.posStart[c]
+	}
+	fill := slices.Clone(hc.posStart)
+	hc.pos = make([]int32, len(cls))
+	i := 0
+	for k := range in.Keys {
+		for p := range in.Keys[k].Trace {
+			hc.pos[fill[cls[i]]] = int32(p)
+			fill[cls[i]]++
+			i++
+		}
+	}
+	hc.wStart = make([]int32, n+1)
+	hc.maxWidth = make([]int32, n)
+	var ws, wc []int32
+	for w := range in.Writers {
+		wr := &in.Writers[w]
+		if wr.End == wr.Start || !must(int32(w)) {
+			continue
+		}
+		c, ok := hc.classOf[classKey(wr.Key, in.WriterVals[wr.Start])]
+		if !ok {
+			continue
+		}
+		ws, wc = append(ws, int32(w)), append(wc, c)
+		hc.wStart[c+1]++
+		hc.maxWidth[c] = max(hc.maxWidth[c], win.Hi[w]-win.Lo[w])
+	}
+	for c := range n {
+		hc.wStart[c+1] += hc.wStart[c]
+	}
+	fill = slices.Clone(hc.wStart)
+	hc.ws = make([]int32, len(ws))
+	for i, w := range ws {
+		hc.ws[fill[wc[i]]] = w
+		fill[wc[i]]++
+	}
+	for c := range n {
+		slices.SortFunc(hc.ws[hc.wStart[c]:hc.wStart[c+1]], func(a, b int32) int { return int(win.Lo[a] - win.Lo[b]) })
+	}
+	return hc
+}
+
+// feasible checks every class from the start, over all its positions: matchable's
+// sweeps stop early on the strength of it.
+func (hc *hallCheck) feasible() bool {
+	for c := range hc.maxWidth {
+		if !hc.match(int32(c), 0, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchable checks the class of value v on key k, whose length is now pos.
+func (hc *hallCheck) matchable(k, v, pos int32) bool {
+	c, ok := hc.classOf[classKey(k, v)]
+	return !ok || hc.match(c, pos, false)
+}
+
+// match sweeps class c's positions from pos. Where no released writer waits, the rest
+// is a part of the matching that held before the search (feasible, whole), so a sweep
+// that is not whole stops there: it mostly walks a few windows' widths.
+func (hc *hallCheck) match(c, pos int32, whole bool) bool {
+	ws := hc.ws[hc.wStart[c]:hc.wStart[c+1]]
+	if len(ws) == 0 {
+		return true
+	}
+	lo, hi := hc.win.Lo, hc.win.Hi
+	heap := hc.heap[:0]
+	// Released before pos: those whose windows may still reach it (a wider one not
+	// run has ended before pos: the searches' stranding test has failed it already).
+	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
+	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-hc.maxWidth[c]; i-- {
+		if !hc.ran[hc.in.Writers[ws[i]].Txn] {
+			heap = pushDeadline(heap, hi[ws[i]])
+		}
+	}
+	ps := hc.pos[hc.posStart[c]:hc.posStart[c+1]]
+	q0, _ := slices.BinarySearch(ps, pos)
+	ok := true
+	for _, q := range ps[q0:] {
+		for j < len(ws) && lo[ws[j]] <= q {
+			if !hc.ran[hc.in.Writers[ws[j]].Txn] {
+				heap = pushDeadline(heap, hi[ws[j]])
+			}
+			j++
+		}
+		if len(heap) == 0 {
+			if !whole {
+				break
+			}
+			continue
+		}
+		if heap[0] < q {
+			ok = false
+			break
+		}
+		heap = popDeadline(heap)
+	}
+	if ok && len(heap) > 0 {
+		ok = false // positions ran out
+	}
+	for ; ok && whole && j < len(ws); j++ {
+		ok = hc.ran[hc.in.Writers[ws[j]].Txn]
+	}
+	hc.heap = heap[:0]
+	return ok
+}
+
+// pushDeadline and popDeadline keep a binary min-heap of window ends.
+func pushDeadline(h []int32, d int32) []int32 {
+	h = append(h, d)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+func popDeadline(h []int32) []int32 {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < n && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
