@@ -672,26 +672,51 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 		return
 	}
 	c.sessionWitnessTried = true
-	if c.proveByStrongWitness(in, plain) {
+	// With :info transactions that append, the session search mostly wanders among
+	// the ones that never committed (see proveByStrongWitness), which the strong
+	// search's windows settle: it goes first. Without, the session search found an
+	// order at once where it was measured, and the strong one's narrowing would only
+	// cost (a 10K history with a lost update, which the read-by-read repairs prove
+	// after: 0.6-1.2 s more).
+	if infoAppends(in) && c.proveByStrongWitness(in, plain) {
 		return
+	}
+	c.proveBySessionSearch(in, plain)
+}
+
+// proveBySessionSearch is the session search of proveBySessionWitness.
+func (c *checker) proveBySessionSearch(in *encode.Inference, plain []string) bool {
+	if c.budget.out() {
+		return false
 	}
 	c.progress("searching the orders of the processes for a witness")
 	t0 := time.Now()
 	s := newRCSerial(c.h, in, false, c.halfTimeLeft())
 	if s == nil {
-		return
+		return false
 	}
 	v := s.runLimited(rcWitnessStates)
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
 	if v != Valid {
-		return
+		return false
 	}
-	if at, err := verifyPerReadLists(c.h, in, s.order); err == nil {
-		c.res.Stats.Searched++
-		c.proveOrdered(at, plain)
-	} else {
+	at, err := verifyPerReadLists(c.h, in, s.order)
+	if err != nil {
 		c.res.Stats.ReplayRejected++
+		return false
 	}
+	c.res.Stats.Searched++
+	return c.proveOrdered(at, plain)
+}
+
+// infoAppends reports whether an :info transaction appends.
+func infoAppends(in *encode.Inference) bool {
+	for i := range in.Writers {
+		if in.Writers[i].Status == history.Info {
+			return true
+		}
+	}
+	return false
 }
 
 // strongWitnessStates bounds proveByStrongWitness's failed states: within windows a
@@ -715,8 +740,10 @@ func (c *checker) proveByStrongWitness(in *encode.Inference, plain []string) boo
 	}
 	c.progress("narrowing read by read under real-time order for a witness")
 	t0 := time.Now()
+	// Two rounds: the windows are about as tight (the store: mean width 1.0-1.9
+	// against 0.4-0.5, the same failed states within 10%) at half the cost.
 	pr := prune.Run(in, prune.Options{Level: prune.Level{PerRead: true, Process: true, Realtime: true},
-		Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded})
+		Deadline: c.budget.deadline, Stop: c.budget.mem.exceeded, MaxRounds: 2})
 	c.res.Stats.PruneSeconds += time.Since(t0).Seconds()
 	if pr.Contradiction != nil || pr.KeyUnsat || c.budget.out() {
 		return false

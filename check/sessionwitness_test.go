@@ -33,3 +33,28 @@ func TestSessionWitnessProvesReadCommittedStore(t *testing.T) {
 		}
 	}
 }
+
+// TestStrongWitnessProvesReadCommittedStoreWithInfo: the same store with 2% :info
+// transactions (2,000 transactions, seed 1), about half of which never committed but
+// fit the traces. The session search finds no order in its budget; the serial search
+// under real-time order within its narrowing's windows finds one (proveByStrongWitness).
+// With the narrowing off (and so that search) the check gives no verdict.
+func TestStrongWitnessProvesReadCommittedStoreWithInfo(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "rc-engine-info-2000-s1.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []bool{false, true} {
+		res, err := check.Check(h, check.Options{Models: []string{"read-committed"}, MaxConflicts: 1,
+			Solver: check.SolverOptions{NoPrune: off}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !off && (res.Valid != check.Valid || res.Stats.Searched == 0 || res.Stats.ReplayRejected != 0):
+			t.Errorf("with the narrowing: %v, %d searched, %d rejected; want valid by a searched order", res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+		case off && res.Valid != check.Unknown:
+			t.Errorf("without the narrowing: %v; want unknown (the history no longer needs the strong witness)", res.Valid)
+		}
+	}
+}
