@@ -130,20 +130,24 @@ func (s *rcSerial) setWindows(win *encode.Windows) {
 		}
 	}
 	s.ran = make([]bool, len(s.h.Txns))
-	s.hall = newHallCheck(s.in, win, s.ran, func(w int32) bool {
-		wr := &s.in.Writers[w]
-		return wr.Status == history.OK && int(win.Hi[w]) < len(s.in.Keys[wr.Key].Trace)
-	})
-	s.hall.feasible() // its sweeps' early stops hold only after a matching: without one, none exists
+	// Without a matching before the search its sweeps' early stops may miss a dead
+	// end, never make one: the search stays exact either way.
+	s.hall = newHallCheck(s.in, win, s.ran, s.mustStart)
 }
 
-// unstrand counts t's :ok writers that must start inside their traces in lastStart
-// (d = 1), or takes them out (d = -1, when t runs).
+// mustStart reports whether writer wi is an :ok one whose window ends inside its
+// trace (it must be observed).
+func (s *rcSerial) mustStart(wi int32) bool {
+	w := &s.in.Writers[wi]
+	return w.Status == history.OK && int(s.win.Hi[wi]) < len(s.in.Keys[w.Key].Trace)
+}
+
+// unstrand counts t's writers that mustStart in lastStart (d = 1), or takes them out
+// (d = -1, when t runs).
 func (s *rcSerial) unstrand(t, d int32) {
 	for _, wi := range s.writers[t] {
-		w := &s.in.Writers[wi]
-		if hi := s.win.Hi[wi]; w.Status == history.OK && int(hi) < len(s.lastStart[w.Key]) {
-			s.lastStart[w.Key][hi] += d
+		if s.mustStart(wi) {
+			s.lastStart[s.in.Writers[wi].Key][s.win.Hi[wi]] += d
 		}
 	}
 }
@@ -156,7 +160,7 @@ func (s *rcSerial) inWindows(t int32) bool {
 			if !s.win.Allowed(wi, p) {
 				return false
 			}
-		} else if int(s.win.Hi[wi]) < len(s.lastStart[k]) && s.in.Writers[wi].Status == history.OK {
+		} else if s.mustStart(wi) {
 			return false // it must be observed
 		}
 	}
@@ -681,21 +685,23 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 	if infoAppends(in) && c.proveByStrongWitness(in, plain) {
 		return
 	}
-	c.proveBySessionSearch(in, plain)
+	c.progress("searching the orders of the processes for a witness")
+	c.witnessSearch(in, false, nil, rcWitnessStates, plain)
 }
 
-// proveBySessionSearch is the session search of proveBySessionWitness.
-func (c *checker) proveBySessionSearch(in *encode.Inference, plain []string) bool {
-	if c.budget.out() {
-		return false
-	}
-	c.progress("searching the orders of the processes for a witness")
+// witnessSearch runs the serial search (under real-time order too when realtime,
+// within win when set) as a witness for plain, bounded by maxStates and half the time
+// left: an order found proves them once verifyPerReadLists accepts it.
+func (c *checker) witnessSearch(in *encode.Inference, realtime bool, win *encode.Windows, maxStates int, plain []string) bool {
 	t0 := time.Now()
-	s := newRCSerial(c.h, in, false, c.halfTimeLeft())
+	s := newRCSerial(c.h, in, realtime, c.halfTimeLeft())
 	if s == nil {
 		return false
 	}
-	v := s.runLimited(rcWitnessStates)
+	if win != nil {
+		s.setWindows(win)
+	}
+	v := s.runLimited(maxStates)
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
 	if v != Valid {
 		return false
@@ -706,7 +712,8 @@ func (c *checker) proveBySessionSearch(in *encode.Inference, plain []string) boo
 		return false
 	}
 	c.res.Stats.Searched++
-	return c.proveOrdered(at, plain)
+	c.proveOrdered(at, plain)
+	return true
 }
 
 // infoAppends reports whether an :info transaction appends.
@@ -749,25 +756,7 @@ func (c *checker) proveByStrongWitness(in *encode.Inference, plain []string) boo
 		return false
 	}
 	c.progress("searching the orders of the processes under real time for a witness")
-	t0 = time.Now()
-	s := newRCSerial(c.h, in, true, c.halfTimeLeft())
-	if s == nil {
-		return false
-	}
-	s.setWindows(pr.Win)
-	v := s.runLimited(strongWitnessStates)
-	c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
-	if v != Valid {
-		return false
-	}
-	at, err := verifyPerReadLists(c.h, in, s.order)
-	if err != nil {
-		c.res.Stats.ReplayRejected++
-		return false
-	}
-	c.res.Stats.Searched++
-	c.proveOrdered(at, plain)
-	return true
+	return c.witnessSearch(in, true, pr.Win, strongWitnessStates, plain)
 }
 
 // addSerialSearchAnomaly reports the serial search's proof for model m: no order of

@@ -490,17 +490,19 @@ func (s *serialSearch) setWindows(win *encode.Windows) {
 		return
 	}
 	s.win = win
+	// The writers that must start inside their traces, of transactions that must run.
+	must := func(w int32) bool {
+		wr := &s.in.Writers[w]
+		return s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key]
+	}
 	s.lastStart = make([]int32, len(s.pending))
 	for w := range s.in.Writers {
-		wr := &s.in.Writers[w]
-		if s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key] {
+		if must(int32(w)) {
+			wr := &s.in.Writers[w]
 			s.lastStart[s.base[wr.Key]+win.Hi[w]]++
 		}
 	}
-	s.hall = newHallCheck(s.in, win, s.ran, func(w int32) bool {
-		wr := &s.in.Writers[w]
-		return s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key]
-	})
+	s.hall = newHallCheck(s.in, win, s.ran, must)
 	// hallCheck's sweeps stop early on the strength of a matching before the search:
 	// without one no order exists within the windows.
 	s.noMatching = !s.hall.feasible()
@@ -725,33 +727,6 @@ func (s *serialSearch) undoTo(mark int) {
 	}
 }
 
-// indexClassPositions builds classPos: per class, the trace's positions holding its
-// value, ascending.
-func (s *serialSearch) indexClassPositions() {
-	if s.classPosStart != nil {
-		return
-	}
-	in := s.in
-	s.classPosStart = make([]int32, len(s.demand)+1)
-	for k := range in.Keys {
-		for _, v := range in.Keys[k].Trace {
-			s.classPosStart[s.classOf[uint64(k)<<32|uint64(uint32(v))]+1]++
-		}
-	}
-	for c := range s.demand {
-		s.classPosStart[c+1] += s.classPosStart[c]
-	}
-	fill := slices.Clone(s.classPosStart)
-	s.classPos = make([]int32, len(s.traceAt))
-	for k := range in.Keys {
-		for p, v := range in.Keys[k].Trace {
-			c := s.classOf[uint64(k)<<32|uint64(uint32(v))]
-			s.classPos[fill[c]] = int32(p)
-			fill[c]++
-		}
-	}
-}
-
 // txnKey is one key of a transaction, for ordered.
 type txnKey struct {
 	key, base        int32
@@ -810,7 +785,24 @@ func (s *serialSearch) indexEntries() {
 		s.entryVals[tk.valEnd] = pairs[i+1]
 		tk.valEnd++
 	}
-	s.indexClassPositions()
+	s.classPosStart = make([]int32, len(s.demand)+1)
+	for k := range in.Keys {
+		for _, v := range in.Keys[k].Trace {
+			s.classPosStart[s.classOf[uint64(k)<<32|uint64(uint32(v))]+1]++
+		}
+	}
+	for c := range s.demand {
+		s.classPosStart[c+1] += s.classPosStart[c]
+	}
+	fill := slices.Clone(s.classPosStart)
+	s.classPos = make([]int32, len(s.traceAt))
+	for k := range in.Keys {
+		for p, v := range in.Keys[k].Trace {
+			c := s.classOf[uint64(k)<<32|uint64(uint32(v))]
+			s.classPos[fill[c]] = int32(p)
+			fill[c]++
+		}
+	}
 	s.entryTxn = make([]int32, len(s.txnKeys))
 	s.keyTxnStart = make([]int32, len(in.Keys)+1)
 	s.forEntries(func(t int32, tk *txnKey) { s.keyTxnStart[tk.key+1]++ })
