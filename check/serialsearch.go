@@ -465,7 +465,7 @@ func (s *serialSearch) windowAllows(t, k, at int32) bool {
 			if !s.win.Allowed(w, at) {
 				return false
 			}
-		} else if s.win.Hi[w] < s.traceLen[k] && s.commit[t] == encode.Committed {
+		} else if s.mustStart(w) {
 			return false // must be observed: it cannot start past the trace
 		}
 	}
@@ -473,10 +473,17 @@ func (s *serialSearch) windowAllows(t, k, at int32) bool {
 		return true
 	}
 	own := int32(0)
-	if s.win.Hi[w] == at && s.commit[t] == encode.Committed {
+	if s.mustStart(w) && s.win.Hi[w] == at {
 		own = 1
 	}
 	return s.lastStart[s.base[k]+at] <= own
+}
+
+// mustStart reports whether writer w is one of a transaction that must run whose
+// window ends inside its trace (it must be observed).
+func (s *serialSearch) mustStart(w int32) bool {
+	wr := &s.in.Writers[w]
+	return s.commit[wr.Txn] == encode.Committed && s.win.Hi[w] < s.traceLen[wr.Key]
 }
 
 // setWindows makes the search keep every writer's block within win (prune's windows,
@@ -490,11 +497,8 @@ func (s *serialSearch) setWindows(win *encode.Windows) {
 		return
 	}
 	s.win = win
-	// The writers that must start inside their traces, of transactions that must run.
-	must := func(w int32) bool {
-		wr := &s.in.Writers[w]
-		return s.commit[wr.Txn] == encode.Committed && !s.ran[wr.Txn] && win.Hi[w] < s.traceLen[wr.Key]
-	}
+	// Those of transactions that will run (not settled as never running).
+	must := func(w int32) bool { return s.mustStart(w) && !s.ran[s.in.Writers[w].Txn] }
 	s.lastStart = make([]int32, len(s.pending))
 	for w := range s.in.Writers {
 		if must(int32(w)) {
@@ -510,12 +514,12 @@ func (s *serialSearch) setWindows(win *encode.Windows) {
 
 // unstrand updates lastStart when t runs (d = -1) or is undone (d = 1).
 func (s *serialSearch) unstrand(t int32, d int32) {
-	if s.win == nil || s.commit[t] != encode.Committed {
+	if s.win == nil {
 		return
 	}
 	for _, w := range s.in.TxnWriters(t) {
-		if k := s.in.Writers[w].Key; s.win.Hi[w] < s.traceLen[k] {
-			s.lastStart[s.base[k]+s.win.Hi[w]] += d
+		if s.mustStart(w) {
+			s.lastStart[s.base[s.in.Writers[w].Key]+s.win.Hi[w]] += d
 		}
 	}
 }

@@ -51,16 +51,25 @@ func TestStrictSearchProvesHotKeys10K(t *testing.T) {
 // them it is not proven.
 func searchAloneProves(t *testing.T, h *history.History, models ...string) {
 	t.Helper()
+	provesOnlyWith(t, h, "search", func(off bool) check.Options {
+		return check.Options{Models: models, MaxConflicts: 1, Solver: check.SolverOptions{NoSerialSearch: off}}
+	})
+}
+
+// provesOnlyWith checks h with opts(false) and opts(true) (what turned off): with
+// it, one searched order (verified) proves h valid; without it, h is not proven.
+func provesOnlyWith(t *testing.T, h *history.History, what string, opts func(off bool) check.Options) {
+	t.Helper()
 	for _, off := range []bool{false, true} {
-		res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1, Solver: check.SolverOptions{NoSerialSearch: off}})
+		res, err := check.Check(h, opts(off))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Stats.ReplayRejected != 0 {
-			t.Fatalf("search off %v: %d replays rejected", off, res.Stats.ReplayRejected)
+			t.Fatalf("%s off %v: %d replays rejected", what, off, res.Stats.ReplayRejected)
 		}
 		if proved := res.Valid == check.Valid && res.Stats.Searched == 1; proved == off {
-			t.Fatalf("search off %v: %v, %d searched orders; want the search alone to prove it", off, res.Valid, res.Stats.Searched)
+			t.Fatalf("%s off %v: %v, %d searched orders; want the %s to prove it", what, off, res.Valid, res.Stats.Searched, what)
 		}
 	}
 }
@@ -80,18 +89,7 @@ func TestWindowedStrictSearchProvesInfoDecoys(t *testing.T) {
 	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 10, 2, 1, 8, 4, 10000, 2
 	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
-	for _, off := range []bool{false, true} {
-		start := time.Now()
-		res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}})
-		t.Logf("narrowing off %v: %v in %v", off, res.Valid, time.Since(start))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Stats.ReplayRejected != 0 {
-			t.Fatalf("narrowing off %v: %d replays rejected", off, res.Stats.ReplayRejected)
-		}
-		if proved := res.Valid == check.Valid && res.Stats.Searched == 1; proved == off {
-			t.Fatalf("narrowing off %v: %v, %d searched orders; want the windowed search alone to prove it", off, res.Valid, res.Stats.Searched)
-		}
-	}
+	provesOnlyWith(t, h, "narrowing", func(off bool) check.Options {
+		return check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}}
+	})
 }
