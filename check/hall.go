@@ -7,21 +7,26 @@ import (
 )
 
 // hallCheck checks Hall's condition within windows, for the serial searches: each
-// writer that must start inside its key's trace and has not run needs its own
-// position holding its first value (blocks do not overlap, so their starts differ),
-// within its window and at or past the key's length. Per (key, value) class, earliest
-// deadline first decides it: the class's positions, in order, each to the released
-// writer whose window ends first; a writer whose window ended unserved fails.
+// writer that must start inside its key's trace and has not run needs, for each of its
+// block's appends that lands inside the trace wherever the block starts in its window,
+// its own position holding that value (blocks do not overlap), within the window moved
+// by the append's offset and at or past the key's length. Per (key, value) class,
+// earliest deadline first decides it: the class's positions, in order, each to the
+// released append whose window ends first; one whose window ended unserved fails.
+// The appends past a block's first matter where windows are narrow: a two-append
+// block that must start right before another block's only place overlaps it, which
+// the first appends alone never show (hot keys with :info: the search then tried every
+// interleaving of the other keys above that state).
 type hallCheck struct {
-	in  *encode.Inference
-	win *encode.Windows
 	ran []bool // per transaction, owned by the search
 	// classOf: per (key, value) of the traces, its class. Per class: its positions
-	// pos[posStart[c]:posStart[c+1]], ascending; its writers ws[wStart[c]:wStart[c+1]]
-	// by window start, and the widest of their windows.
+	// pos[posStart[c]:posStart[c+1]], ascending; its appends ws[wStart[c]:wStart[c+1]]
+	// by window start, and the widest of their windows. Per append (an index of lo,
+	// hi, txn): its window and its transaction.
 	classOf        map[uint64]int32
 	posStart, pos  []int32
 	wStart, ws     []int32
+	lo, hi, txn    []int32
 	maxWidth, heap []int32
 }
 
@@ -30,7 +35,7 @@ func classKey(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(
 // newHallCheck indexes in's traces and the writers must selects (of transactions that
 // must run, whose windows end inside their traces).
 func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must func(w int32) bool) *hallCheck {
-	hc := &hallCheck{in: in, win: win, ran: ran, classOf: map[uint64]int32{}}
+	hc := &hallCheck{ran: ran, classOf: map[uint64]int32{}}
 	var cls []int32 // per trace position, key by key
 	for k := range in.Keys {
 		for _, v := range in.Keys[k].Trace {
@@ -62,31 +67,39 @@ func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must fu
 	}
 	hc.wStart = make([]int32, n+1)
 	hc.maxWidth = make([]int32, n)
-	var ws, wc []int32
+	var wc []int32
 	for w := range in.Writers {
 		wr := &in.Writers[w]
-		if wr.End == wr.Start || !must(int32(w)) {
+		if !must(int32(w)) {
 			continue
 		}
-		c, ok := hc.classOf[classKey(wr.Key, in.WriterVals[wr.Start])]
-		if !ok {
-			continue
+		traceLen := int32(len(in.Keys[wr.Key].Trace))
+		for j := wr.Start; j < wr.End; j++ {
+			off := j - wr.Start
+			if win.Hi[w]+off >= traceLen {
+				break // may land past the trace
+			}
+			c, ok := hc.classOf[classKey(wr.Key, in.WriterVals[j])]
+			if !ok {
+				continue
+			}
+			hc.lo, hc.hi = append(hc.lo, win.Lo[w]+off), append(hc.hi, win.Hi[w]+off)
+			hc.txn, wc = append(hc.txn, wr.Txn), append(wc, c)
+			hc.wStart[c+1]++
+			hc.maxWidth[c] = max(hc.maxWidth[c], win.Hi[w]-win.Lo[w])
 		}
-		ws, wc = append(ws, int32(w)), append(wc, c)
-		hc.wStart[c+1]++
-		hc.maxWidth[c] = max(hc.maxWidth[c], win.Hi[w]-win.Lo[w])
 	}
 	for c := range n {
 		hc.wStart[c+1] += hc.wStart[c]
 	}
 	fill = slices.Clone(hc.wStart)
-	hc.ws = make([]int32, len(ws))
-	for i, w := range ws {
-		hc.ws[fill[wc[i]]] = w
-		fill[wc[i]]++
+	hc.ws = make([]int32, len(wc))
+	for e, c := range wc {
+		hc.ws[fill[c]] = int32(e)
+		fill[c]++
 	}
 	for c := range n {
-		slices.SortFunc(hc.ws[hc.wStart[c]:hc.wStart[c+1]], func(a, b int32) int { return int(win.Lo[a] - win.Lo[b]) })
+		slices.SortFunc(hc.ws[hc.wStart[c]:hc.wStart[c+1]], func(a, b int32) int { return int(hc.lo[a] - hc.lo[b]) })
 	}
 	return hc
 }
@@ -116,13 +129,14 @@ func (hc *hallCheck) match(c, pos int32, whole bool) bool {
 	if len(ws) == 0 {
 		return true
 	}
-	lo, hi := hc.win.Lo, hc.win.Hi
+	lo, hi := hc.lo, hc.hi
 	heap := hc.heap[:0]
 	// Released before pos: those whose windows may still reach it (a wider one not
-	// run has ended before pos: the searches' stranding test has failed it already).
+	// run has ended before pos: the searches' stranding test has failed it already,
+	// or the sweep that took its last position).
 	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
 	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-hc.maxWidth[c]; i-- {
-		if !hc.ran[hc.in.Writers[ws[i]].Txn] {
+		if !hc.ran[hc.txn[ws[i]]] {
 			heap = pushDeadline(heap, hi[ws[i]])
 		}
 	}
@@ -131,7 +145,7 @@ func (hc *hallCheck) match(c, pos int32, whole bool) bool {
 	ok := true
 	for _, q := range ps[q0:] {
 		for j < len(ws) && lo[ws[j]] <= q {
-			if !hc.ran[hc.in.Writers[ws[j]].Txn] {
+			if !hc.ran[hc.txn[ws[j]]] {
 				heap = pushDeadline(heap, hi[ws[j]])
 			}
 			j++
@@ -152,7 +166,7 @@ func (hc *hallCheck) match(c, pos int32, whole bool) bool {
 		ok = false // positions ran out
 	}
 	for ; ok && whole && j < len(ws); j++ {
-		ok = hc.ran[hc.in.Writers[ws[j]].Txn]
+		ok = hc.ran[hc.txn[ws[j]]]
 	}
 	hc.heap = heap[:0]
 	return ok
