@@ -352,6 +352,16 @@ func hardScenarios() []Scenario {
 				Sim: serializable, ExpectValid: validUnderAll, Hard: true, Timeout: time.Minute})
 		}
 	}
+	// The same with 2% :info transactions: windows pin most committed blocks, and the
+	// strict search within them decides (Hall's check over every append of a block).
+	for _, sc := range []struct {
+		txns int
+		seed int64
+	}{{2000, 1}, {2000, 2}, {10_000, 1}} {
+		out = append(out, Scenario{Name: fmt.Sprintf("hot-writes-info-%s-s%d", count(sc.txns), sc.seed), Spec: hotWrites(sc.txns, sc.seed),
+			Sim:         workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02},
+			ExpectValid: validUnderAll, Hard: true, Timeout: time.Minute})
+	}
 	for seed := int64(1); seed <= 2; seed++ {
 		out = append(out, Scenario{Name: fmt.Sprintf("snapshot-zipf-10k-s%d", seed), Spec: snapshotZipf(seed),
 			Sim:         workload.SimOptions{Behaviour: workload.SimSnapshot, Info: 0.01},
