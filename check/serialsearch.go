@@ -437,9 +437,6 @@ func (s *serialSearch) runnable(t int32) int {
 				}
 			}
 			if s.win != nil && !s.windowAllows(t, k, at) {
-				if at == s.pos[k] && at < s.traceLen[k] && !s.win.Allowed(s.in.KeyWriter(t, k), at) {
-					s.blockedAt(t, k, at)
-				}
 				return runNo
 			}
 			s.local[k] = at + 1
@@ -488,6 +485,7 @@ func (s *serialSearch) windowAllows(t, k, at int32) bool {
 	if at == s.pos[k] {
 		if at < s.traceLen[k] {
 			if !s.win.Allowed(w, at) {
+				s.blockedAt(t, k, at) // until k moves
 				return false
 			}
 		} else if s.mustStart(w) {
