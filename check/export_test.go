@@ -72,3 +72,12 @@ func MergedLNSOrder(h *history.History) (tried bool, at []int32, rejected bool) 
 	at = c.proveMergedLNS(in, order2, merged)
 	return true, at, c.res.Stats.ReplayRejected > 0
 }
+
+// StrictSearchTurns, for the external tests, bounds the strict search's first run
+// (strictFirstWork) to work units and keeps it out of the solver's rounds when off;
+// the returned function restores both.
+func StrictSearchTurns(work int64, off bool) (restore func()) {
+	w, o := strictFirstWork, noStrictTurns
+	strictFirstWork, noStrictTurns = work, off
+	return func() { strictFirstWork, noStrictTurns = w, o }
+}

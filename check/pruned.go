@@ -59,7 +59,13 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		c.unnamed = nil
 		c.deferNaming = asked && len(serial) > 1
 		c.witnessOnly = !asked
-		v, msg := c.decideNarrowed(in, strict)
+		var v Validity
+		var msg string
+		if asked {
+			v, msg, _ = c.decideNarrowedTurns(in, strict)
+		} else {
+			v, msg = c.decideNarrowed(in, strict)
+		}
 		c.deferNaming, c.witnessOnly = false, false
 		lift()
 		c.strictRefuted = v == Invalid
@@ -141,7 +147,8 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	}
 	withStrict := c.strictNarrowTried && !c.opts.Solver.NoWitness && c.defaultSolver()
 	withLocal := c.localSearchApplies(m)
-	if !withStrict && !withLocal {
+	kept := func() bool { return c.keptStrict != nil && c.keptStrict.in == in }
+	if !withStrict && !withLocal && !kept() {
 		v, msg = c.decideNarrowed(in, m)
 		return v, msg, false
 	}
@@ -155,7 +162,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 		// Little progress (hot keys: a move shifts most reads; 345 unsatisfied reads
 		// only fell to 309): no more rounds of it.
 		withLocal = pr.Best*4 <= pr.Start*3
-		if !withStrict && !withLocal {
+		if !withStrict && !withLocal && !kept() {
 			v, msg = c.decideNarrowed(in, m)
 			return v, msg, false
 		}
@@ -173,6 +180,10 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			if found, _ := c.localSearch(in, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found {
 				return Valid, "", false
 			}
+		}
+		if kept() && c.resumeStrict(in, slice) {
+			c.strictFound = true
+			return Valid, "", true
 		}
 		if !withStrict {
 			continue

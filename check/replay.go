@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -240,7 +241,14 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			pr := c.narrowing(in, strictModel)
 			if pr.Contradiction == nil && !pr.KeyUnsat && !c.budget.out() {
 				c.progress("searching a strict-serializable order within its windows")
-				order, found = searchStrict(h, in, commit, pr.Win, strictSearchWork(), c.budget.stop)
+				if s := newStrictSearch(h, in, commit, pr.Win, c.budget.stop); s != nil {
+					if found = s.resume(strictSearchWork()); found {
+						order = slices.Clone(s.order)
+					} else if s.outOfWork() {
+						// Kept: the solver's searches take turns with it (resumeStrict).
+						c.keptStrict = &keptStrictSearch{s: s, in: in}
+					}
+				}
 			}
 		}
 		if !found {
@@ -336,8 +344,15 @@ func serialSearchNodes(n int) int {
 // with n: 30M units cost ~0.75 CPU-s wherever the search finds nothing (the hot-key
 // family needed 0.5M-4.7M at 2K, 3.6M-10.0M at 10K, 14.7M at 30K).
 func strictSearchWork() int64 {
-	return 30_000_000
+	return strictFirstWork
 }
+
+// strictFirstWork is strictSearchWork's bound (a variable: tests make it small, so that
+// the turns between solver rounds have the search to continue).
+var strictFirstWork int64 = 30_000_000
+
+// noStrictTurns (tests) leaves the strict search out of the solver's rounds.
+var noStrictTurns bool
 
 // realtimeLeft reports whether a serializable-family model of names with real-time
 // order (strict serializability) is not proven yet.

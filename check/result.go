@@ -332,18 +332,21 @@ type Stats struct {
 	// Searched counts serial orders found by the backtracking search (searchSerial).
 	Searched int `json:"serial_searched,omitempty"`
 	// LocalSearched counts serial orders found by the local search (localsearch).
-	LocalSearched int   `json:"local_searched,omitempty"`
-	Edges         int   `json:"edges"`
-	GuardedEdges  int   `json:"guarded_edges"` // edges that hold only under some attributions
-	Variables     int   `json:"variables"`
-	Clauses       int   `json:"clauses"`
-	Decisions     int64 `json:"decisions"`
-	Conflicts     int64 `json:"conflicts"`
-	Propagations  int64 `json:"propagations"`
-	TheoryProps   int64 `json:"theory_propagations"`   // the acyclicity theory's
-	TilingProps   int64 `json:"tiling_propagations"`   // the append-adjacency theory's
-	CountProps    int64 `json:"counting_propagations"` // the supply-counting theory's
-	Learned       int64 `json:"learned_clauses"`
+	LocalSearched int `json:"local_searched,omitempty"`
+	// SearchTurns counts the turns the strict search within windows was continued in,
+	// between the solver's rounds (check/strictrounds.go).
+	SearchTurns  int   `json:"search_turns,omitempty"`
+	Edges        int   `json:"edges"`
+	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables    int   `json:"variables"`
+	Clauses      int   `json:"clauses"`
+	Decisions    int64 `json:"decisions"`
+	Conflicts    int64 `json:"conflicts"`
+	Propagations int64 `json:"propagations"`
+	TheoryProps  int64 `json:"theory_propagations"`   // the acyclicity theory's
+	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
+	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
+	Learned      int64 `json:"learned_clauses"`
 	// Pairs of unobserved writers of a key given an orientation variable by the lazy
 	// orientation's refinement (check/view.go), all searches together.
 	OrientedPairs int64 `json:"oriented_pairs,omitempty"`

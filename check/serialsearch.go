@@ -62,23 +62,56 @@ func searchSerial(h *history.History, in *encode.Inference, commit []encode.Comm
 // maxWork bounds serialSearch.work, not nodes. It only proves: the order counts
 // after verifySerial with process and real-time order.
 func searchStrict(h *history.History, in *encode.Inference, commit []encode.Commit, win *encode.Windows, maxWork int64, stop func() bool) ([]int32, bool) {
-	s := newSerialSearch(h, in, commit)
+	s := newStrictSearch(h, in, commit, win, stop)
 	if s == nil {
 		return nil, false
 	}
+	if s.resume(maxWork) {
+		return slices.Clone(s.order), true
+	}
+	return nil, false
+}
+
+// newStrictSearch sets up searchStrict's search without running it (resume runs it);
+// nil when there is nothing to search (no matching within win).
+func newStrictSearch(h *history.History, in *encode.Inference, commit []encode.Commit, win *encode.Windows, stop func() bool) *serialSearch {
+	s := newSerialSearch(h, in, commit)
+	if s == nil {
+		return nil
+	}
 	s.setWindows(win)
 	if s.noMatching {
-		return nil, false
+		return nil
 	}
 	s.stop = stop
 	s.noOrdered = true
 	s.gateRealtime()
 	s.link()
-	s.maxWork = maxWork
-	if s.run(math.MaxInt) {
-		return slices.Clone(s.order), true
+	s.maxNodes = math.MaxInt
+	return s
+}
+
+// resume runs the search for more units of work (see work; 0: no bound) and reports whether it
+// found an order (s.order). Its first call starts it; a later one, after a search that
+// ran out of work (outOfWork), continues it: the search starts again from the first
+// state, and the memo (failed) skips every state already searched in full, so it walks
+// back down to where it stopped at the cost of that path's nodes alone. That lets the
+// strict search take turns with the solver (checker.resumeStrict) without starting
+// over.
+func (s *serialSearch) resume(more int64) bool {
+	s.aborted, s.stopped = false, false
+	s.maxWork = 0 // no bound
+	if more > 0 {
+		s.maxWork = s.work + more
 	}
-	return nil, false
+	return s.dfs()
+}
+
+// outOfWork reports whether the last run (resume) ended on its work bound alone: only
+// then is it worth continuing. Otherwise it found an order, was stopped, or searched
+// every state (which proves nothing: the memo's hash may collide).
+func (s *serialSearch) outOfWork() bool {
+	return s.aborted && !s.stopped
 }
 
 // gateRealtime sets up the real-time gates: rtCompleted, the :ok transactions by

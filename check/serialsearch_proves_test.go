@@ -111,3 +111,40 @@ func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
 		return check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}}
 	})
 }
+
+// TestStrictSearchTurnsProveHotKeysWithInfo: the hot-key family with 2% :info
+// transactions (as TestWindowedStrictSearchProvesHotKeysWithInfo), where the strict
+// search within windows finds the order after ~23M units of work. With its first run
+// cut to 1M units it runs out, and is kept: continued between the solver's rounds, it
+// finds the order (the solver alone finds none within 30 s); left out of the rounds,
+// nothing proves the history within 3 s.
+func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
+	spec := workload.DefaultSpec()
+	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads = 30, 2, 20, "hotspot", 0.2
+	spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 1, 3, 2000, 3
+	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
+	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	for _, off := range []bool{false, true} {
+		restore := check.StrictSearchTurns(1_000_000, off)
+		timeout := 60 * time.Second
+		if off {
+			timeout = 3 * time.Second
+		}
+		res, err := check.Check(h, check.Options{Models: models, Timeout: timeout})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.ReplayRejected != 0 {
+			t.Fatalf("turns off %v: %d orders rejected", off, res.Stats.ReplayRejected)
+		}
+		proved := res.Valid == check.Valid && res.Stats.Searched == 1 && res.Stats.SearchTurns > 0
+		if proved == off {
+			t.Fatalf("turns off %v: %v, %d searched orders, %d turns; want the turns to prove it", off, res.Valid, res.Stats.Searched, res.Stats.SearchTurns)
+		}
+		if off && res.Valid != check.Unknown {
+			t.Fatalf("turns off: %v, want unknown within 3 s", res.Valid)
+		}
+		t.Logf("turns off %v: %v, %d turns, %d conflicts", off, res.Valid, res.Stats.SearchTurns, res.Stats.Conflicts)
+	}
+}

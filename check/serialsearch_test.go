@@ -3,6 +3,7 @@ package check
 import (
 	"flag"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"doppel/encode"
@@ -82,6 +83,7 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 		lv   *prune.Level
 	}{{"no windows", nil}, {"serializable's windows", &prune.Level{}}, {"strict serializability's windows", &prune.Level{Process: true, Realtime: true}}}
 	found, valid, checked := make([]int, len(levels)), 0, 0
+	turns, resumed := 0, 0
 	eachTinyHistory(*strictSearchSeeds, 101, func(seed int, h *history.History, in *encode.Inference, _ bool) {
 		checked++
 		want := brute.Check(h, "strict-serializable")
@@ -101,6 +103,30 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 				win = pr.Win
 			}
 			order, ok := searchStrict(h, in, commitsOf(h), win, 0, nil)
+			if i == len(levels)-1 {
+				// The same search in turns of work (resume) that double from 2 units
+				// (a turn shorter than the walk back down makes no progress), as the
+				// solver's rounds continue it: it must end with the same order, or
+				// none as the one run, whatever the turns' cuts.
+				s := newStrictSearch(h, in, commitsOf(h), win, nil)
+				var tOrder []int32
+				tOk := false
+				if s != nil {
+					for n, work := 0, int64(2); ; n, work = n+1, work*2 {
+						turns++
+						if tOk = s.resume(work); tOk || !s.outOfWork() {
+							break
+						}
+						if n == 1 {
+							resumed++
+						}
+					}
+					tOrder = s.order
+				}
+				if tOk != ok || ok && !slices.Equal(tOrder, order) {
+					t.Fatalf("seed %d: in turns the search found %v (%v), in one run %v (%v)\n%s", seed, tOk, tOrder, ok, order, brute.Format(h))
+				}
+			}
 			if !ok {
 				continue
 			}
@@ -113,6 +139,10 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 			}
 		}
 	})
+	t.Logf("in turns: %d turns, %d searches resumed more than once", turns, resumed)
+	if resumed == 0 {
+		t.Errorf("no search was resumed: the turns test nothing")
+	}
 	for i, l := range levels {
 		t.Logf("%s: %d histories checked, %d strict serializable by the brute force, the search found %d", l.name, checked, valid, found[i])
 		if found[i] == 0 || found[i] != valid {
