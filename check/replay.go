@@ -65,7 +65,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// ranked by that serial order: scheduleRanked), and verifies the order under the
 	// orders the models need; it returns the verified order.
 	attempt := func(withGuide, process, realtime bool, unordered []int32) ([]int32, bool) {
-		if c.budget.out() || noReplay(false) {
+		if c.budget.out() || noReplay(false) || onlyStrictSearch {
 			return nil, false
 		}
 		c.progress("replaying serially")
@@ -125,7 +125,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		for _, m := range names {
 			want = want || (models[m].snapshot || models[m].perRead) && !c.proven[m]
 		}
-		if !want || c.replayQuick || c.budget.out() || noReplay(true) {
+		if !want || c.replayQuick || c.budget.out() || noReplay(true) || onlyStrictSearch {
 			return false
 		}
 		c.progress("replaying under snapshot isolation")
@@ -229,7 +229,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			c.quickSearched = in
 		}
 		c.progress("searching a strict-serializable order")
-		order, found := searchStrict(h, in, commit, nil, strictSearchWork()/3, c.budget.stop)
+		order, found := searchStrict(h, in, commit, nil, max(1, strictSearchWork()/3), c.budget.stop)
 		if !found && !c.opts.Solver.NoPrune && !c.budget.out() {
 			// Again within strict serializability's windows, where the search
 			// wanders: :info transactions that never committed but fit the traces
@@ -353,6 +353,11 @@ var strictFirstWork int64 = 30_000_000
 
 // noStrictTurns (tests) leaves the strict search out of the solver's rounds.
 var noStrictTurns bool
+
+// onlyStrictSearch (tests) leaves out every replay but the strict search
+// (searchStrictOrder), the replays within windows too (replayWithin), as if they got
+// stuck.
+var onlyStrictSearch bool
 
 // realtimeLeft reports whether a serializable-family model of names with real-time
 // order (strict serializability) is not proven yet.
