@@ -117,7 +117,7 @@ func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
 // search within windows finds the order after ~23M units of work. With its first run
 // cut to 1M units it runs out, and is kept: continued between the solver's rounds, it
 // finds the order (the solver alone finds none within 30 s); left out of the rounds,
-// nothing proves the history within 3 s.
+// nothing proves the history within 3 s. Read committed alone is proved by a turn too.
 func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
 	spec := workload.DefaultSpec()
 	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads = 30, 2, 20, "hotspot", 0.2
@@ -146,5 +146,14 @@ func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
 			t.Fatalf("turns off: %v, want unknown within 3 s", res.Valid)
 		}
 		t.Logf("turns off %v: %v, %d turns, %d conflicts", off, res.Valid, res.Stats.SearchTurns, res.Stats.Conflicts)
+	}
+	// Read committed alone: a turn before the witnesses and repairs read by read.
+	defer check.StrictSearchTurns(1_000_000, false)()
+	res, err := check.Check(h, check.Options{Models: []string{"read-committed"}, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.SearchTurns == 0 || res.Stats.Searched == 0 || res.Stats.ReplayRejected != 0 {
+		t.Fatalf("read committed: %v, %d turns, %d searched, %d rejected; want a turn to prove it", res.Valid, res.Stats.SearchTurns, res.Stats.Searched, res.Stats.ReplayRejected)
 	}
 }
