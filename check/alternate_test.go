@@ -71,9 +71,9 @@ func TestStrictTurnsAgainstBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// Read by read, a replay whose order the verification rejects is a known
-				// fault of the per-read replay with version reads (reads missing their
-				// own appends), not of the turns: counted there, not failed on.
+				// Read by read, the replay leaves version reads (reads missing their own
+				// appends) to the verification (newPerReadReplay), which may reject its
+				// order: counted there, not failed on.
 				perRead := models[set[0]].perRead
 				if perRead {
 					rejectedPerRead += res.Stats.ReplayRejected
