@@ -474,6 +474,15 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 	}
 	c.perRead = true
 	defer func() { c.perRead = false }()
+	// A turn of the kept strict search (its order proves every model) before the
+	// searches read by read, which take up to half the time left each (not when
+	// exporting: the instance is built whatever decides).
+	exporting := c.opts.Solver.ExportPrefix != ""
+	if !exporting && c.turnKept() {
+		if left = c.takeProven(left, results); len(left) == 0 {
+			return true
+		}
+	}
 	if perReadClean(in) {
 		// Before the per-read problem, which the strong forms of read committed may
 		// need whole: a count of positions under process (real-time) order refutes
@@ -522,7 +531,12 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 			return true
 		}
 	}
-	if c.opts.Solver.ExportPrefix == "" {
+	if !exporting && c.turnKept() {
+		if left = c.takeProven(left, results); len(left) == 0 {
+			return true
+		}
+	}
+	if !exporting {
 		// The models narrowed read by read (strong-session and strong read committed)
 		// are decided within their windows, which keep every solution of them: a
 		// problem of a few blocks per writer, where the whole one has a block at every
@@ -849,7 +863,7 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 		// before the witnesses and repairs read by read: on hot keys with :info at
 		// 10K those took 18 CPU-s to prove read committed, where the search needs
 		// one turn.
-		if c.resumeStrict(in, alternateFirstSlice) {
+		if c.turnKept() {
 			return in
 		}
 	}

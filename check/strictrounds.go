@@ -12,6 +12,26 @@ import (
 type keptStrictSearch struct {
 	s  *serialSearch
 	in *encode.Inference
+	// next is the length of the next turn given outside the solver's rounds
+	// (turnKept), doubling with each.
+	next time.Duration
+}
+
+// turnKept gives the kept strict search, if any, a turn of its next length (from
+// alternateFirstSlice, doubling), on whatever inference it searches: the stages of the
+// weaker models that a strict-serializable order proves call it between theirs, as the
+// solver's rounds do (resumeStrict).
+func (c *checker) turnKept() bool {
+	k := c.keptStrict
+	if k == nil {
+		return false
+	}
+	if k.next <= 0 {
+		k.next = alternateFirstSlice
+	}
+	d := k.next
+	k.next *= 2
+	return c.resumeStrict(k.in, d)
 }
 
 // resumeStrict continues the kept strict search (keptStrict) on inference in for
