@@ -278,7 +278,12 @@ func (c *checker) run(names []string) Result {
 	}
 	for _, m := range names {
 		mr := results[m]
-		if mr == nil { // the limits ran out before this model's turn
+		switch {
+		case (mr == nil || mr.Valid == Unknown) && c.proven[m] && len(c.forbiddenFound(m)) == 0:
+			// A verified order found as the limits ran out (a turn of the strict
+			// search), after the phase that would have recorded it gave up.
+			mr = &ModelResult{Model: m, Valid: Valid}
+		case mr == nil: // the limits ran out before this model's turn
 			mr = &ModelResult{Model: m, Valid: Unknown, Message: c.budget.message(m)}
 		}
 		mr.AnomalyTypes = c.forbiddenFound(m)

@@ -173,7 +173,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 		// The kept strict search's turn first: m's problem is wider than strict
 		// serializability's (hot keys with :info, 10K: 10.7M variables, 2 GB, where the
 		// search needs one turn).
-		if kept() && c.resumeStrict(in, slice) {
+		if kept() && c.turnKept() {
 			c.strictFound = true
 			return Valid, "", true
 		}
@@ -335,7 +335,7 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		if !models[si].snapshot || results[si] != nil {
 			continue
 		}
-		if c.keyUnsat || c.budget.out() {
+		if (c.keyUnsat || c.budget.out()) && !c.proven[si] {
 			return
 		}
 		switch {
