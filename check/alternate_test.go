@@ -47,9 +47,8 @@ func TestAlternatingAgainstBruteForce(t *testing.T) {
 // TestStrictTurnsAgainstBruteForce sends tiny histories through the strict search's
 // turns between the solver's rounds. Of the replays only the strict search runs (none
 // within windows either), its first run bounded by one unit of work, so it is kept
-// wherever it has a state to search. The rounds start at 1 ns with the search's turn
-// first (turnSearchFirst: the solver decides tiny problems before any cap by the
-// clock), so the search is cut at every point. Every verdict must be the brute
+// wherever it has a state to search. The rounds start at 1 ns, each with the search's
+// turn first, so the search is cut at every point. Every verdict must be the brute
 // force's, and every order the turns find must verify (none rejected).
 func TestStrictTurnsAgainstBruteForce(t *testing.T) {
 	defer func(slice time.Duration, work int64, rate float64) {
@@ -57,8 +56,7 @@ func TestStrictTurnsAgainstBruteForce(t *testing.T) {
 	}(alternateFirstSlice, strictFirstWork, strictResumeWorkPerSecond)
 	// Turns of 8 units at first (8 per nanosecond), doubling with the rounds.
 	alternateFirstSlice, strictFirstWork, strictResumeWorkPerSecond, onlyStrictSearch = time.Nanosecond, 1, 8e9, true
-	turnSearchFirst = true
-	defer func() { onlyStrictSearch, turnSearchFirst = false, false }()
+	defer func() { onlyStrictSearch = false }()
 	sets := [][]string{{"strict-serializable"}, {"serializable"}, {"serializable", "strict-serializable", "snapshot-isolation"},
 		{"snapshot-isolation"}, {"read-committed"}, {"strong-session-read-committed"}}
 	n := max(*seeds/40, 50)

@@ -62,7 +62,8 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		var v Validity
 		var msg string
 		if asked {
-			v, msg, _ = c.decideNarrowedTurns(in, strict)
+			// Its own rounds only take turns with the kept strict search (if any).
+			v, msg, _ = c.decideAlternating(in, strict)
 		} else {
 			v, msg = c.decideNarrowed(in, strict)
 		}
