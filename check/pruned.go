@@ -137,7 +137,9 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 // 3.5-18 CPU-s). A strict solution proves every serializable-family model
 // (strictValid). Without such a witness in sight the time is shared evenly, so a
 // history decided by m's own search costs at most about three times as much; rounds
-// that keep doubling keep both searches complete.
+// that keep doubling keep both searches complete. Each round begins with a turn of the
+// strict search kept by proveByReplay (turnKept), if any; m may be strict
+// serializability itself, whose rounds then hold only those turns and its own search.
 func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity, msg string, strictValid bool) {
 	if c.strictFound {
 		return Valid, "", true
