@@ -102,10 +102,7 @@ func TestWindowedStrictSearchProvesInfoDecoys(t *testing.T) {
 // search no order in 300M units. With the narrowing off, nothing proves it with one
 // conflict allowed.
 func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
-	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads = 30, 2, 20, "hotspot", 0.2
-	spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 1, 3, 2000, 3
-	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
+	h := hotKeysWithInfo(t, 2000, 3)
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
 	provesOnlyWith(t, h, "narrowing", func(off bool) check.Options {
 		return check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}}
@@ -119,10 +116,7 @@ func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
 // finds the order (the solver alone finds none within 30 s); left out of the rounds,
 // nothing proves the history within 3 s. Read committed alone is proved by a turn too.
 func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
-	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads = 30, 2, 20, "hotspot", 0.2
-	spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 1, 3, 2000, 3
-	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
+	h := hotKeysWithInfo(t, 2000, 3)
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
 	for _, off := range []bool{false, true} {
 		restore := check.StrictSearchTurns(1_000_000, off)
@@ -156,4 +150,14 @@ func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
 	if res.Valid != check.Valid || res.Stats.SearchTurns == 0 || res.Stats.Searched == 0 || res.Stats.ReplayRejected != 0 {
 		t.Fatalf("read committed: %v, %d turns, %d searched, %d rejected; want a turn to prove it", res.Valid, res.Stats.SearchTurns, res.Stats.Searched, res.Stats.ReplayRejected)
 	}
+}
+
+// hotKeysWithInfo simulates the write-heavy hot-key family (30 sessions, two micro-ops,
+// 20 keys, values 1..3) with 2% :info transactions.
+func hotKeysWithInfo(t *testing.T, txns int, seed int64) *history.History {
+	t.Helper()
+	spec := workload.DefaultSpec()
+	spec.Sessions, spec.Ops, spec.Keys, spec.KeyDist, spec.Reads = 30, 2, 20, "hotspot", 0.2
+	spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 1, 3, txns, seed
+	return simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
 }
