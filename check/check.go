@@ -66,8 +66,8 @@ type checker struct {
 	strictNarrowTried bool
 	strictFound       bool // decideAlternating found a strict-serializable solution
 	// keptStrict: proveByReplay's strict search within windows, which ran out of work
-	// without an order; the solver's rounds take turns with it (resumeStrict). Nil: none,
-	// or it ended.
+	// without an order; the later stages give it turns (turnKept). Nil: none, or it
+	// ended.
 	keptStrict *keptStrictSearch
 	// narrowings keeps each model's narrowing (prune.Run on the one inference it was
 	// run on), for the rounds of decideAlternating: narrowing is deterministic.

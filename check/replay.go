@@ -245,7 +245,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 					if found = s.resume(strictSearchWork()); found {
 						order = slices.Clone(s.order)
 					} else if s.outOfWork() {
-						// Kept: the solver's searches take turns with it (resumeStrict).
+						// Kept: the later stages give it turns (turnKept).
 						c.keptStrict = &keptStrictSearch{s: s, in: in}
 					}
 				}

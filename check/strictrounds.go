@@ -12,8 +12,7 @@ import (
 type keptStrictSearch struct {
 	s  *serialSearch
 	in *encode.Inference
-	// next is the length of the next turn given outside the solver's rounds
-	// (turnKept), doubling with each.
+	// next is the length of the next turn (turnKept), doubling with each.
 	next time.Duration
 }
 
