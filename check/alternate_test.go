@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"doppel/history"
 	"doppel/internal/brute"
 )
 
@@ -30,11 +31,7 @@ func TestAlternatingAgainstBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, mr := range res.Models {
-					if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want || mr.Valid == Unknown {
-						t.Fatalf("seed %d, %s asked: %s is %v (%s), brute force says valid=%v\n%s", seed, strings.Join(set, "+"), mr.Model, mr.Valid, mr.Message, want, brute.Format(h))
-					}
-				}
+				wantBruteVerdicts(t, seed, set, h, res)
 			}
 		}
 	}
@@ -82,16 +79,23 @@ func TestStrictTurnsAgainstBruteForce(t *testing.T) {
 				if res.Stats.SearchTurns > 0 && res.Stats.Searched > 0 {
 					found++
 				}
-				for _, mr := range res.Models {
-					if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want || mr.Valid == Unknown {
-						t.Fatalf("seed %d, %s asked: %s is %v (%s), brute force says valid=%v\n%s", seed, strings.Join(set, "+"), mr.Model, mr.Valid, mr.Message, want, brute.Format(h))
-					}
-				}
+				wantBruteVerdicts(t, seed, set, h, res)
 			}
 		}
 	}
 	t.Logf("%d turns, %d histories proved by an order the turns found; %d per-read replays rejected", turns, found, rejectedPerRead)
 	if found == 0 {
 		t.Fatal("no order was found in turns: the test exercises nothing")
+	}
+}
+
+// wantBruteVerdicts fails t unless every model of res has the brute force's verdict
+// on h (unknown counts as a failure).
+func wantBruteVerdicts(t *testing.T, seed int, set []string, h *history.History, res Result) {
+	t.Helper()
+	for _, mr := range res.Models {
+		if want := brute.Check(h, mr.Model); (mr.Valid == Valid) != want || mr.Valid == Unknown {
+			t.Fatalf("seed %d, %s asked: %s is %v (%s), brute force says valid=%v\n%s", seed, strings.Join(set, "+"), mr.Model, mr.Valid, mr.Message, want, brute.Format(h))
+		}
 	}
 }

@@ -246,7 +246,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 						order = slices.Clone(s.order)
 					} else if s.outOfWork() {
 						// Kept: the later stages give it turns (turnKept).
-						c.keptStrict = &keptStrictSearch{s: s, in: in}
+						c.keptStrict = &keptStrictSearch{s: s, in: in, next: alternateFirstSlice}
 					}
 				}
 			}

@@ -91,13 +91,13 @@ func newStrictSearch(h *history.History, in *encode.Inference, commit []encode.C
 	return s
 }
 
-// resume runs the search for more units of work (see work; 0: no bound) and reports whether it
-// found an order (s.order). Its first call starts it; a later one, after a search that
-// ran out of work (outOfWork), continues it: the search starts again from the first
-// state, and the memo (failed) skips every state already searched in full, so it walks
-// back down to where it stopped at the cost of that path's nodes alone. That lets the
-// strict search take turns with the solver (checker.resumeStrict) without starting
-// over.
+// resume runs the search for more units of work (see work; 0: no bound) and reports
+// whether it found an order (s.order). Its first call starts it; a later one, after a
+// search that ran out of work (outOfWork), continues it: the search starts again from
+// the first state, and the memo (failed) skips every state already searched in full,
+// so it walks back down to where it stopped at the cost of that path's nodes alone.
+// That lets the strict search take turns with the solver (checker.resumeStrict)
+// without starting over.
 func (s *serialSearch) resume(more int64) bool {
 	s.aborted, s.stopped = false, false
 	s.maxWork = 0 // no bound

@@ -12,7 +12,8 @@ import (
 type keptStrictSearch struct {
 	s  *serialSearch
 	in *encode.Inference
-	// next is the length of the next turn (turnKept), doubling with each.
+	// next is the length of the next turn (turnKept), doubling with each (the first
+	// alternateFirstSlice).
 	next time.Duration
 }
 
@@ -27,16 +28,12 @@ func (c *checker) turnKept() bool {
 	if k == nil {
 		return false
 	}
-	if k.next <= 0 {
-		k.next = alternateFirstSlice
-	}
 	d := k.next
 	k.next *= 2
-	return c.resumeStrict(k.in, d)
+	return c.resumeStrict(d)
 }
 
-// resumeStrict continues the kept strict search (keptStrict) on inference in for
-// about d of time (strictResumeWorkPerSecond) and reports whether it found an order
+// resumeStrict continues the kept strict search (keptStrict) for about d of time (strictResumeWorkPerSecond) and reports whether it found an order
 // that verifySerial accepts with process and real-time order: a strict-serializable
 // order, which proves every model (c.proven). The search is dropped when it ends
 // without running out of work (it searched every state, or the limits stopped it).
@@ -47,9 +44,9 @@ func (c *checker) turnKept() bool {
 // problem, though narrowed, is unknown at 30 s. Where the solver is what decides (an
 // anomaly the narrowing does not prove; a valid history the search does not fit),
 // the turns cost it at most half of the time.
-func (c *checker) resumeStrict(in *encode.Inference, d time.Duration) bool {
+func (c *checker) resumeStrict(d time.Duration) bool {
 	k := c.keptStrict
-	if k == nil || k.in != in || noStrictTurns || c.budget.out() {
+	if k == nil || noStrictTurns || c.budget.out() {
 		return false
 	}
 	c.progress("searching a strict-serializable order within its windows (continued)")
@@ -64,7 +61,7 @@ func (c *checker) resumeStrict(in *encode.Inference, d time.Duration) bool {
 	}
 	c.keptStrict = nil
 	c.progress("verifying a searched strict-serializable order")
-	if err := verifySerialStop(c.h, in, k.s.order, true, true, c.budget.stop); err != nil {
+	if err := verifySerialStop(c.h, k.in, k.s.order, true, true, c.budget.stop); err != nil {
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}
