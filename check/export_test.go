@@ -81,3 +81,11 @@ func StrictSearchTurns(work int64, off bool) (restore func()) {
 	strictFirstWork, noStrictTurns = work, off
 	return func() { strictFirstWork, noStrictTurns = w, o }
 }
+
+// StrictInfoHorizon, for the external tests, leaves out the strict search within the
+// :info transactions' horizon when off; the returned function restores it.
+func StrictInfoHorizon(off bool) (restore func()) {
+	o := noInfoHorizon
+	noInfoHorizon = off
+	return func() { noInfoHorizon = o }
+}

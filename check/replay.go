@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -240,15 +239,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			// kept for strict serializability's own decision.
 			pr := c.narrowing(in, strictModel)
 			if pr.Contradiction == nil && !pr.KeyUnsat && !c.budget.out() {
-				c.progress("searching a strict-serializable order within its windows")
-				if s := newStrictSearch(h, in, commit, pr.Win, c.budget.stop); s != nil {
-					if found = s.resume(strictSearchWork()); found {
-						order = slices.Clone(s.order)
-					} else if s.outOfWork() {
-						// Kept: the later stages give it turns (turnKept).
-						c.keptStrict = &keptStrictSearch{s: s, in: in, next: alternateFirstSlice}
-					}
-				}
+				order, found = c.searchStrictWithin(in, commit, pr.Win)
 			}
 		}
 		if !found {

@@ -152,6 +152,35 @@ func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
 	}
 }
 
+// TestStrictSearchInfoHorizonProvesHotKeysWithInfo: the hot-key family with 2% :info
+// transactions at 2K, seed 8, where the strict search within windows needed ~350M units
+// of work (about 20 CPU-s in turns): half of its :info transactions never committed, and
+// each such decoy is a choice wherever it fits. Within their horizon (an :info one runs
+// only while the real-time frontier is within the longest :ok duration of its invoke)
+// the first run finds the order; without it, and without turns or the solver's help (one
+// conflict), the history stays unknown.
+func TestStrictSearchInfoHorizonProvesHotKeysWithInfo(t *testing.T) {
+	h := hotKeysWithInfo(t, 2000, 8)
+	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	defer check.StrictSearchTurns(30_000_000, true)()
+	for _, off := range []bool{false, true} {
+		restore := check.StrictInfoHorizon(off)
+		res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1, Timeout: 60 * time.Second})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.ReplayRejected != 0 {
+			t.Fatalf("horizon off %v: %d orders rejected", off, res.Stats.ReplayRejected)
+		}
+		proved := res.Valid == check.Valid && res.Stats.Searched == 1
+		if proved == off {
+			t.Fatalf("horizon off %v: %v, %d searched orders; want only the horizon to prove it", off, res.Valid, res.Stats.Searched)
+		}
+		t.Logf("horizon off %v: %v, %d conflicts", off, res.Valid, res.Stats.Conflicts)
+	}
+}
+
 // hotKeysWithInfo simulates the write-heavy hot-key family (30 sessions, two micro-ops,
 // 20 keys, values 1..3) with 2% :info transactions.
 func hotKeysWithInfo(t *testing.T, txns int, seed int64) *history.History {
