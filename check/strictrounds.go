@@ -96,16 +96,19 @@ func (c *checker) resumeStrict(d time.Duration) bool {
 	}
 	c.progress("searching a strict-serializable order within its windows (continued)")
 	c.res.Stats.SearchTurns++
-	// The kept searches take turns in their order.
-	i := k.turn % len(k.searches)
+	// The first kept search (within the :info horizon, where there is one) takes two
+	// turns of every three, the other the third.
+	i := 0
+	if len(k.searches) > 1 && k.turn%3 == 2 {
+		i = 1
+	}
+	k.turn++
 	s := k.searches[i]
-	k.turn = i + 1
 	// At least one unit: 0 would mean no bound (tests' rounds start at a nanosecond).
 	found := s.resume(max(1, int64(d.Seconds()*strictResumeWorkPerSecond)))
 	if !found {
 		if !s.outOfWork() {
 			k.searches = slices.Delete(k.searches, i, i+1)
-			k.turn = i
 			if len(k.searches) == 0 {
 				c.keptStrict = nil
 			}
