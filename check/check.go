@@ -147,6 +147,8 @@ type checker struct {
 	quickSearched *encode.Inference
 	// sessionWitnessTried: proveBySessionWitness ran (it runs once).
 	sessionWitnessTried bool
+	// strongWitnessTried: proveByStrongWitness ran (it runs once).
+	strongWitnessTried bool
 	// beforeSerialSearch runs the deferred snapshot replays (when decidePruned set it):
 	// called when a serializable-family model's narrowing did not decide it and its
 	// solver is next, so that a snapshot model a cheap replay proves is not left
