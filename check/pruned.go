@@ -350,13 +350,13 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		case len(c.forbiddenFound(si)) > 0:
 			results[si] = &ModelResult{Model: si, Valid: Invalid}
 			continue
-		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strictSnapshotWitness(in) || c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
-			// A turn of the kept strict search before the witnesses that narrow again
-			// (strong snapshot isolation's took the whole 30 s on hot keys with :info
-			// at 10K, where the search needs one turn).
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strictSnapshotWitness(in) || c.turnKept() || c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
+			// Two turns of the kept strict search before the witnesses that narrow
+			// again (strong snapshot isolation's took the whole 30 s on hot keys with
+			// :info at 10K, where the search needs one or two turns).
 			results[si] = &ModelResult{Model: si, Valid: Valid}
 			continue
-		case si == "strong-session-snapshot-isolation" && !c.opts.Solver.NoWitness && (c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
+		case si == "strong-session-snapshot-isolation" && !c.opts.Solver.NoWitness && (c.turnKept() || c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
 			// Process order alone narrows start and commit events little: its own
 			// problem left the search wandering (10K, write skews: 12-45 CPU-s) where
 			// strong snapshot isolation's windows decide it in about what plain
