@@ -327,6 +327,9 @@ type Stats struct {
 	PinRefuted int `json:"pin_refuted,omitempty"`
 	// A replay that verifySerial rejected: a bug in the replay, caught (tests want 0).
 	ReplayRejected int `json:"replay_rejected,omitempty"`
+	// A read-by-read replay that the verification rejected on a version read (a read
+	// missing its own appends): expected, the replay leaves those reads to it.
+	VersionReadRejected int `json:"version_read_rejected,omitempty"`
 	// Choices among writers of the same values that stuck replays undid (check/repair.go).
 	Repairs int `json:"replay_repairs,omitempty"`
 	// Searched counts serial orders found by the backtracking search (searchSerial).
