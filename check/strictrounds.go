@@ -11,8 +11,8 @@ import (
 // that proveByReplay ran out of work on (searchStrictWithin), each kept with its memo
 // to be continued, and the inference they search.
 type keptStrictSearch struct {
-	searches []*serialSearch // taking turns in this order
-	turn     int             // the one whose turn is next
+	searches []*serialSearch // within the :info horizon first, where there is one
+	turn     int             // turns taken so far (resumeStrict: two of three go to the first)
 	in       *encode.Inference
 	// next is the length of the next turn (turnKept), doubling with each (the first
 	// alternateFirstSlice).
@@ -20,21 +20,21 @@ type keptStrictSearch struct {
 }
 
 // searchStrictWithin runs the strict search within win (strict serializability's
-// windows), first with the :info transactions confined to their horizon (limitInfo)
-// where there are any, then without; each for strictSearchWork. Those that run out of
-// work are kept (c.keptStrict) for the later stages' turns. It returns the first order
-// found, unverified.
+// windows) for strictSearchWork: with the :info transactions confined to their horizon
+// (limitInfo) where there are any, the search without it then kept for the turns only.
+// A search that runs out of work is kept too (c.keptStrict) for the later stages'
+// turns. It returns the order found, unverified.
 func (c *checker) searchStrictWithin(in *encode.Inference, commit []encode.Commit, win *encode.Windows) ([]int32, bool) {
 	h := c.h
-	var searches []*serialSearch
-	if s := newStrictSearch(h, in, commit, win, c.budget.stop); s != nil && s.limitInfo() && !noInfoHorizon {
-		searches = append(searches, s)
-	}
-	if s := newStrictSearch(h, in, commit, win, c.budget.stop); s != nil {
-		searches = append(searches, s)
-	}
-	if len(searches) == 0 {
+	first := newStrictSearch(h, in, commit, win, c.budget.stop)
+	if first == nil {
 		return nil, false
+	}
+	searches := []*serialSearch{first}
+	if !noInfoHorizon && first.limitInfo() {
+		if plain := newStrictSearch(h, in, commit, win, c.budget.stop); plain != nil {
+			searches = append(searches, plain)
+		}
 	}
 	// The first runs now; the other (without the horizon) only in the turns, where it
 	// alternates with the first: where the horizon holds, the first finds the order
