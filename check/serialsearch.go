@@ -176,7 +176,7 @@ func (s *serialSearch) gateRealtime() {
 // time, where the order that committed it would have placed it. It can cut every order
 // of a history whose :info transactions took effect later than that (real
 // databases may commit one long after the client gave up), so the search within the
-// horizon comes first and the one without it after (proveByReplay).
+// horizon comes first and the one without it after (searchStrictWithin).
 func (s *serialSearch) limitInfo() bool {
 	if s.rtGate == nil {
 		return false
