@@ -351,10 +351,11 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 		case len(c.forbiddenFound(si)) > 0:
 			results[si] = &ModelResult{Model: si, Valid: Invalid}
 			continue
-		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.strictSnapshotWitness(in) || c.turnKept() || c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
-			// Two turns of the kept strict search before the witnesses that narrow
-			// again (strong snapshot isolation's took the whole 30 s on hot keys with
-			// :info at 10K, where the search needs one or two turns).
+		case si == "snapshot-isolation" && !c.opts.Solver.NoWitness && (c.relaxedSnapshotWitness() || c.turnKept() || c.turnKept() || c.strictSnapshotWitness(in) || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
+			// Two turns of the kept strict search before the witnesses that decide
+			// strict serializability's problem or narrow again (strong snapshot
+			// isolation's took the whole 30 s on hot keys with :info at 10K, where the
+			// search needs one or two turns; the first, 5 s).
 			results[si] = &ModelResult{Model: si, Valid: Valid}
 			continue
 		case si == "strong-session-snapshot-isolation" && !c.opts.Solver.NoWitness && (c.turnKept() || c.turnKept() || c.hybridNarrowedWitness(in, si) || c.strongSnapshotWitness(in, si)):
