@@ -228,7 +228,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			c.quickSearched = in
 		}
 		c.progress("searching a strict-serializable order")
-		order, found := searchStrict(h, in, commit, nil, max(1, strictSearchWork()/3), c.budget.stop)
+		order, found := c.searchStrictFirst(in, commit)
 		if !found && !c.opts.Solver.NoPrune && !c.budget.out() {
 			// Again within strict serializability's windows, where the search
 			// wanders: :info transactions that never committed but fit the traces

@@ -80,7 +80,9 @@ func provesOnlyWith(t *testing.T, h *history.History, what string, opts func(off
 // them early into positions committed writers need; it finds no order in its budget
 // (nor in 300M units). Within strict serializability's windows it finds one in ~1M,
 // which proves all three models with one conflict allowed; with the narrowing off
-// (and so the windowed search) nothing proves it within that limit (nor in 10 s).
+// (and so the windowed search) nothing proves it within that limit (nor in 10 s). All
+// that without the :info horizon, which proves it even without the narrowing
+// (provedByHorizonAlone).
 func TestWindowedStrictSearchProvesInfoDecoys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 transactions")
@@ -89,9 +91,25 @@ func TestWindowedStrictSearchProvesInfoDecoys(t *testing.T) {
 	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 10, 2, 1, 8, 4, 10000, 2
 	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	restore := check.StrictInfoHorizon(true)
 	provesOnlyWith(t, h, "narrowing", func(off bool) check.Options {
 		return check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}}
 	})
+	restore()
+	provedByHorizonAlone(t, h, models)
+}
+
+// provedByHorizonAlone: with the :info horizon and the narrowing off, the strict search
+// without windows (searchStrictFirst) proves h with one conflict allowed.
+func provedByHorizonAlone(t *testing.T, h *history.History, models []string) {
+	t.Helper()
+	res, err := check.Check(h, check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.Searched != 1 || res.Stats.ReplayRejected != 0 {
+		t.Fatalf("within the :info horizon, narrowing off: %v, %d searched orders, %d rejected; want one searched order to prove it", res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+	}
 }
 
 // TestWindowedStrictSearchProvesHotKeysWithInfo: write-heavy hot keys (30 sessions, two
@@ -100,13 +118,16 @@ func TestWindowedStrictSearchProvesInfoDecoys(t *testing.T) {
 // single ones contend for the same places; Hall's check over every append of a block
 // (hallCheck) ends those states at once, where counting first appends only left the
 // search no order in 300M units. With the narrowing off, nothing proves it with one
-// conflict allowed.
+// conflict allowed, without the :info horizon (which proves it alone).
 func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
 	h := hotKeysWithInfo(t, 2000, 3)
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	restore := check.StrictInfoHorizon(true)
 	provesOnlyWith(t, h, "narrowing", func(off bool) check.Options {
 		return check.Options{Models: models, MaxConflicts: 1, Timeout: 10 * time.Second, Solver: check.SolverOptions{NoPrune: off}}
 	})
+	restore()
+	provedByHorizonAlone(t, h, models)
 }
 
 // TestStrictSearchTurnsProveHotKeysWithInfo: the hot-key family with 2% :info
