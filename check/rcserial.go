@@ -132,17 +132,13 @@ func (s *rcSerial) limitInfo() bool {
 			info = true
 		case tx.Status == history.OK && tx.Complete >= 0:
 			s.completions = append(s.completions, tx.Complete)
-			if tx.Invoke >= 0 {
-				s.infoHorizon = max(s.infoHorizon, tx.Complete-tx.Invoke)
-			}
 		}
 	}
 	slices.Sort(s.completions)
-	if !info || s.infoHorizon == 0 {
-		s.infoHorizon = 0
-		return false
+	if info {
+		s.infoHorizon = infoHorizonOf(s.h)
 	}
-	return true
+	return s.infoHorizon > 0
 }
 
 // pastHorizon reports whether :info transaction t may no longer run inside a trace,

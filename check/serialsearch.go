@@ -188,12 +188,20 @@ func (s *serialSearch) limitInfo() bool {
 	if !optional {
 		return false
 	}
-	for _, t := range s.rtCompleted {
-		if tx := &s.h.Txns[t]; tx.Invoke >= 0 {
-			s.infoHorizon = max(s.infoHorizon, tx.Complete-tx.Invoke)
+	s.infoHorizon = infoHorizonOf(s.h)
+	return s.infoHorizon > 0
+}
+
+// infoHorizonOf is limitInfo's horizon: the longest :ok transaction's duration, in
+// client events (0: none known).
+func infoHorizonOf(h *history.History) int32 {
+	d := int32(0)
+	for i := range h.Txns {
+		if tx := &h.Txns[i]; tx.Status == history.OK && tx.Invoke >= 0 && tx.Complete >= 0 {
+			d = max(d, tx.Complete-tx.Invoke)
 		}
 	}
-	return s.infoHorizon > 0
+	return d
 }
 
 // gate is how many of rtCompleted must have run before t may (0 without gates).
