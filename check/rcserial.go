@@ -834,13 +834,15 @@ func (c *checker) proveByStrongWitness(in *encode.Inference, plain []string) boo
 		return false
 	}
 	// First with the :info transactions near their invokes (serialSearch.limitInfo),
-	// within a sixteenth of the states (the store's histories with 2% :info needed
-	// 47-769 at 1K-2K, where the search without the horizon needed 1.7K-491K), then
-	// without: on hot keys with :info, where neither finds an order, the first took
-	// half the time left, and read committed alone 17.2 CPU-s went to 22.8.
+	// within a quarter of the states, then without. The store's histories with 2%
+	// :info needed 36-769 failed states at 1K-2K (1.7K-491K without the horizon); its
+	// hot variant (100 zipf keys, values 1..3) at 10K more than a sixteenth (seed 1:
+	// unknown at 30 s with a sixteenth, 0.9 CPU-s with a quarter). Bounded, since on
+	// hot keys with :info, where neither finds an order, the first took half the
+	// time left with the whole bound.
 	if !noInfoHorizon {
 		c.progress("searching the orders of the processes under real time for a witness, :info transactions near their invokes")
-		if c.witnessSearch(in, true, pr.Win, strongWitnessStates/16, plain, true) {
+		if c.witnessSearch(in, true, pr.Win, strongWitnessStates/4, plain, true) {
 			return true
 		}
 	}
