@@ -666,17 +666,7 @@ func (s *rcSerial) runLimited(maxStates int) Validity {
 // model and those whose graph contains its graph) when no order exists.
 func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
 	defer c.proveBySessionWitness(in, names)
-	// With :info transactions that append, the exact search wanders among the ones
-	// that never committed; the strong witness, within its windows and first with the
-	// :info transactions near their invokes, mostly finds an order that proves every
-	// per-read model, these with process and real-time order too (the independent
-	// generator's read-committed store with 2% :info, 10K, --model all: strong and
-	// strong-session read committed unknown at 30 s after the exact search's half).
-	if infoAppends(in) && !c.opts.Solver.NoWitness && !c.opts.Solver.NoSerialSearch {
-		if strong := c.witnessable(names, true); len(strong) > 0 {
-			c.proveByStrongWitness(in, strong)
-		}
-	}
+	c.strongWitnessFirst(in, names)
 	for _, m := range names {
 		spec := models[m]
 		if !spec.perRead || spec.single || !spec.process || c.proven[m] || c.budget.out() || len(c.forbiddenFound(m)) > 0 || c.opts.Solver.NoWitness {
@@ -731,18 +721,7 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 	if c.opts.Solver.NoWitness || c.opts.Solver.NoSerialSearch || c.budget.out() {
 		return
 	}
-	// With :info transactions that append, the session search mostly wanders among
-	// the ones that never committed (see proveByStrongWitness), which the strong
-	// search's windows settle: it goes first, for the models with process or
-	// real-time order too (its order keeps both). Without, the session search found
-	// an order at once where it was measured, and the strong one's narrowing would
-	// only cost (a 10K history with a lost update, which the read-by-read repairs
-	// prove after: 0.6-1.2 s more).
-	if infoAppends(in) {
-		if strong := c.witnessable(names, true); len(strong) > 0 {
-			c.proveByStrongWitness(in, strong)
-		}
-	}
+	c.strongWitnessFirst(in, names)
 	plain := c.witnessable(names, false)
 	if len(plain) == 0 || c.sessionWitnessTried {
 		return
@@ -750,6 +729,26 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 	c.sessionWitnessTried = true
 	c.progress("searching the orders of the processes for a witness")
 	c.witnessSearch(in, false, nil, rcWitnessStates, plain, false)
+}
+
+// strongWitnessFirst runs the strong witness (proveByStrongWitness, once) for the
+// models of names a verified order may prove, where :info transactions append. There
+// the session search and the exact one mostly wander among the :info transactions that
+// never committed, which the strong search's windows and the :info horizon settle; its
+// order keeps process and real-time order, so it proves the models with those orders
+// too (the independent generator's read-committed store with 2% :info, 10K, --model
+// all: strong and strong-session read committed were unknown at 30 s after the exact
+// search's half). Without :info appenders the session search found its orders at
+// once where it was measured, and the strong one's narrowing would only cost (a 10K
+// history with a lost update, which the read-by-read repairs prove after: 0.6-1.2 s
+// more).
+func (c *checker) strongWitnessFirst(in *encode.Inference, names []string) {
+	if !infoAppends(in) || c.opts.Solver.NoWitness || c.opts.Solver.NoSerialSearch {
+		return
+	}
+	if strong := c.witnessable(names, true); len(strong) > 0 {
+		c.proveByStrongWitness(in, strong)
+	}
 }
 
 // witnessable returns the models of names not proved yet that a verified order of the
