@@ -121,23 +121,16 @@ type rcSerial struct {
 // the longest :ok duration past their invoke) under real-time order. The search is then
 // no longer exact: it only proves (witnessSearch), and Invalid means nothing.
 func (s *rcSerial) limitInfo() bool {
-	if !s.realtime {
+	if !s.realtime || !infoAppends(s.in) {
 		return false
 	}
-	info := false
 	for t := range s.h.Txns {
-		tx := &s.h.Txns[t]
-		switch {
-		case tx.Status == history.Info && len(s.writers[t]) > 0:
-			info = true
-		case tx.Status == history.OK && tx.Complete >= 0:
+		if tx := &s.h.Txns[t]; tx.Status == history.OK && tx.Complete >= 0 {
 			s.completions = append(s.completions, tx.Complete)
 		}
 	}
 	slices.Sort(s.completions)
-	if info {
-		s.infoHorizon = infoHorizonOf(s.h)
-	}
+	s.infoHorizon = infoHorizonOf(s.h)
 	return s.infoHorizon > 0
 }
 
