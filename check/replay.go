@@ -220,7 +220,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			left = left || !c.proven[m]
 		}
 		if !left || strictSearched || c.opts.Solver.NoSerialSearch || c.budget.out() || noReplay(false) ||
-			len(h.Txns) > maxStrictSearchTxns || lostUpdate() {
+			len(h.Txns) > maxSerialSearchTxns || lostUpdate() {
 			return false
 		}
 		strictSearched = true
@@ -609,6 +609,3 @@ func commitsOf(h *history.History) []encode.Commit {
 	}
 	return commit
 }
-
-// maxStrictSearchTxns bounds the histories the strict search runs on (experiment).
-var maxStrictSearchTxns = 1 << 30
