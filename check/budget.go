@@ -133,6 +133,11 @@ func (b *budget) message(m string) string {
 		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
 }
 
+// capPassed reports whether a time cap of the checker's own (capTime) has passed.
+func (b *budget) capPassed() bool {
+	return !b.capUntil.IsZero() && !time.Now().Before(b.capUntil)
+}
+
 // capTime bounds the solver runs that follow to end within d, as capConflicts does by
 // conflicts; the returned function lifts the cap.
 func (b *budget) capTime(d time.Duration) (lift func()) {

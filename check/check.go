@@ -77,6 +77,9 @@ type checker struct {
 	// their own bound without a verdict: a later round rebuilds the same problem, where
 	// they would end the same, so it skips them.
 	stagesDone map[string]int
+	// paused: per model, where decideAlternating's rounds stopped at the model's share
+	// of the time (decidePruned), for them to go on from there.
+	paused map[string]*pausedRounds
 	// localRuns counts the runs of the rounds' local search (their seeds and Luby lengths).
 	localRuns int
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
