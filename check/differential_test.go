@@ -51,7 +51,7 @@ var serialAndSnapshotSets = [][]string{
 // compareAllModels checks the models in one call: what one model's search finds must
 // not leak into another's verdict.
 func compareAllModels(t *testing.T, models []string, cfg brute.Config, n int) {
-	fails := 0
+	fails, pauses := 0, 0
 	for seed := 0; seed < n; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 1))
 		h := brute.Random(rng, cfg)
@@ -66,8 +66,29 @@ func compareAllModels(t *testing.T, models []string, cfg brute.Config, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// And again with each model's rounds paused once, before their first
+		// (shareTime's pause, as at the end of a model's share of the time), so that
+		// the models after it are decided before it resumes.
+		pausedOnce := map[string]bool{}
+		pauseHook = func(m string) bool {
+			first := !pausedOnce[m]
+			pausedOnce[m] = true
+			return first
+		}
+		paused, err := Check(h, Options{Models: models})
+		pauseHook = nil
+		pauses += len(pausedOnce)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, mr := range res.Models {
 			want := brute.Check(h, mr.Model)
+			if pm := paused.Models[i]; pm.Model != mr.Model || (pm.Valid == Valid) != want {
+				fails++
+				if fails <= 5 {
+					t.Errorf("seed %d: %s checked with the others, rounds paused: %v (%s), brute force says valid=%v\n%s", seed, pm.Model, pm.Valid, pm.Message, want, brute.Format(h))
+				}
+			}
 			if (mr.Valid == Valid) != want {
 				fails++
 				if fails <= 5 {
@@ -82,6 +103,7 @@ func compareAllModels(t *testing.T, models []string, cfg brute.Config, n int) {
 			}
 		}
 	}
+	t.Logf("%d histories; rounds paused and resumed %d times", n, pauses)
 }
 
 func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {

@@ -185,7 +185,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 		}
 	}
 	for slice := first; ; slice *= 2 {
-		if slice > first && (c.budget.capPassed() || pauseHook != nil && pauseHook(m)) {
+		if slice > first && c.budget.capPassed() || pauseHook != nil && pauseHook(m) {
 			// The model's share of the time is spent (decidePruned): the models
 			// after it get theirs, and these rounds go on after them.
 			if c.paused == nil {
@@ -397,8 +397,8 @@ var skipStrictWitness bool
 // histories reach the searches after it.
 var skipReplays bool
 
-// pauseHook, when set (tests), is asked at each of decideAlternating's rounds after its
-// first whether to pause them there, as at the end of the model's share of the time.
+// pauseHook, when set (tests), is asked at each of decideAlternating's rounds whether to
+// pause them there, as at the end of the model's share of the time.
 var pauseHook func(m string) bool
 
 // alternateHook, when set (tests), sees each strict witness round of decideAlternating.

@@ -48,9 +48,13 @@ func TestPausedRoundsResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paused := 0
+	paused, rounds := 0, 0
 	pauseHook = func(m string) bool {
-		if m == "serializable" && paused == 0 {
+		if m != "serializable" {
+			return false
+		}
+		rounds++
+		if rounds == 2 { // after its first round
 			paused++
 			return true
 		}
