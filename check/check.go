@@ -80,6 +80,8 @@ type checker struct {
 	// paused: per model, where decideAlternating's rounds stopped at the model's share
 	// of the time (decidePruned), for them to go on from there.
 	paused map[string]*pausedRounds
+	// strongPlainTried: strongWitnessFirst's search without windows ran.
+	strongPlainTried bool
 	// localRuns counts the runs of the rounds' local search (their seeds and Luby lengths).
 	localRuns int
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).
