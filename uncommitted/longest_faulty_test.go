@@ -3,7 +3,6 @@ package uncommitted_test
 import (
 	"testing"
 
-	"doppel/history"
 	"doppel/uncommitted"
 	"doppel/workload"
 )
@@ -17,15 +16,7 @@ func TestLongestReadsWitnessProvesFaultyHistories(t *testing.T) {
 	for _, seed := range []int64{1, 3, 12, 15} { // w1–w4; 12 and 15 need the dead-end rule that fills any waiting position
 		spec := workload.DefaultSpec()
 		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 20, 3, 1, 10, 4, 2000, seed
-		opt := workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.05, Info: 0.05, Fail: 0.05}
-		bld := history.NewBuilder("faulty")
-		if err := workload.Simulate(spec, opt, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := simulated(t, spec, workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.05, Info: 0.05, Fail: 0.05})
 		x := uncommitted.NewIndex(h)
 		if len(x.Findings) > 0 || x.Open() == 0 {
 			t.Fatalf("seed %d: %d findings, %d open keys: not the history this test is about", seed, len(x.Findings), x.Open())

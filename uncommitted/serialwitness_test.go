@@ -18,15 +18,7 @@ func TestSerialWitnessProvesReadUncommitted(t *testing.T) {
 	for _, seed := range []int64{1, 2} {
 		spec := workload.DefaultSpec()
 		spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 20, 3, 1, 10, 4, 1000, seed
-		opt := workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.05, Faults: []string{workload.FaultStaleRead}}
-		bld := history.NewBuilder("stale")
-		if err := workload.Simulate(spec, opt, bld.Add); err != nil {
-			t.Fatal(err)
-		}
-		h, err := bld.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := simulated(t, spec, workload.SimOptions{Behaviour: workload.SimFaulty, FaultRate: 0.05, Faults: []string{workload.FaultStaleRead}})
 		x := uncommitted.NewIndex(h)
 		if len(x.Findings) > 0 || x.Open() == 0 {
 			t.Fatalf("seed %d: %d findings, %d open keys: not the history this test is about", seed, len(x.Findings), x.Open())
@@ -43,4 +35,18 @@ func TestSerialWitnessProvesReadUncommitted(t *testing.T) {
 			t.Fatalf("seed %d: %v (by a witness: %v), want valid by a witness", seed, r.Verdict, r.ByWitness)
 		}
 	}
+}
+
+// simulated is the history workload.Simulate gives for spec and opt.
+func simulated(t *testing.T, spec workload.Spec, opt workload.SimOptions) *history.History {
+	t.Helper()
+	bld := history.NewBuilder("simulated")
+	if err := workload.Simulate(spec, opt, bld.Add); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bld.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
