@@ -110,7 +110,7 @@ func (c *checker) decidePruned(in *encode.Inference, names []string, results map
 		}
 		results[m] = &ModelResult{Model: m, Valid: v, Message: msg}
 	}
-	defer c.resumePaused(in, names, results)
+	defer c.resumePaused(in, names, results, settleAll)
 	for _, m := range serial {
 		if results[m] != nil && results[m].Valid == Invalid {
 			if c.serialRefuted == nil {
@@ -264,8 +264,9 @@ func (c *checker) shareTime(names []string, results map[string]*ModelResult) (li
 }
 
 // resumePaused goes on with the rounds of the models that shareTime paused (unknown at
-// their share), in the order they were decided, with the time left.
-func (c *checker) resumePaused(in *encode.Inference, names []string, results map[string]*ModelResult) {
+// their share), in the order they were decided, with the time left; a strict solution
+// found there settles every model (settle).
+func (c *checker) resumePaused(in *encode.Inference, names []string, results map[string]*ModelResult, settle func()) {
 	for _, m := range decideOrder(names) {
 		mr := results[m]
 		if c.paused[m] == nil || mr == nil || mr.Valid != Unknown {
@@ -282,11 +283,8 @@ func (c *checker) resumePaused(in *encode.Inference, names []string, results map
 		v, msg, strictValid := c.decideAlternating(in, m)
 		mr.Valid, mr.Message = v, msg
 		if strictValid {
-			for _, r := range results {
-				if r.Valid == Unknown {
-					r.Valid, r.Message = Valid, ""
-				}
-			}
+			settle()
+			return
 		}
 	}
 	clear(c.paused)
