@@ -1,12 +1,6 @@
 package check
 
-import (
-	"path/filepath"
-	"testing"
-
-	"doppel/encode"
-	"doppel/history"
-)
+import "testing"
 
 // TestStrongWitnessWithoutWindows: the independent generator's read-committed store
 // without :info, 30 clients on 20 zipf keys (2,000 transactions). The serial search
@@ -15,12 +9,7 @@ import (
 // real-time order; the session search (process order alone) finds none within its
 // own bound (rcWitnessStates), which is why the real-time one comes first.
 func TestStrongWitnessWithoutWindows(t *testing.T) {
-	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "rc-engine-hot-2000-s1.edn.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := encode.InferPerRead(h)
-	in.CheckValues()
+	h, in := perReadSearchHistory(t, "rc-engine-hot-2000-s1.edn.gz")
 	if infoAppends(in) {
 		t.Fatal("an :info transaction appends: strongWitnessFirst would narrow first")
 	}
@@ -39,13 +28,7 @@ func TestStrongWitnessWithoutWindows(t *testing.T) {
 		if v != Valid || s.states > strongPlainStates {
 			t.Fatalf("under real-time order: %v after %d failed states, want an order within %d", v, s.states, strongPlainStates)
 		}
-		at, err := verifyPerReadLists(h, in, s.order)
-		if err != nil {
-			t.Fatalf("the order does not verify: %v", err)
-		}
-		if err := verifyOrders(h, at, true, true); err != nil {
-			t.Fatalf("the order breaks process or real-time order: %v", err)
-		}
+		wantStrongOrder(t, h, in, s.order, "under real-time order")
 	}
 	t.Logf("failed states: %d under real-time order, %d under process order alone", states[true], states[false])
 	if states[true]*10 > states[false] {
