@@ -390,29 +390,19 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 		res.Verdict = Unknown
 		return res
 	}
-	if !process && !x.NoSerial {
-		// Without process order, an order of the writers under process order is a
-		// witness still (its attribution's graph holds read uncommitted's); where none
-		// exists that proves nothing here, so the search over attributions follows.
-		x.progress("ordering the writers of read uncommitted, as a witness")
-		if v, _ := x.Serial(false, stop); v == Valid {
-			res.ByWitness = true
-			return res
-		}
-		if stop != nil && stop() {
-			res.Verdict = Unknown
-			return res
-		}
-	}
-	if process && !x.NoSerial {
-		// An order of the writers, when the search applies, decides exactly; where the
-		// search over attributions meets a lost update's loser under process order
-		// only key by key, it is lost in a pigeonhole over duplicate values.
+	if !x.NoSerial {
+		// An order of the writers under process order, when the search applies,
+		// decides the strong forms exactly; where the search over attributions meets a
+		// lost update's loser under process order only key by key, it is lost in a
+		// pigeonhole over duplicate values. Without process order asked the order is a
+		// witness still (its attribution's graph holds read uncommitted's), and where
+		// none exists that proves nothing: the search over attributions follows.
 		x.progress("ordering the writers of read uncommitted")
-		switch v, proof := x.Serial(realtime, stop); v {
-		case Valid:
+		switch v, proof := x.Serial(process && realtime, stop); {
+		case v == Valid:
+			res.ByWitness = !process
 			return res
-		case Invalid:
+		case v == Invalid && process:
 			res.Verdict, res.Serial = Invalid, proof
 			return res
 		}
