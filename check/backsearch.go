@@ -172,14 +172,20 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 				own[h.Ops[i].Key]++
 			}
 		}
-		readKey := map[int32]bool{}
-		lastVal := map[int32]int32{}
+		readKeys := []int32{}
+		// Per key t appends to, in the order of its first append: the last value it
+		// appends there and whether t also reads the key.
+		var tops []backTop
 		for i := tx.OpStart; i < tx.OpEnd; i++ {
 			op := &h.Ops[i]
 			k := op.Key
 			if op.Kind == history.Append {
 				before[k]++
-				lastVal[k] = op.Value
+				if j := slices.IndexFunc(tops, func(e backTop) bool { return e.key == k }); j >= 0 {
+					tops[j].value = op.Value
+				} else {
+					tops = append(tops, backTop{key: k, value: op.Value})
+				}
 				s.opClass[i] = -1
 				if c, ok := classOf[uint64(k)<<32|uint64(uint32(op.Value))]; ok {
 					s.opClass[i] = c
@@ -190,7 +196,7 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 			if !op.Known {
 				continue
 			}
-			readKey[k] = true
+			readKeys = append(readKeys, k)
 			at := op.End - op.Start - before[k] // the key's position below t
 			p := at + own[k]
 			if at < 0 || p > s.pos[k] {
@@ -202,11 +208,12 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 			s.readSlots = append(s.readSlots, sl)
 		}
 		s.readSlotStart[t+1] = int32(len(s.readSlots))
-		for k, v := range lastVal {
-			if readKey[k] {
+		for _, e := range tops {
+			k := e.key
+			if slices.Contains(readKeys, k) {
 				continue // found through its read's slot
 			}
-			key := uint64(k)<<32 | uint64(uint32(v))
+			key := uint64(k)<<32 | uint64(uint32(e.value))
 			b, ok := s.topOf[key]
 			if !ok {
 				b = int32(len(topLists))
@@ -227,6 +234,9 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 	s.bucketStart, s.bucketsOf = flatten(keyBuckets)
 	return s
 }
+
+// backTop is a key a transaction appends to and the last value it appends there.
+type backTop struct{ key, value int32 }
 
 // flatten lays lists end to end: list i is flat[start[i]:start[i+1]].
 func flatten(lists [][]int32) (start, flat []int32) {
