@@ -51,7 +51,6 @@ func searchSerialBackward(h *history.History, in *encode.Inference, commit []enc
 
 type backSearch struct {
 	h *history.History
-	n int32
 
 	// Per key: the appends left to it (its position), its trace's length and its first
 	// slot (positions 0..total appends of the key are slots base+position).
@@ -64,12 +63,14 @@ type backSearch struct {
 	readerStart, readers, pending []int32
 	// readSlots[readSlotStart[t]:readSlotStart[t+1]]: the slots of t's known reads.
 	readSlotStart, readSlots []int32
-	// tops[topStart[b]:topStart[b+1]]: per bucket (a key and a value: topOf), the
+	// tops[topStart[b]:topStart[b+1]]: per bucket (a key and a value), the
 	// transactions whose last append to the key without reading it appends the value;
-	// bucketsOf[bucketStart[k]:bucketStart[k+1]]: key k's buckets.
+	// bucketsOf[bucketStart[k]:bucketStart[k+1]]: key k's buckets. slotTop: per slot at
+	// position p >= 1 of its key, the bucket of the trace's value at p-1 (noBucket: none;
+	// everyBucket past the trace, where any value may end the key).
 	topStart, tops         []int32
 	bucketStart, bucketsOf []int32
-	topOf                  map[uint64]int32
+	slotTop                []int32
 	// Per (key, value) the trace holds (class): demand, its positions below the key's
 	// position; supply, the appends of it left. opClass: per micro-op, its append's
 	// class (-1: none).
@@ -99,11 +100,11 @@ type backSearch struct {
 func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Commit) *backSearch {
 	n := int32(len(h.Txns))
 	nk := int32(len(in.Keys))
-	s := &backSearch{h: h, n: n,
+	s := &backSearch{h: h,
 		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk),
 		own: make([]int32, nk), stamp: make([]int32, nk),
 		left: make([]bool, n), appends: make([]bool, n), prio: make([]int64, n), zob: make([]uint64, n),
-		seen: make([]int32, n), topOf: map[uint64]int32{}, failed: map[uint64]struct{}{},
+		seen: make([]int32, n), failed: map[uint64]struct{}{},
 		opClass: make([]int32, len(h.Ops)),
 	}
 	for t := int32(0); t < n; t++ {
@@ -152,6 +153,7 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 	s.pending = make([]int32, slots)
 	readersAt := make([][]int32, slots)
 	var topLists [][]int32
+	topOf := map[uint64]int32{} // per (key, value), its bucket
 	keyBuckets := make([][]int32, nk)
 	s.readSlotStart = make([]int32, n+1)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -214,10 +216,10 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 				continue // found through its read's slot
 			}
 			key := uint64(k)<<32 | uint64(uint32(e.value))
-			b, ok := s.topOf[key]
+			b, ok := topOf[key]
 			if !ok {
 				b = int32(len(topLists))
-				s.topOf[key] = b
+				topOf[key] = b
 				topLists = append(topLists, nil)
 				keyBuckets[k] = append(keyBuckets[k], b)
 			}
@@ -232,8 +234,27 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 	s.readerStart, s.readers = flatten(readersAt)
 	s.topStart, s.tops = flatten(topLists)
 	s.bucketStart, s.bucketsOf = flatten(keyBuckets)
+	s.slotTop = make([]int32, slots)
+	for k := int32(0); k < nk; k++ {
+		for p := int32(1); p <= s.pos[k]; p++ {
+			top := int32(everyBucket)
+			if p <= s.traceLen[k] {
+				top = noBucket
+				if b, ok := topOf[uint64(k)<<32|uint64(uint32(s.trace[k][p-1]))]; ok {
+					top = b
+				}
+			}
+			s.slotTop[s.base[k]+p] = top
+		}
+	}
 	return s
 }
+
+// slotTop's marks besides a bucket.
+const (
+	noBucket    = -1
+	everyBucket = -2
+)
 
 // backTop is a key a transaction appends to and the last value it appends there.
 type backTop struct{ key, value int32 }
@@ -277,7 +298,7 @@ func (s *backSearch) fits(t int32) bool {
 		}
 		at := s.own[k]
 		if op.Kind == history.Append {
-			if at < s.traceLen[k] && s.traceAt(k, at) != op.Value {
+			if at < s.traceLen[k] && s.trace[k][at] != op.Value {
 				return false
 			}
 			s.own[k] = at + 1
@@ -289,9 +310,6 @@ func (s *backSearch) fits(t int32) bool {
 	}
 	return true
 }
-
-// traceAt is the trace's value at position p of key k (inside it).
-func (s *backSearch) traceAt(k, p int32) int32 { return s.trace[k][p] }
 
 // place takes t as the last of those left (it fits). It reports false when that
 // leaves a reader without its position or a (key, value) without the appends its
@@ -420,19 +438,11 @@ func (s *backSearch) dfs() bool {
 		for _, t := range s.readers[s.readerStart[sl]:s.readerStart[sl+1]] {
 			consider(t)
 		}
-		if p == 0 {
+		if p == 0 || s.slotTop[sl] == noBucket {
 			continue
 		}
-		want := int32(-1) // past the trace: every bucket of k
-		if p <= s.traceLen[k] {
-			b, ok := s.topOf[uint64(k)<<32|uint64(uint32(s.trace[k][p-1]))]
-			if !ok {
-				continue
-			}
-			want = b
-		}
 		for _, b := range s.bucketsOf[s.bucketStart[k]:s.bucketStart[k+1]] {
-			if want >= 0 && b != want {
+			if top := s.slotTop[sl]; top != everyBucket && b != top {
 				continue
 			}
 			for _, t := range s.tops[s.topStart[b]:s.topStart[b+1]] {
