@@ -298,9 +298,16 @@ func (x *Index) serialRun(process, hints bool, stop func() bool) ([]keyAttributi
 // writers; L's last writer to every other :ok writer with an append to the key no
 // position took) and the model's orders is acyclic.
 func (x *Index) verifyAttribution(process, realtime bool, attr []keyAttribution) bool {
+	d, ok := x.attributionGraph(process, realtime, attr)
+	return ok && d.findCycle() == nil
+}
+
+// attributionGraph builds the graph of attr for verifyAttribution (ok false when attr
+// is not an attribution of the open keys).
+func (x *Index) attributionGraph(process, realtime bool, attr []keyAttribution) (*decider, bool) {
 	h := x.h
 	if len(attr) != len(x.open) {
-		return false
+		return nil, false
 	}
 	d := &decider{h: h, n: len(h.Txns)}
 	d.orderEdges(process, realtime)
@@ -335,20 +342,20 @@ func (x *Index) verifyAttribution(process, realtime bool, attr []keyAttribution)
 	for i, o := range x.open {
 		a, avail, total := attr[i], avail[i], total[i]
 		if a.li < 0 || a.li >= len(o.ls) {
-			return false
+			return nil, false
 		}
 		l := o.ls[a.li]
 		if len(a.at) != len(l) {
-			return false
+			return nil, false
 		}
 		used := map[int32]int32{}
 		for p, t := range a.at {
 			if t >= 0 && h.Txns[t].Status != history.OK {
-				return false
+				return nil, false
 			}
 			k := kv{t, l[p]}
 			if avail[k] == 0 {
-				return false // no such append left
+				return nil, false // no such append left
 			}
 			avail[k]--
 			if t >= 0 {
@@ -366,7 +373,7 @@ func (x *Index) verifyAttribution(process, realtime bool, attr []keyAttribution)
 			}
 		}
 	}
-	return d.findCycle() == nil
+	return d, true
 }
 
 // pinsOf returns, for L (one longest read of open key o), the transaction each

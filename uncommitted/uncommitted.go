@@ -136,6 +136,10 @@ type Index struct {
 	// NoSerial: Decide skips the serial search and the longest-reads witness (so that
 	// tests reach the search over attributions).
 	NoSerial bool
+	// NoSolver: Decide searches the attributions by backtracking (search.go) alone;
+	// SolverOnly: with the solver (solve.go) alone, without the backtracking search's
+	// first steps. For tests.
+	NoSolver, SolverOnly bool
 	// Progress, if set, is told each stage Decide starts (so that a limit reached
 	// names the stage it was reached in).
 	Progress func(stage string)
@@ -425,18 +429,55 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	d.fromEdge = make([]edge, len(d.adj))
 	d.stamp = make([]uint32, len(d.adj))
 	d.initOrder()
-	ok := d.search(x.open, 0)
+	if !x.NoSolver {
+		// The backtracking search first, for a few steps: where its first choices
+		// (writers by midpoint) are right it ends at once, before the solver's
+		// encoding is built. It undoes what it did when it stops.
+		d.stop = func() bool { return d.steps >= searchFirstSteps || stop != nil && stop() }
+	}
+	ok := false
+	if x.SolverOnly {
+		d.stopped = true // as if the first steps ran out
+	} else {
+		ok = d.search(x.open, 0)
+	}
 	res.Steps = d.steps
 	switch {
 	case ok:
 		res.Verdict = Valid
-	case d.stopped:
-		res.Verdict = Unknown
-	default:
+		return res
+	case !d.stopped:
 		res.Verdict, res.Cycle = Invalid, d.cycle
+		return res
+	case x.NoSolver || stop != nil && stop():
+		res.Verdict = Unknown
+		return res
+	}
+	v, _, ran := x.solveOpen(process, realtime, stop)
+	if !ran {
+		// Too large an encoding: the search goes on, with the caller's stop only.
+		d.stop, d.stopped = stop, false
+		ok := d.search(x.open, 0)
+		res.Steps = d.steps
+		switch {
+		case ok:
+			res.Verdict = Valid
+		case d.stopped:
+			res.Verdict = Unknown
+		default:
+			res.Verdict, res.Cycle = Invalid, d.cycle
+		}
+		return res
+	}
+	res.Verdict = v
+	if v == Invalid {
+		res.Cycle = x.exampleCycle(process, realtime)
 	}
 	return res
 }
+
+// searchFirstSteps bounds the backtracking search's first run, before the solver's.
+const searchFirstSteps = 1 << 16
 
 // push adds an edge, pop removes the last one pushed from a node; edges are popped in
 // the reverse order of their pushes, so the last tail in radj is the edge's own.

@@ -1,6 +1,7 @@
 package uncommitted
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -125,11 +126,13 @@ func TestBeforeSearch(t *testing.T) {
 	}
 }
 
+var decideSeeds = flag.Int("decide-seeds", 3000, "random histories TestDecideRandom compares with the oracle")
+
 // TestDecideRandom compares Decide with the oracle on small random histories with few
 // values (duplicates on every key), the index reused across the three models as the
 // checker does.
 func TestDecideRandom(t *testing.T) {
-	seeds := 3000
+	seeds := *decideSeeds
 	if testing.Short() {
 		seeds = 300
 	}
@@ -142,12 +145,20 @@ func TestDecideRandom(t *testing.T) {
 			open++
 		}
 		for _, m := range modelsUnderTest {
-			// With the serial search, and with the search over attributions alone.
-			for _, noSerial := range []bool{false, true} {
-				x.NoSerial = noSerial
+			// With the serial search, and with the search over attributions alone: by
+			// the solver, and by backtracking.
+			want := brute.Check(h, m.name)
+			for _, mode := range []struct{ noSerial, noSolver, solverOnly bool }{{false, false, false}, {true, false, true}, {true, true, false}} {
+				x.NoSerial, x.NoSolver, x.SolverOnly = mode.noSerial, mode.noSolver, mode.solverOnly
 				r := x.Decide(m.process, m.realtime, nil, nil)
-				if want := brute.Check(h, m.name); (r.Verdict == Valid) != want || r.Verdict == Unknown {
-					t.Fatalf("seed %d, %s (no serial search: %v): verdict %v, the oracle says valid=%v\n%s", seed, m.name, noSerial, r.Verdict, want, brute.Format(h))
+				if (r.Verdict == Valid) != want || r.Verdict == Unknown {
+					t.Fatalf("seed %d, %s (%+v): verdict %v, the oracle says valid=%v\n%s", seed, m.name, mode, r.Verdict, want, brute.Format(h))
+				}
+				if r.Verdict == Invalid && r.Serial == nil && len(r.Findings) == 0 {
+					if len(r.Cycle) == 0 {
+						t.Fatalf("seed %d, %s: not valid with no cycle to show\n%s", seed, m.name, brute.Format(h))
+					}
+					checkCycle(t, r.Cycle)
 				}
 			}
 		}
