@@ -147,6 +147,16 @@ func dupKeys(txns int, seed int64) workload.Spec {
 	return s
 }
 
+// abortedReads is a faulty database that lets reads see aborted appends (`doppel gen
+// --behaviour faulty --faults aborted-read --fault-rate 0.05 --sessions 10 --ops 4
+// --keys 20 --dup-keys 1 --val-domain 3`): read uncommitted's strong forms search the
+// attributions there.
+func abortedReads(txns int, seed int64) workload.Spec {
+	s := workload.DefaultSpec()
+	s.Keys, s.ValDomain, s.DupKeys, s.Sessions, s.Ops, s.Txns, s.Seed = 20, 3, 1, 10, 4, txns, seed
+	return s
+}
+
 // longLists is dupKeys with ten operations a transaction (`--sessions 8 --ops 10
 // --keys 10 --dup-keys 1 --val-domain 2`): long lists of two values.
 func longLists(txns int, seed int64) workload.Spec {
@@ -293,6 +303,16 @@ func hardScenarios() []Scenario {
 	for _, txns := range []int{1000, 10_000} {
 		out = append(out, Scenario{Name: "uncommitted-dupkeys-" + count(txns), Spec: dupKeys(txns, 1), Sim: serializable,
 			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true})
+	}
+	// Read uncommitted's strong forms where aborted appends fill positions: the solver
+	// over attributions (uncommitted/solve.go).
+	for _, sc := range []struct {
+		txns int
+		seed int64
+	}{{100, 2}, {200, 1}, {200, 2}, {300, 1}} {
+		out = append(out, Scenario{Name: fmt.Sprintf("uncommitted-aborted-%s-s%d", count(sc.txns), sc.seed), Spec: abortedReads(sc.txns, sc.seed),
+			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead}, FaultRate: 0.05},
+			Models: []string{"strong-session-read-uncommitted", "strong-read-uncommitted"}, Hard: true})
 	}
 	for _, kind := range workload.AllInjections {
 		expect := invalidAll

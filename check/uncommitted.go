@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,35 +37,87 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		// refutes what it cannot prove (a lost update's loser under process order).
 		c.replayUncommitted(names, false)
 	}
-	for _, m := range names {
+	// Each model in turn, then again those its share of the time left unknown. Where
+	// a deadline is set, a model's turn is capped at its share of the time left (the
+	// first one asked took it all, and a stronger form the solver proves in a second
+	// was left unknown); the second round has no cap.
+	// Strongest first: one proved valid proves the weaker forms (graphWithin).
+	byStrength := slices.Clone(names)
+	strength := func(m string) int {
+		n := 0
+		if models[m].process {
+			n++
+		}
+		if models[m].realtime {
+			n++
+		}
+		return n
+	}
+	slices.SortStableFunc(byStrength, func(a, b string) int { return strength(b) - strength(a) })
+	var capped []string
+	for round := 0; round < 2; round++ {
+		todo := byStrength
+		if round == 1 {
+			todo, capped = capped, nil
+		}
+		for i, m := range todo {
+			stop := c.budget.stop
+			if left := len(todo) - i; round == 0 && left > 1 && !c.budget.deadline.IsZero() {
+				capAt := time.Now().Add(time.Until(c.budget.deadline) / time.Duration(left))
+				stop = func() bool { return c.budget.stop() || !time.Now().Before(capAt) }
+			}
+			c.decideUncommittedModel(m, names, stop, results, &x, &replayed, &findingsAdded)
+			if mr := results[m]; round == 0 && mr.Valid == Unknown && !c.budget.out() {
+				capped = append(capped, m)
+			}
+		}
+	}
+	return results
+}
+
+// decideUncommittedModel decides read-uncommitted model m (one of names) into results,
+// with stop as its limit; x, replayed and findingsAdded are decideUncommitted's, shared
+// by the models.
+func (c *checker) decideUncommittedModel(m string, names []string, stop func() bool, results map[string]*ModelResult, xp **uncommitted.Index, replayed, findingsAdded *bool) {
+	x := *xp
+	{
 		spec := models[m]
 		mr := &ModelResult{Model: m}
+		for _, v := range names {
+			if r := results[v]; r != nil && r.Valid == Valid && graphWithin(m, v) && !c.budget.out() {
+				// A model whose graph holds m's proved valid: so is m.
+				mr.Valid = Valid
+				results[m] = mr
+				return
+			}
+		}
 		if c.budget.out() && !c.proven[m] {
 			// A limit already reached holds here too: no new phase starts.
 			mr.Valid, mr.Message = Unknown, c.budget.message(m)
 			results[m] = mr
-			continue
+			return
 		}
 		if c.proven[m] {
 			mr.Valid = Valid
 			results[m] = mr
-			continue
+			return
 		}
 		if len(c.forbiddenFound(m)) > 0 {
 			// A weaker model's refutation (its graph lies within this one's) holds here.
 			mr.Valid = Invalid
 			results[m] = mr
-			continue
+			return
 		}
 		if x == nil {
 			x = uncommitted.NewIndex(c.h)
 			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
+			*xp = x
 		}
 		c.progress("deciding " + m)
 		x.Progress = func(stage string) { c.progress("deciding " + m + ": " + stage) }
-		r := x.Decide(spec.process, spec.realtime, c.budget.stop, func() bool {
-			if !replayed {
-				replayed = true
+		r := x.Decide(spec.process, spec.realtime, stop, func() bool {
+			if !*replayed {
+				*replayed = true
 				c.replayUncommitted(names, true)
 			}
 			return c.proven[m]
@@ -80,8 +133,8 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		default:
 			mr.Valid, mr.Message = Unknown, c.budget.message(m)
 		}
-		if !findingsAdded && len(r.Findings) > 0 {
-			findingsAdded = true
+		if !*findingsAdded && len(r.Findings) > 0 {
+			*findingsAdded = true
 			for _, f := range r.Findings {
 				c.addUncommittedFinding(f)
 			}
@@ -94,7 +147,6 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		}
 		results[m] = mr
 	}
-	return results
 }
 
 // replayUncommitted tries to prove the read-uncommitted models names by verified
