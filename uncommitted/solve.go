@@ -10,7 +10,7 @@ import (
 // solveMaxChoices bounds the position variables of the solver's encoding (one per
 // position of a longest read and class that may take it); past it the search over
 // attributions (search.go) runs instead.
-const solveMaxChoices = 1_000_000
+const solveMaxChoices = 150_000
 
 // solveOpen decides the open keys with the CDCL solver (package sat) and the
 // acyclicity theory (package theory), given the fixed keys' edges and the model's
