@@ -40,6 +40,11 @@ const solveMaxChoices = 150_000
 //
 // The fixed keys' edges and the model's process and real-time order are unguarded.
 func (x *Index) solveOpen(process, realtime bool, stop func() bool) (v Verdict, attr []keyAttribution, ran bool) {
+	return x.solveOpenWithin(process, realtime, 0, stop)
+}
+
+// solveOpenWithin is solveOpen giving up (Unknown) after maxConflicts (0: no bound).
+func (x *Index) solveOpenWithin(process, realtime bool, maxConflicts int64, stop func() bool) (v Verdict, attr []keyAttribution, ran bool) {
 	choices := 0
 	for _, o := range x.open {
 		for _, pos := range o.classes {
@@ -80,7 +85,7 @@ func (x *Index) solveOpen(process, realtime bool, stop func() bool) (v Verdict, 
 		case sat.Unsat:
 			return Invalid, nil, true
 		}
-		if stop != nil && stop() {
+		if stop != nil && stop() || maxConflicts > 0 && s.Stats().Conflicts >= maxConflicts {
 			return Unknown, nil, true
 		}
 	}
