@@ -111,6 +111,7 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 		if x == nil {
 			x = uncommitted.NewIndex(c.h)
 			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
+			x.Conflicts = &c.res.Stats.Conflicts
 			*xp = x
 		}
 		c.progress("deciding " + m)

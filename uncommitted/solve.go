@@ -74,8 +74,15 @@ func (x *Index) solveOpenWithin(process, realtime bool, maxConflicts int64, stop
 	}
 	s.SetConflictLimit(solveChunkConflicts)
 	s.SetDecisionLimit(solveChunkDecisions)
+	counted := int64(0)
 	for {
-		switch s.Solve() {
+		st := s.Solve()
+		if x.Conflicts != nil {
+			// The caller's conflict limit counts these too (its stop reads the total).
+			*x.Conflicts += s.Stats().Conflicts - counted
+			counted = s.Stats().Conflicts
+		}
+		switch st {
 		case sat.Sat:
 			attr = e.attribution()
 			if !x.verifyAttribution(process, realtime, attr) {

@@ -140,6 +140,9 @@ type Index struct {
 	// SolverOnly: with the solver (solve.go) alone, without the backtracking search's
 	// first steps. For tests.
 	NoSolver, SolverOnly bool
+	// Conflicts, when set, is the caller's count of solver conflicts: the solver over
+	// attributions adds its own (so that the caller's limit on them holds here too).
+	Conflicts *int64
 	// Progress, if set, is told each stage Decide starts (so that a limit reached
 	// names the stage it was reached in).
 	Progress func(stage string)
@@ -435,23 +438,27 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 		// encoding is built. It undoes what it did when it stops.
 		d.stop = func() bool { return d.steps >= searchFirstSteps || stop != nil && stop() }
 	}
+	// searched gives the backtracking search's verdict.
+	searched := func(ok bool) Result {
+		res.Steps = d.steps
+		switch {
+		case ok:
+			res.Verdict = Valid
+		case d.stopped:
+			res.Verdict = Unknown
+		default:
+			res.Verdict, res.Cycle = Invalid, d.cycle
+		}
+		return res
+	}
 	ok := false
 	if x.SolverOnly {
 		d.stopped = true // as if the first steps ran out
 	} else {
 		ok = d.search(x.open, 0)
 	}
-	res.Steps = d.steps
-	switch {
-	case ok:
-		res.Verdict = Valid
-		return res
-	case !d.stopped:
-		res.Verdict, res.Cycle = Invalid, d.cycle
-		return res
-	case x.NoSolver || stop != nil && stop():
-		res.Verdict = Unknown
-		return res
+	if ok || !d.stopped || x.NoSolver || stop != nil && stop() {
+		return searched(ok)
 	}
 	if !realtime {
 		// The strong form's solution is one of this model's too (its graph holds this
@@ -470,17 +477,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	if !ran {
 		// Too large an encoding: the search goes on, with the caller's stop only.
 		d.stop, d.stopped = stop, false
-		ok := d.search(x.open, 0)
-		res.Steps = d.steps
-		switch {
-		case ok:
-			res.Verdict = Valid
-		case d.stopped:
-			res.Verdict = Unknown
-		default:
-			res.Verdict, res.Cycle = Invalid, d.cycle
-		}
-		return res
+		return searched(d.search(x.open, 0))
 	}
 	res.Verdict = v
 	if v == Invalid {
