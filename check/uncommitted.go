@@ -295,7 +295,15 @@ func (c *checker) addUncommittedCycle(m string, r uncommitted.Result) {
 			return
 		}
 	}
-	c.res.Anomalies = append(c.res.Anomalies, a)
+	// The forms are decided strongest first: a stronger one refuted by the same cycle
+	// keeps this weaker one's anomaly only, which counts for it too (countsFor).
+	kept := c.res.Anomalies[:0]
+	for _, b := range c.res.Anomalies {
+		if !(b.uncommitted && b.Model != "" && a.Model != "" && b.Model != a.Model && graphWithin(a.Model, b.Model) && slices.Equal(b.Steps, a.Steps)) {
+			kept = append(kept, b)
+		}
+	}
+	c.res.Anomalies = append(kept, a)
 }
 
 // addUncommittedSerial records the serial search's proof for model m (and the models
