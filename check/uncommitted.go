@@ -37,11 +37,10 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 		// refutes what it cannot prove (a lost update's loser under process order).
 		c.replayUncommitted(names, false)
 	}
-	// Each model in turn, then again those its share of the time left unknown. Where
-	// a deadline is set, a model's turn is capped at its share of the time left (the
+	// Strongest first: one proved valid proves the weaker forms (graphWithin). Where a
+	// deadline is set, each model's turn is capped at its share of the time left (the
 	// first one asked took it all, and a stronger form the solver proves in a second
-	// was left unknown); the second round has no cap.
-	// Strongest first: one proved valid proves the weaker forms (graphWithin).
+	// was left unknown); a second round, with no cap, takes those the cap left unknown.
 	byStrength := slices.Clone(names)
 	strength := func(m string) int {
 		n := 0
@@ -80,74 +79,72 @@ func (c *checker) decideUncommitted(names []string) map[string]*ModelResult {
 // by the models.
 func (c *checker) decideUncommittedModel(m string, names []string, stop func() bool, results map[string]*ModelResult, xp **uncommitted.Index, replayed, findingsAdded *bool) {
 	x := *xp
-	{
-		spec := models[m]
-		mr := &ModelResult{Model: m}
-		for _, v := range names {
-			if r := results[v]; r != nil && r.Valid == Valid && graphWithin(m, v) && !c.budget.out() {
-				// A model whose graph holds m's proved valid: so is m.
-				mr.Valid = Valid
-				results[m] = mr
-				return
-			}
-		}
-		if c.budget.out() && !c.proven[m] {
-			// A limit already reached holds here too: no new phase starts.
-			mr.Valid, mr.Message = Unknown, c.budget.message(m)
-			results[m] = mr
-			return
-		}
-		if c.proven[m] {
+	spec := models[m]
+	mr := &ModelResult{Model: m}
+	for _, v := range names {
+		if r := results[v]; r != nil && r.Valid == Valid && graphWithin(m, v) {
+			// A model whose graph holds m's proved valid: so is m.
 			mr.Valid = Valid
 			results[m] = mr
 			return
 		}
-		if len(c.forbiddenFound(m)) > 0 {
-			// A weaker model's refutation (its graph lies within this one's) holds here.
-			mr.Valid = Invalid
-			results[m] = mr
-			return
-		}
-		if x == nil {
-			x = uncommitted.NewIndex(c.h)
-			x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
-			x.Conflicts = &c.res.Stats.Conflicts
-			*xp = x
-		}
-		c.progress("deciding " + m)
-		x.Progress = func(stage string) { c.progress("deciding " + m + ": " + stage) }
-		r := x.Decide(spec.process, spec.realtime, stop, func() bool {
-			if !*replayed {
-				*replayed = true
-				c.replayUncommitted(names, true)
-			}
-			return c.proven[m]
-		})
-		switch r.Verdict {
-		case uncommitted.Valid:
-			mr.Valid = Valid
-			if r.ByWitness {
-				c.res.Stats.Witnessed++
-			}
-		case uncommitted.Invalid:
-			mr.Valid = Invalid
-		default:
-			mr.Valid, mr.Message = Unknown, c.budget.message(m)
-		}
-		if !*findingsAdded && len(r.Findings) > 0 {
-			*findingsAdded = true
-			for _, f := range r.Findings {
-				c.addUncommittedFinding(f)
-			}
-		}
-		if r.Cycle != nil {
-			c.addUncommittedCycle(m, r)
-		}
-		if r.Serial != nil {
-			c.addUncommittedSerial(m, spec.realtime, r.Serial)
-		}
-		results[m] = mr
 	}
+	if c.budget.out() && !c.proven[m] {
+		// A limit already reached holds here too: no new phase starts.
+		mr.Valid, mr.Message = Unknown, c.budget.message(m)
+		results[m] = mr
+		return
+	}
+	if c.proven[m] {
+		mr.Valid = Valid
+		results[m] = mr
+		return
+	}
+	if len(c.forbiddenFound(m)) > 0 {
+		// A weaker model's refutation (its graph lies within this one's) holds here.
+		mr.Valid = Invalid
+		results[m] = mr
+		return
+	}
+	if x == nil {
+		x = uncommitted.NewIndex(c.h)
+		x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
+		x.Conflicts = &c.res.Stats.Conflicts
+		*xp = x
+	}
+	c.progress("deciding " + m)
+	x.Progress = func(stage string) { c.progress("deciding " + m + ": " + stage) }
+	r := x.Decide(spec.process, spec.realtime, stop, func() bool {
+		if !*replayed {
+			*replayed = true
+			c.replayUncommitted(names, true)
+		}
+		return c.proven[m]
+	})
+	switch r.Verdict {
+	case uncommitted.Valid:
+		mr.Valid = Valid
+		if r.ByWitness {
+			c.res.Stats.Witnessed++
+		}
+	case uncommitted.Invalid:
+		mr.Valid = Invalid
+	default:
+		mr.Valid, mr.Message = Unknown, c.budget.message(m)
+	}
+	if !*findingsAdded && len(r.Findings) > 0 {
+		*findingsAdded = true
+		for _, f := range r.Findings {
+			c.addUncommittedFinding(f)
+		}
+	}
+	if r.Cycle != nil {
+		c.addUncommittedCycle(m, r)
+	}
+	if r.Serial != nil {
+		c.addUncommittedSerial(m, spec.realtime, r.Serial)
+	}
+	results[m] = mr
 }
 
 // replayUncommitted tries to prove the read-uncommitted models names by verified
