@@ -45,6 +45,16 @@ func (x *Index) solveOpen(process, realtime bool, stop func() bool) (v Verdict, 
 
 // solveOpenWithin is solveOpen giving up (Unknown) after maxConflicts (0: no bound).
 func (x *Index) solveOpenWithin(process, realtime bool, maxConflicts int64, stop func() bool) (v Verdict, attr []keyAttribution, ran bool) {
+	v, attr, ran, spent := x.solveOpenSpent(process, realtime, maxConflicts, stop)
+	if process && realtime && v != Valid {
+		x.strongRefuted = x.strongRefuted || v == Invalid
+		x.strongSpent = max(x.strongSpent, spent)
+	}
+	return v, attr, ran
+}
+
+// solveOpenSpent is solveOpenWithin, also giving the conflicts the solver ran.
+func (x *Index) solveOpenSpent(process, realtime bool, maxConflicts int64, stop func() bool) (v Verdict, attr []keyAttribution, ran bool, spent int64) {
 	choices := 0
 	for _, o := range x.open {
 		for _, pos := range o.classes {
@@ -54,17 +64,17 @@ func (x *Index) solveOpenWithin(process, realtime bool, maxConflicts int64, stop
 		}
 	}
 	if choices > solveMaxChoices {
-		return Unknown, nil, false
+		return Unknown, nil, false, 0
 	}
 	e := newRUEncoding(x, process, realtime, stop)
 	if e == nil {
-		return Unknown, nil, true
+		return Unknown, nil, true, 0
 	}
 	s, g := e.s, e.graph()
 	if g.Init() != nil {
 		// The unguarded edges alone: the fixed keys' and the orders, acyclic (Decide
 		// checked), and the end hubs' with no way in. Not reached; kept exact anyway.
-		return Invalid, nil, true
+		return Invalid, nil, true, 0
 	}
 	s.SetTheory(g)
 	// The longest reads' run (LongestReads) is a likely attribution even where it is
@@ -80,20 +90,20 @@ func (x *Index) solveOpenWithin(process, realtime bool, maxConflicts int64, stop
 		if x.Conflicts != nil {
 			// The caller's conflict limit counts these too (its stop reads the total).
 			*x.Conflicts += s.Stats().Conflicts - counted
-			counted = s.Stats().Conflicts
 		}
+		counted = s.Stats().Conflicts
 		switch st {
 		case sat.Sat:
 			attr = e.attribution()
 			if !x.verifyAttribution(process, realtime, attr) {
-				return Unknown, nil, false // not reached: the search decides instead
+				return Unknown, nil, false, counted // not reached: the search decides instead
 			}
-			return Valid, attr, true
+			return Valid, attr, true, counted
 		case sat.Unsat:
-			return Invalid, nil, true
+			return Invalid, nil, true, counted
 		}
 		if stop != nil && stop() || maxConflicts > 0 && s.Stats().Conflicts >= maxConflicts {
-			return Unknown, nil, true
+			return Unknown, nil, true, counted
 		}
 	}
 }

@@ -143,6 +143,12 @@ type Index struct {
 	// Conflicts, when set, is the caller's count of solver conflicts: the solver over
 	// attributions adds its own (so that the caller's limit on them holds here too).
 	Conflicts *int64
+	// strongRefuted: the strong form was decided not valid; strongSpent: the most
+	// conflicts its solver ran without a model. The weaker forms' first try of its
+	// encoding (strongFirstConflicts) is skipped when either says it finds nothing:
+	// the solver is deterministic, so a run as long as one already made ends the same.
+	strongRefuted bool
+	strongSpent   int64
 	// Progress, if set, is told each stage Decide starts (so that a limit reached
 	// names the stage it was reached in).
 	Progress func(stage string)
@@ -371,6 +377,14 @@ func Decide(h *history.History, process, realtime bool, stop func() bool) Result
 // (if not nil) is asked first: true means the caller proved the model valid another
 // way (a verified replay), and the search is skipped. stop is polled during the search.
 func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch func() bool) Result {
+	res := x.decide(process, realtime, stop, beforeSearch)
+	if process && realtime && res.Verdict == Invalid {
+		x.strongRefuted = true // the weaker forms need not look for its solution
+	}
+	return res
+}
+
+func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch func() bool) Result {
 	var res Result
 	if len(x.Findings) > 0 {
 		res.Verdict, res.Findings = Invalid, x.Findings
@@ -460,7 +474,7 @@ func (x *Index) Decide(process, realtime bool, stop func() bool, beforeSearch fu
 	if ok || !d.stopped || x.NoSolver || stop != nil && stop() {
 		return searched(ok)
 	}
-	if !realtime {
+	if !realtime && !x.strongRefuted && x.strongSpent < strongFirstConflicts {
 		// The strong form's solution is one of this model's too (its graph holds this
 		// one's): real-time order narrows the solver's search, which finds one there
 		// where without it the search is lost (aborted reads, 100–150 transactions).
