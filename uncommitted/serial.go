@@ -484,6 +484,7 @@ func (x *Index) Serial(realtime bool, stop func() bool) (Verdict, *SerialProof) 
 	if s == nil {
 		return Unknown, nil
 	}
+	x.serialApplied = true
 	switch s.run() {
 	case Valid:
 		if s.verify(realtime) {

@@ -136,6 +136,10 @@ type Index struct {
 	// NoSerial: Decide skips the serial search and the longest-reads witness (so that
 	// tests reach the search over attributions).
 	NoSerial bool
+	// NoRuns: Decide skips the runs search (runs.go), for tests.
+	NoRuns bool
+	// serialApplied: the serial search applied to the history (its last run).
+	serialApplied bool
 	// NoSolver: Decide searches the attributions by backtracking (search.go) alone;
 	// SolverOnly: with the solver (solve.go) alone, without the backtracking search's
 	// first steps. For tests.
@@ -419,6 +423,7 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		// witness still (its attribution's graph holds read uncommitted's), and where
 		// none exists that proves nothing: the search over attributions follows.
 		x.progress("ordering the writers of read uncommitted")
+		x.serialApplied = false
 		switch v, proof := x.Serial(process && realtime, stop); {
 		case v == Valid:
 			res.ByWitness = !process
@@ -426,6 +431,29 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		case v == Invalid && process:
 			res.Verdict, res.Serial = Invalid, proof
 			return res
+		}
+		if !x.serialApplied && !x.NoRuns && (stop == nil || !stop()) {
+			// Uncommitted appends take positions: the runs search (runs.go).
+			x.progress("ordering the writers of read uncommitted around uncommitted appends")
+			v := Unknown
+			if !realtime {
+				// The strong form's order is a witness here too, and real-time
+				// order narrows its search.
+				v = x.runs(true, process, realtime, runsFirstStates, stop)
+			}
+			if v != Valid {
+				v = x.runs(process && realtime, process, realtime, runsFirstStates, stop)
+			}
+			switch v {
+			case Valid:
+				res.ByWitness = !process
+				return res
+			case Invalid:
+				if c := x.exampleCycle(process, realtime); process && c != nil {
+					res.Verdict, res.Cycle = Invalid, c
+					return res
+				}
+			}
 		}
 		if stop != nil && stop() {
 			res.Verdict = Unknown
@@ -499,6 +527,10 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 	}
 	return res
 }
+
+// runsFirstStates bounds the runs search (a few seconds), after which the search over
+// attributions goes on.
+const runsFirstStates = 1 << 18
 
 // strongFirstConflicts bounds the strong form's solver run that the weaker forms try
 // first.
