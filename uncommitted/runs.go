@@ -274,20 +274,39 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		first++
 	}
 	shown, leave := vals[first:], first > 0
-	// Candidate positions per append (the same for equal values).
+	// Candidate positions (the same for equal values): those whose predecessor is
+	// decided (or may be made uncommitted), then those right after a candidate (the
+	// writer's own may precede them), as many times as it has appends less one.
+	ok := func(p int32) bool {
+		return st[p] == posOpen && slices.Contains(shown, l[p]) && (p+1 == n || st[p+1] != posCommitted)
+	}
 	cands := s.cands[:0]
 	for p := s.lo[k]; p < n; p++ {
-		if st[p] != posOpen || !slices.Contains(shown, l[p]) || p+1 < n && st[p+1] == posCommitted {
-			continue
+		switch {
+		case !ok(p):
+		case p == 0 || st[p-1] != posOpen:
+			cands = append(cands, p)
+		case unc[l[p-1]] > 0:
+			if s.noDesig {
+				s.incomplete = true // a choice cut
+			} else {
+				cands = append(cands, p)
+			}
 		}
-		if p > 0 && st[p-1] == posOpen && unc[l[p-1]] == 0 && !slices.Contains(shown, l[p-1]) {
-			continue
+	}
+	for i, from := 1, 0; i < len(shown); i++ {
+		to := len(cands)
+		for _, p := range cands[from:to] {
+			if p+1 < n && ok(p+1) && !slices.Contains(cands, p+1) {
+				cands = append(cands, p+1)
+			}
 		}
-		cands = append(cands, p)
+		from = to
 	}
 	s.cands = cands
 	chosen := s.chosen[:0]
 	var desig []int32
+	full := false // runsMaxOptions reached
 	emit := func() {
 		// The positions made uncommitted: before a position taken, and L's last
 		// when an append is left out.
@@ -317,8 +336,12 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				return
 			}
 		}
+		if s.noDesig && len(desig) > 0 {
+			s.incomplete = true // a choice cut
+			return
+		}
 		if len(s.opts[bi]) >= runsMaxOptions {
-			s.incomplete = true
+			s.incomplete, full = true, true
 			return
 		}
 		from := int32(len(s.chg))
@@ -339,6 +362,9 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	// the equal ones after it too).
 	var choose func(i int)
 	choose = func(i int) {
+		if full {
+			return
+		}
 		if i == len(shown) {
 			emit()
 			return
