@@ -304,12 +304,12 @@ func hardScenarios() []Scenario {
 		out = append(out, Scenario{Name: "uncommitted-dupkeys-" + count(txns), Spec: dupKeys(txns, 1), Sim: serializable,
 			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true})
 	}
-	// Read uncommitted's strong forms where aborted appends fill positions: the solver
-	// over attributions (uncommitted/solve.go).
+	// Read uncommitted's strong forms where aborted appends fill positions: the runs
+	// search (uncommitted/runs.go), the solver over attributions (uncommitted/solve.go).
 	for _, sc := range []struct {
 		txns int
 		seed int64
-	}{{100, 2}, {200, 1}, {200, 2}, {300, 1}} {
+	}{{100, 2}, {200, 1}, {200, 2}, {300, 1}, {500, 2}, {1000, 11}, {1000, 12}, {2000, 11}} {
 		out = append(out, Scenario{Name: fmt.Sprintf("uncommitted-aborted-%s-s%d", count(sc.txns), sc.seed), Spec: abortedReads(sc.txns, sc.seed),
 			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead}, FaultRate: 0.05},
 			Models: []string{"strong-session-read-uncommitted", "strong-read-uncommitted"}, Hard: true})

@@ -68,6 +68,9 @@ type runsSearch struct {
 	uncommitted []bool
 	rank        []int32 // per writer: the order moves are tried in (interval midpoint)
 	noDesig     bool    // only uncommitted writers make positions uncommitted (not exhaustive)
+	work        int64   // choices listed, for polling the limits
+	nextPoll    int64
+	stopped     bool
 	head        []int32
 	stop        func() bool
 	undo        []runsUndo
@@ -362,6 +365,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	// the equal ones after it too).
 	var choose func(i int)
 	choose = func(i int) {
+		s.work++
 		if full {
 			return
 		}
@@ -440,6 +444,15 @@ func (s *runsSearch) pick(bi int, combo int) int {
 // writer may run (real time allowing): fewest positions made uncommitted first, then
 // earliest invocation.
 func (s *runsSearch) Candidates(buf []int32) []int32 {
+	// The choices of a writer with several appends to a key may take long to list:
+	// the limits are polled by work too, not only every 1024 steps of the search.
+	if s.work >= s.nextPoll {
+		s.nextPoll = s.work + 1<<18
+		s.stopped = s.stopped || s.stop != nil && s.stop()
+	}
+	if s.stopped {
+		return buf // the search ends as stopped (run), whatever it records
+	}
 	minComp := int32(-1)
 	if s.realtime {
 		for c, ch := range s.chains {
@@ -664,6 +677,8 @@ func (s *runsSearch) run(maxStates int) Verdict {
 	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: maxStates, MaxBytes: serialMemoBytes, Stop: s.stop})
 	s.states = r.States
 	switch {
+	case s.stopped && r.Outcome != ordersearch.Found:
+		return Unknown
 	case r.Outcome == ordersearch.Found:
 		return Valid
 	case r.Outcome == ordersearch.Exhausted && !s.incomplete:
@@ -725,7 +740,11 @@ func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop
 			return Unknown
 		}
 		s.noDesig = noDesig
-		if v := x.runsVerdict(s, process, realtime, maxStates); v != Unknown || stop != nil && stop() {
+		budget := maxStates
+		if !noDesig {
+			budget /= 4 // the whole search gets lost sooner where the narrow one fails
+		}
+		if v := x.runsVerdict(s, process, realtime, budget); v != Unknown || stop != nil && stop() {
 			return v
 		}
 	}

@@ -530,7 +530,7 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 
 // runsFirstStates bounds the runs search (a few seconds), after which the search over
 // attributions goes on.
-const runsFirstStates = 1 << 18
+const runsFirstStates = 1 << 17
 
 // strongFirstConflicts bounds the strong form's solver run that the weaker forms try
 // first.
