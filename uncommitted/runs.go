@@ -67,7 +67,8 @@ type runsSearch struct {
 	// lazily anyway), so the search stays exact and follows the database's order.
 	uncommitted []bool
 	rank        []int32 // per writer: the order moves are tried in (interval midpoint)
-	noDesig     bool    // only uncommitted writers make positions uncommitted (not exhaustive)
+	noDesig     bool    // the narrow search (narrow; not exhaustive)
+	tokens      [][]int32
 	work        int64   // choices listed, for polling the limits
 	nextPoll    int64
 	stopped     bool
@@ -84,6 +85,10 @@ type runsSearch struct {
 	deepHead   []int32 // each process's next writer there
 	keepDeep   bool    // keep deepSt, every position's status there (for tests)
 	deepSt     [][]uint8
+	deepUnc    [][]int32
+	lastMove   int32
+	moves      []int32 // the moves run (keepDeep)
+	deepMoves  []int32
 	// Scratch for a writer's choices: per block, its options; each option's changes.
 	opts   [][]runsOption
 	chg    []runsChange
@@ -92,7 +97,12 @@ type runsSearch struct {
 	combos []runsCombo
 }
 
-type runsUndo struct{ k, p int32 }
+// runsUndo is one change: a position's status (kind 0; 2: it used a token), or a
+// token added (kind 1, p the local value).
+type runsUndo struct {
+	k, p int32
+	kind uint8
+}
 
 type runsChange struct {
 	p  int32
@@ -252,6 +262,17 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 	return s
 }
 
+// narrow makes the search narrow (noDesig): positions are made uncommitted by the
+// uncommitted writers as they run, or with their tokens, or where no committed writer
+// is left to take them.
+func (s *runsSearch) narrow() {
+	s.noDesig = true
+	s.tokens = make([][]int32, len(s.keys))
+	for k := range s.tokens {
+		s.tokens[k] = make([]int32, len(s.uncLeft[k]))
+	}
+}
+
 // feasible reports whether key k's undecided positions can still be filled: per value,
 // no more of them than appends of writers yet to run and uncommitted appends unplaced.
 func (s *runsSearch) feasible(k int32) bool {
@@ -277,6 +298,17 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		first++
 	}
 	shown, leave := vals[first:], first > 0
+	// forced reports whether a position showing v can only take an uncommitted
+	// append: no other committed writer left appends v to the key.
+	forced := func(v int32) bool {
+		c := s.okLeft[k][v]
+		for _, u := range shown {
+			if u == v {
+				c--
+			}
+		}
+		return c == 0
+	}
 	// Candidate positions (the same for equal values): those whose predecessor is
 	// decided (or may be made uncommitted), then those right after a candidate (the
 	// writer's own may precede them), as many times as it has appends less one.
@@ -290,7 +322,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		case p == 0 || st[p-1] != posOpen:
 			cands = append(cands, p)
 		case unc[l[p-1]] > 0:
-			if s.noDesig {
+			if s.noDesig && !forced(l[p-1]) && s.tokens[k][l[p-1]] == 0 {
 				s.incomplete = true // a choice cut
 			} else {
 				cands = append(cands, p)
@@ -339,9 +371,22 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				return
 			}
 		}
-		if s.noDesig && len(desig) > 0 {
-			s.incomplete = true // a choice cut
-			return
+		if s.noDesig {
+			// Only positions no other committed writer can take: at the history's
+			// end the longest read's tail shows appends of uncommitted writers run
+			// before it was reached.
+			for _, d := range desig {
+				c := int32(0)
+				for _, e := range desig {
+					if l[e] == l[d] {
+						c++
+					}
+				}
+				if !forced(l[d]) && c > s.tokens[k][l[d]] {
+					s.incomplete = true // a choice cut
+					return
+				}
+			}
 		}
 		if len(s.opts[bi]) >= runsMaxOptions {
 			s.incomplete, full = true, true
@@ -482,10 +527,6 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 			for bi := range s.blocks[w] {
 				desig += s.opts[bi][s.pick(bi, combo)].desig
 			}
-			if desig > 0 && s.noDesig {
-				s.incomplete = true
-				continue
-			}
 			s.combos = append(s.combos, runsCombo{c: int32(c), combo: int32(combo), desig: desig, inv: s.rank[w]})
 		}
 	}
@@ -504,6 +545,7 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 // Run makes move m: its process's next writer with the choice it names.
 func (s *runsSearch) Run(m int32) bool {
 	c, combo := m&(1<<12-1), int(m>>12)
+	s.lastMove = m
 	w := s.chains[c][s.head[c]]
 	if combo >= s.choices(w) {
 		return false
@@ -511,9 +553,7 @@ func (s *runsSearch) Run(m int32) bool {
 	mark := int32(len(s.undo))
 	t := s.writers[w]
 	if s.uncommitted[w] {
-		if combo == 0 {
-			s.place(w)
-		}
+		s.place(w, combo == 0)
 		for _, b := range s.blocks[w] {
 			if !s.feasible(b.key) {
 				s.revert(w, mark)
@@ -545,21 +585,25 @@ func (s *runsSearch) Run(m int32) bool {
 	return true
 }
 
-// place runs uncommitted writer w: each of its appends takes the first undecided
-// position after a decided one (or the first) that shows its value, if any.
-func (s *runsSearch) place(w int32) {
+// place runs uncommitted writer w (or skips it, !run): each of its appends takes the
+// first undecided position after a decided one (or the first) that shows its value,
+// if any. In the narrow search (noDesig) an append not placed becomes a token, which
+// a committed writer may later use to make a position showing its value uncommitted.
+func (s *runsSearch) place(w int32, run bool) {
 	for _, b := range s.blocks[w] {
 		k := b.key
 		l, st := s.ls[k], s.st[k]
 		for _, v := range b.vals {
-			if s.uncLeft[k][v] == 0 {
-				continue
-			}
-			for p := s.lo[k]; p < int32(len(l)); p++ {
+			placed := false
+			for p := s.lo[k]; run && !placed && p < int32(len(l)) && s.uncLeft[k][v] > 0; p++ {
 				if st[p] == posOpen && l[p] == v && (p == 0 || st[p-1] != posOpen) {
 					s.set(k, p, posUnc, -1)
-					break
+					placed = true
 				}
+			}
+			if !placed && s.noDesig {
+				s.tokens[k][v]++
+				s.undo = append(s.undo, runsUndo{k, v, 1})
 			}
 		}
 	}
@@ -570,22 +614,33 @@ func (s *runsSearch) ran(c, w, mark int32) {
 	s.marks = append(s.marks, mark)
 	s.head[c]++
 	s.order = append(s.order, w)
+	if s.keepDeep {
+		s.moves = append(s.moves, s.lastMove)
+	}
 	if len(s.order) > s.deepest {
 		s.deepest = len(s.order)
 		s.deepHead = append(s.deepHead[:0], s.head...)
 		if s.keepDeep {
+			s.deepMoves = slices.Clone(s.moves)
 			s.deepSt = s.deepSt[:0]
-			for _, st := range s.st {
+			s.deepUnc = s.deepUnc[:0]
+			for k, st := range s.st {
 				s.deepSt = append(s.deepSt, slices.Clone(st))
+				s.deepUnc = append(s.deepUnc, slices.Clone(s.uncLeft[k]))
 			}
 		}
 	}
 }
 
 func (s *runsSearch) set(k, p int32, to uint8, t int32) {
-	s.undo = append(s.undo, runsUndo{k, p})
-	s.st[k][p] = to
 	v := s.ls[k][p]
+	kind := uint8(0)
+	if to == posUnc && t >= 0 && s.noDesig && s.tokens[k][v] > 0 {
+		s.tokens[k][v]-- // a committed writer's designation uses a token first
+		kind = 2
+	}
+	s.undo = append(s.undo, runsUndo{k, p, kind})
+	s.st[k][p] = to
 	s.undec[k][v]--
 	if to == posUnc {
 		s.uncLeft[k][v]--
@@ -601,6 +656,13 @@ func (s *runsSearch) set(k, p int32, to uint8, t int32) {
 func (s *runsSearch) revert(w int32, mark int32) {
 	for i := len(s.undo) - 1; i >= int(mark); i-- {
 		u := s.undo[i]
+		if u.kind == 1 {
+			s.tokens[u.k][u.p]--
+			continue
+		}
+		if u.kind == 2 {
+			s.tokens[u.k][s.ls[u.k][u.p]]++
+		}
 		v := s.ls[u.k][u.p]
 		if s.st[u.k][u.p] == posUnc {
 			s.uncLeft[u.k][v]++
@@ -630,6 +692,9 @@ func (s *runsSearch) Undo() {
 	s.marks = s.marks[:len(s.marks)-1]
 	s.revert(w, mark)
 	s.head[s.chainOf[w]]--
+	if s.keepDeep {
+		s.moves = s.moves[:len(s.moves)-1]
+	}
 }
 
 // Done reports whether every writer has run and every undecided position can take an
@@ -667,6 +732,11 @@ func (s *runsSearch) State(buf []byte) []byte {
 			i = j
 		}
 		buf = append(buf, 0)
+	}
+	for _, tk := range s.tokens {
+		for _, c := range tk {
+			buf = binary.AppendUvarint(buf, uint64(c))
+		}
 	}
 	return buf
 }
@@ -739,7 +809,9 @@ func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop
 		if s == nil {
 			return Unknown
 		}
-		s.noDesig = noDesig
+		if noDesig {
+			s.narrow()
+		}
 		budget := maxStates
 		if !noDesig {
 			budget /= 4 // the whole search gets lost sooner where the narrow one fails

@@ -45,7 +45,9 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 			if s == nil {
 				continue
 			}
-			s.noDesig = noDesig
+			if noDesig {
+				s.narrow()
+			}
 			v := x.runsVerdict(s, m.process, m.realtime, serialMaxStates)
 			if v == Unknown {
 				continue
