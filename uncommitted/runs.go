@@ -69,7 +69,7 @@ type runsSearch struct {
 	rank        []int32 // per writer: the order moves are tried in (interval midpoint)
 	noDesig     bool    // the narrow search (narrow; not exhaustive)
 	tokens      [][]int32
-	work        int64   // choices listed, for polling the limits
+	work        int64 // choices listed, for polling the limits
 	nextPoll    int64
 	stopped     bool
 	head        []int32
