@@ -2,6 +2,7 @@ package uncommitted
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"sort"
 
@@ -799,28 +800,53 @@ func (x *Index) Runs(process, realtime bool, stop func() bool) Verdict {
 // weaker forms too), within maxStates failed states, and checks what it finds under
 // the model (process, realtime).
 func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop func() bool) Verdict {
-	// First with only the uncommitted writers making positions uncommitted, where
-	// the database put their appends: narrow, it finds the orders of faulty
-	// databases' histories the whole search gets lost in (the aborted-read family
-	// at 1,000 transactions: valid after 62K failed states, against unknown after
-	// 1M); then the whole search.
-	for _, noDesig := range []bool{true, false} {
+	// First narrow (narrow: positions made uncommitted where the database put the
+	// uncommitted writers' appends), which finds the orders of faulty databases'
+	// histories the whole search gets lost in (the aborted-read family at 1,000
+	// transactions: valid after a few failed states, against unknown after 1M). Its
+	// dead ends are heavy-tailed: a wrong turn far back is found late, and another
+	// order of ties avoids it, so it restarts with the writers' ranks jittered
+	// (deterministically) and growing budgets. Then the whole search.
+	spent := 0
+	for r, budget := 0, runsRestartStates; spent < maxStates; r, budget = r+1, budget*3/2 {
+		budget = min(budget, maxStates-spent)
 		s := newRunsSearch(x.h, searchRealtime, stop)
 		if s == nil {
 			return Unknown
 		}
-		if noDesig {
-			s.narrow()
+		s.narrow()
+		if r > 0 {
+			s.jitter(uint64(r))
 		}
-		budget := maxStates
-		if !noDesig {
-			budget /= 4 // the whole search gets lost sooner where the narrow one fails
-		}
-		if v := x.runsVerdict(s, process, realtime, budget); v != Unknown || stop != nil && stop() {
+		v := x.runsVerdict(s, process, realtime, budget)
+		spent += budget
+		if v != Unknown || stop != nil && stop() {
 			return v
 		}
 	}
-	return Unknown
+	s := newRunsSearch(x.h, searchRealtime, stop)
+	if s == nil {
+		return Unknown
+	}
+	// The whole search gets lost sooner where the narrow one fails.
+	return x.runsVerdict(s, process, realtime, maxStates/4)
+}
+
+// runsRestartStates is the narrow runs search's first budget of failed states.
+const runsRestartStates = 8192
+
+// jitter moves each writer's midpoint by up to a quarter of its interval,
+// pseudo-randomly by seed.
+func (s *runsSearch) jitter(seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x72756e73))
+	for w := range s.rank {
+		tx := &s.h.Txns[s.writers[w]]
+		d := int64(1)
+		if tx.Complete >= 0 && tx.Invoke >= 0 {
+			d = int64(tx.Complete-tx.Invoke) + 1
+		}
+		s.rank[w] += int32(rng.Int64N(d+1) - d/2) // the rank is twice the midpoint
+	}
 }
 
 // runsVerdict runs s and checks what it finds under the model (process, realtime).
