@@ -129,8 +129,8 @@ func TestBeforeSearch(t *testing.T) {
 var decideSeeds = flag.Int("decide-seeds", 3000, "random histories TestDecideRandom compares with the oracle")
 
 // TestDecideRandom compares Decide with the oracle on small random histories with few
-// values (duplicates on every key), the index reused across the three models as the
-// checker does.
+// values (duplicates on every key; every other one with failed and indeterminate
+// transactions), the index reused across the three models as the checker does.
 func TestDecideRandom(t *testing.T) {
 	seeds := *decideSeeds
 	if testing.Short() {
@@ -139,14 +139,19 @@ func TestDecideRandom(t *testing.T) {
 	open := 0
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		h := brute.Random(rng, brute.Config{MaxTxns: 7, Values: 2})
+		cfg := brute.Config{MaxTxns: 7, Values: 2}
+		if seed%2 == 1 {
+			// Failed and indeterminate appends: the runs search's ground.
+			cfg.Strategy = brute.FailInfo
+		}
+		h := brute.Random(rng, cfg)
 		x := NewIndex(h)
 		if x.Open() > 0 {
 			open++
 		}
 		for _, m := range modelsUnderTest {
-			// With the serial search, and with the search over attributions alone: by
-			// the solver, and by backtracking.
+			// With the serial and runs searches, and with the search over
+			// attributions alone: by the solver, and by backtracking.
 			want := brute.Check(h, m.name)
 			for _, mode := range []struct{ noSerial, noSolver, solverOnly bool }{{false, false, false}, {true, false, true}, {true, true, false}} {
 				x.NoSerial, x.NoSolver, x.SolverOnly = mode.noSerial, mode.noSolver, mode.solverOnly
