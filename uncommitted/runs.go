@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"doppel/history"
 	"doppel/internal/ordersearch"
@@ -127,27 +126,7 @@ type runsCombo struct {
 // too many processes.
 func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSearch {
 	nkeys := len(h.Keys)
-	longest := make([][]int32, nkeys)
-	several := make([]bool, nkeys)
-	for t := range h.Txns {
-		if h.Txns[t].Status != history.OK {
-			continue
-		}
-		ops := h.TxnOps(t)
-		for i := range ops {
-			op := &ops[i]
-			if op.Kind != history.Read || !op.Known || int(op.Key) >= nkeys {
-				continue
-			}
-			l := h.ReadList(op)
-			switch cur := longest[op.Key]; {
-			case len(l) > len(cur):
-				longest[op.Key], several[op.Key] = l, false
-			case len(l) == len(cur) && len(l) > 0 && !slices.Equal(l, cur):
-				several[op.Key] = true
-			}
-		}
-	}
+	longest, several := longestReads(h)
 	s := &runsSearch{h: h, realtime: realtime, stop: stop}
 	keyIdx := make([]int32, nkeys)
 	var local []map[int32]int32
@@ -160,16 +139,7 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 			return nil
 		}
 		keyIdx[k] = int32(len(s.keys))
-		m := map[int32]int32{}
-		l := make([]int32, len(longest[k]))
-		for p, v := range longest[k] {
-			id, ok := m[v]
-			if !ok {
-				id = int32(len(m))
-				m[v] = id
-			}
-			l[p] = id
-		}
+		l, m := localValues(longest[k])
 		undec := make([]int32, len(m))
 		for _, v := range l {
 			undec[v]++
@@ -232,34 +202,11 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 			return nil // a read shows a value more often than it was appended: a finding
 		}
 	}
-	byProc := slices.Clone(s.writers)
-	sort.SliceStable(byProc, func(i, j int) bool {
-		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
-		if a.Process != b.Process {
-			return a.Process < b.Process
-		}
-		if a.Invoke != b.Invoke {
-			return a.Invoke < b.Invoke
-		}
-		return byProc[i] < byProc[j]
-	})
-	for i, t := range byProc {
-		p := h.Txns[t].Process
-		if i == 0 || p < 0 || p != h.Txns[byProc[i-1]].Process {
-			s.chains = append(s.chains, nil)
-		}
-		s.chains[len(s.chains)-1] = append(s.chains[len(s.chains)-1], writerOf[t])
-	}
+	s.chains, s.chainOf = processChains(h, s.writers, writerOf)
 	if len(s.chains) > serialMaxChains {
 		return nil
 	}
 	s.head = make([]int32, len(s.chains))
-	s.chainOf = make([]int32, len(s.writers))
-	for c, ch := range s.chains {
-		for _, w := range ch {
-			s.chainOf[w] = int32(c)
-		}
-	}
 	return s
 }
 
@@ -552,27 +499,18 @@ func (s *runsSearch) Run(m int32) bool {
 		return false
 	}
 	mark := int32(len(s.undo))
-	t := s.writers[w]
 	if s.uncommitted[w] {
 		s.place(w, combo == 0)
-		for _, b := range s.blocks[w] {
-			if !s.feasible(b.key) {
-				s.revert(w, mark)
-				return false
+	} else {
+		for bi, b := range s.blocks[w] {
+			o := s.opts[bi][s.pick(bi, combo)]
+			for _, ch := range s.chg[o.from:o.to] {
+				s.set(b.key, ch.p, ch.st, s.writers[w])
 			}
-		}
-		s.ran(c, w, mark)
-		return true
-	}
-	for bi, b := range s.blocks[w] {
-		o := s.opts[bi][s.pick(bi, combo)]
-		k := b.key
-		for _, ch := range s.chg[o.from:o.to] {
-			s.set(k, ch.p, ch.st, t)
-		}
-		for _, v := range b.vals {
-			if v >= 0 {
-				s.okLeft[k][v]--
+			for _, v := range b.vals {
+				if v >= 0 {
+					s.okLeft[b.key][v]--
+				}
 			}
 		}
 	}

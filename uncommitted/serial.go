@@ -84,27 +84,7 @@ type serialAction struct {
 // longest reads, a position an uncommitted append could take, or too many processes.
 func newSerialSearch(h *history.History, realtime bool, stop func() bool) *serialSearch {
 	nkeys := len(h.Keys)
-	longest := make([][]int32, nkeys)
-	several := make([]bool, nkeys)
-	for t := range h.Txns {
-		if h.Txns[t].Status != history.OK {
-			continue
-		}
-		ops := h.TxnOps(t)
-		for i := range ops {
-			op := &ops[i]
-			if op.Kind != history.Read || !op.Known || int(op.Key) >= nkeys {
-				continue
-			}
-			l := h.ReadList(op)
-			switch cur := longest[op.Key]; {
-			case len(l) > len(cur):
-				longest[op.Key], several[op.Key] = l, false
-			case len(l) == len(cur) && len(l) > 0 && !slices.Equal(l, cur):
-				several[op.Key] = true
-			}
-		}
-	}
+	longest, several := longestReads(h)
 	s := &serialSearch{h: h, realtime: realtime, stop: stop}
 	keyIdx := make([]int32, nkeys)
 	local := make([]map[int32]int32, 0)
@@ -117,16 +97,7 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 			return nil
 		}
 		keyIdx[k] = int32(len(s.keys))
-		m := map[int32]int32{}
-		l := make([]int32, len(longest[k]))
-		for p, v := range longest[k] {
-			id, ok := m[v]
-			if !ok {
-				id = int32(len(m))
-				m[v] = id
-			}
-			l[p] = id
-		}
+		l, m := localValues(longest[k])
 		s.keys = append(s.keys, int32(k))
 		s.ls = append(s.ls, l)
 		s.orig = append(s.orig, longest[k])
@@ -185,35 +156,11 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 			}
 		}
 	}
-	// Process chains, in the order the process edges take (orderEdges).
-	byProc := slices.Clone(s.writers)
-	sort.SliceStable(byProc, func(i, j int) bool {
-		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
-		if a.Process != b.Process {
-			return a.Process < b.Process
-		}
-		if a.Invoke != b.Invoke {
-			return a.Invoke < b.Invoke
-		}
-		return byProc[i] < byProc[j]
-	})
-	for i, t := range byProc {
-		p := h.Txns[t].Process
-		if i == 0 || p < 0 || p != h.Txns[byProc[i-1]].Process {
-			s.chains = append(s.chains, nil)
-		}
-		s.chains[len(s.chains)-1] = append(s.chains[len(s.chains)-1], writerOf[t])
-	}
+	s.chains, s.chainOf = processChains(h, s.writers, writerOf)
 	if len(s.chains) > serialMaxChains {
 		return nil
 	}
 	s.head = make([]int32, len(s.chains))
-	s.chainOf = make([]int32, len(s.writers))
-	for c, ch := range s.chains {
-		for _, w := range ch {
-			s.chainOf[w] = int32(c)
-		}
-	}
 	s.pos = make([]int32, len(s.keys))
 	s.full = make([]bool, len(s.keys))
 	s.unp = make([][]int32, len(s.keys))
@@ -420,6 +367,80 @@ func (s *serialSearch) State(buf []byte) []byte {
 		}
 	}
 	return buf
+}
+
+// longestReads returns each key's longest read of an :ok transaction, and whether
+// another read of that length differs.
+func longestReads(h *history.History) (longest [][]int32, several []bool) {
+	nkeys := len(h.Keys)
+	longest, several = make([][]int32, nkeys), make([]bool, nkeys)
+	for t := range h.Txns {
+		if h.Txns[t].Status != history.OK {
+			continue
+		}
+		ops := h.TxnOps(t)
+		for i := range ops {
+			op := &ops[i]
+			if op.Kind != history.Read || !op.Known || int(op.Key) >= nkeys {
+				continue
+			}
+			l := h.ReadList(op)
+			switch cur := longest[op.Key]; {
+			case len(l) > len(cur):
+				longest[op.Key], several[op.Key] = l, false
+			case len(l) == len(cur) && len(l) > 0 && !slices.Equal(l, cur):
+				several[op.Key] = true
+			}
+		}
+	}
+	return longest, several
+}
+
+// localValues returns l with its values as local ids (0, 1, ... in order of first
+// appearance), and the map from the history's ids.
+func localValues(l []int32) ([]int32, map[int32]int32) {
+	m := map[int32]int32{}
+	out := make([]int32, len(l))
+	for p, v := range l {
+		id, ok := m[v]
+		if !ok {
+			id = int32(len(m))
+			m[v] = id
+		}
+		out[p] = id
+	}
+	return out, m
+}
+
+// processChains groups writers (transactions; writerOf gives each one's index) by
+// process, each chain in the order the process edges take (orderEdges), and returns
+// each writer's chain too.
+func processChains(h *history.History, writers []int32, writerOf map[int32]int32) (chains [][]int32, chainOf []int32) {
+	byProc := slices.Clone(writers)
+	sort.SliceStable(byProc, func(i, j int) bool {
+		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
+		if a.Process != b.Process {
+			return a.Process < b.Process
+		}
+		if a.Invoke != b.Invoke {
+			return a.Invoke < b.Invoke
+		}
+		return byProc[i] < byProc[j]
+	})
+	for i, t := range byProc {
+		p := h.Txns[t].Process
+		if i == 0 || p < 0 || p != h.Txns[byProc[i-1]].Process {
+			chains = append(chains, nil)
+		}
+		chains[len(chains)-1] = append(chains[len(chains)-1], writerOf[t])
+	}
+	chainOf = make([]int32, len(writers))
+	for c, ch := range chains {
+		for _, w := range ch {
+			chainOf[w] = int32(c)
+		}
+	}
+	return chains, chainOf
 }
 
 // sameMultiset reports whether a (any order) holds the values of sorted.
