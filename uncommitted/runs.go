@@ -14,19 +14,19 @@ import (
 // take positions of the longest reads. Such a position breaks its key's chain (no ww
 // edge into or out of it, none bridged), so a key's committed positions form runs,
 // each chained, with no order between runs. In a topological order of an acyclic
-// attribution's graph, a committed writer W that takes positions of key k finds the
-// position before its first one decided (taken by a writer before it, or uncommitted:
-// a writer taking it later would precede W), the position after its last one not
-// taken by a writer before it, only uncommitted positions between its own, and, when
-// it leaves an append out, L's last position decided (its writer precedes W).
+// attribution's graph, a committed writer W finds, for each position p it takes, p−1
+// decided (taken by a writer before it, or uncommitted: a writer taking it later
+// would precede W) or its own, p+1 not taken by a writer before it (W would precede
+// that writer), and, when it leaves an append out, L's last position decided or its
+// own (that writer precedes W). Its positions need not be contiguous: others' between
+// them give no edge back to W when an uncommitted position breaks their run.
 // Conversely an order in which every writer keeps these rules, with every position
 // left undecided at the end given to an uncommitted append of its value (as many as
 // there are), is an attribution whose ww edges the order follows. A position is made
-// uncommitted lazily: when a writer's rules need it (before its first position,
-// between its positions, L's last before a left-out append) or at the end; an
-// attribution's order, run so, keeps the rules with its own choices, so the search
-// over every writer's choices is exact. The state (how far each process got, each
-// position's status) fixes the rest of the search: failed states are remembered.
+// uncommitted lazily, when a rule needs it or at the end; an attribution's order, run
+// so, keeps the rules with its own choices, so the search over every writer's choices
+// is exact. The state (how far each process got, each position's status) fixes the
+// rest of the search: failed states are remembered.
 
 // runsMaxCombos bounds the choices of one writer tried (its keys' choices
 // multiplied); past it the search is no longer exhaustive and proves valid only.
@@ -81,14 +81,6 @@ type runsSearch struct {
 	// exhausted search proves nothing.
 	incomplete bool
 	states     int
-	deepest    int     // the most writers any order ran
-	deepHead   []int32 // each process's next writer there
-	keepDeep   bool    // keep deepSt, every position's status there (for tests)
-	deepSt     [][]uint8
-	deepUnc    [][]int32
-	lastMove   int32
-	moves      []int32 // the moves run (keepDeep)
-	deepMoves  []int32
 	// Scratch for a writer's choices: per block, its options; each option's changes.
 	opts   [][]runsOption
 	chg    []runsChange
@@ -493,7 +485,6 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 // Run makes move m: its process's next writer with the choice it names.
 func (s *runsSearch) Run(m int32) bool {
 	c, combo := m&(1<<12-1), int(m>>12)
-	s.lastMove = m
 	w := s.chains[c][s.head[c]]
 	if combo >= s.choices(w) {
 		return false
@@ -553,22 +544,6 @@ func (s *runsSearch) ran(c, w, mark int32) {
 	s.marks = append(s.marks, mark)
 	s.head[c]++
 	s.order = append(s.order, w)
-	if s.keepDeep {
-		s.moves = append(s.moves, s.lastMove)
-	}
-	if len(s.order) > s.deepest {
-		s.deepest = len(s.order)
-		s.deepHead = append(s.deepHead[:0], s.head...)
-		if s.keepDeep {
-			s.deepMoves = slices.Clone(s.moves)
-			s.deepSt = s.deepSt[:0]
-			s.deepUnc = s.deepUnc[:0]
-			for k, st := range s.st {
-				s.deepSt = append(s.deepSt, slices.Clone(st))
-				s.deepUnc = append(s.deepUnc, slices.Clone(s.uncLeft[k]))
-			}
-		}
-	}
 }
 
 func (s *runsSearch) set(k, p int32, to uint8, t int32) {
@@ -631,9 +606,6 @@ func (s *runsSearch) Undo() {
 	s.marks = s.marks[:len(s.marks)-1]
 	s.revert(w, mark)
 	s.head[s.chainOf[w]]--
-	if s.keepDeep {
-		s.moves = s.moves[:len(s.moves)-1]
-	}
 }
 
 // Done reports whether every writer has run and every undecided position can take an
