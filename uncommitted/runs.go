@@ -81,6 +81,9 @@ type runsSearch struct {
 	// exhausted search proves nothing.
 	incomplete bool
 	states     int
+	// window > 0: no process order (unchained); only the first window writers not
+	// yet run, by rank, are candidates.
+	window int
 	// Scratch for a writer's choices: per block, its options; each option's changes.
 	opts   [][]runsOption
 	chg    []runsChange
@@ -201,6 +204,27 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 	s.head = make([]int32, len(s.chains))
 	return s
 }
+
+// unchain drops process order: each writer is a chain of its own, in rank order, and
+// only the first runsWindow not yet run are candidates (not exhaustive). For the plain
+// form where no order keeps process order.
+func (s *runsSearch) unchain() {
+	order := make([]int32, len(s.writers))
+	for w := range order {
+		order[w] = int32(w)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return int(s.rank[a] - s.rank[b]) })
+	s.chains = make([][]int32, len(order))
+	for c, w := range order {
+		s.chains[c] = []int32{w}
+		s.chainOf[w] = int32(c)
+	}
+	s.head = make([]int32, len(s.chains))
+	s.window = runsWindow
+}
+
+// runsWindow is how many writers the unchained search considers at a time.
+const runsWindow = 32
 
 // narrow makes the search narrow (noDesig): positions are made uncommitted by the
 // uncommitted writers as they run, or with their tokens, or where no committed writer
@@ -429,6 +453,7 @@ func (s *runsSearch) pick(bi int, combo int) int {
 // writer may run (real time allowing): fewest positions made uncommitted first, then
 // earliest invocation.
 func (s *runsSearch) Candidates(buf []int32) []int32 {
+	seen := 0
 	// The choices of a writer with several appends to a key may take long to list:
 	// the limits are polled by work too, not only every 1024 steps of the search.
 	if s.work >= s.nextPoll {
@@ -452,6 +477,10 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 	for c, ch := range s.chains {
 		if int(s.head[c]) >= len(ch) {
 			continue
+		}
+		if seen++; s.window > 0 && seen > s.window {
+			s.incomplete = true // writers past the window not tried
+			break
 		}
 		w := ch[s.head[c]]
 		if s.uncommitted[w] {
@@ -477,14 +506,14 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 		return int(a.inv - b.inv)
 	})
 	for _, m := range s.combos {
-		buf = append(buf, m.c|m.combo<<12)
+		buf = append(buf, m.c<<6|m.combo)
 	}
 	return buf
 }
 
 // Run makes move m: its process's next writer with the choice it names.
 func (s *runsSearch) Run(m int32) bool {
-	c, combo := m&(1<<12-1), int(m>>12)
+	c, combo := m>>6, int(m&63) // combo < runsMaxCombos
 	w := s.chains[c][s.head[c]]
 	if combo >= s.choices(w) {
 		return false
@@ -629,7 +658,19 @@ func (s *runsSearch) Done() bool {
 // State encodes how far each process got and every key's positions' statuses (run
 // lengths).
 func (s *runsSearch) State(buf []byte) []byte {
+	if s.window > 0 {
+		var b byte
+		for c, hd := range s.head {
+			b |= byte(hd) << (c & 7)
+			if c&7 == 7 || c == len(s.head)-1 {
+				buf, b = append(buf, b), 0
+			}
+		}
+	}
 	for _, hd := range s.head {
+		if s.window > 0 {
+			break
+		}
 		buf = binary.AppendUvarint(buf, uint64(hd))
 	}
 	for k, st := range s.st {
@@ -703,13 +744,13 @@ func (s *runsSearch) attribution(x *Index) []keyAttribution {
 // exists and every choice was tried (a proof with process order only), else Unknown.
 // Without process order asked the search still keeps it: an order found is a witness.
 func (x *Index) Runs(process, realtime bool, stop func() bool) Verdict {
-	return x.runs(process && realtime, process, realtime, serialMaxStates, stop)
+	return x.runs(process && realtime, true, process, realtime, serialMaxStates, stop)
 }
 
 // runs runs the search under real-time order when searchRealtime (a witness for the
 // weaker forms too), within maxStates failed states, and checks what it finds under
 // the model (process, realtime).
-func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop func() bool) Verdict {
+func (x *Index) runs(searchRealtime, chained, process, realtime bool, maxStates int, stop func() bool) Verdict {
 	// First narrow (narrow: positions made uncommitted where the database put the
 	// uncommitted writers' appends), which finds the orders of faulty databases'
 	// histories the whole search gets lost in (the aborted-read family at 1,000
@@ -719,6 +760,9 @@ func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop
 	// (deterministically) and growing budgets. Then the whole search.
 	spent := 0
 	for r, budget := 0, runsRestartStates; spent < maxStates; r, budget = r+1, budget*3/2 {
+		if !chained {
+			budget = maxStates // no restarts: measured, they only cut its runs short
+		}
 		budget = min(budget, maxStates-spent)
 		s := newRunsSearch(x.h, searchRealtime, stop)
 		if s == nil {
@@ -728,6 +772,9 @@ func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop
 		if r > 0 {
 			s.jitter(uint64(r))
 		}
+		if !chained {
+			s.unchain()
+		}
 		v := x.runsVerdict(s, process, realtime, budget)
 		spent += budget
 		if v != Unknown || stop != nil && stop() {
@@ -735,7 +782,7 @@ func (x *Index) runs(searchRealtime, process, realtime bool, maxStates int, stop
 		}
 	}
 	s := newRunsSearch(x.h, searchRealtime, stop)
-	if s == nil {
+	if s == nil || !chained {
 		return Unknown
 	}
 	// The whole search gets lost sooner where the narrow one fails.

@@ -39,14 +39,21 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 		if s := newSerialSearch(h, false, nil); s == nil {
 			withUnc++
 		}
-		for i := 0; i < 2*len(modelsUnderTest); i++ {
-			m, noDesig := modelsUnderTest[i/2], i%2 == 0
+		for i := 0; i < 3*len(modelsUnderTest); i++ {
+			m, way := modelsUnderTest[i/3], i%3
+			if way == 2 && m.process {
+				continue // unchained: for the plain form only
+			}
+			noDesig := way != 1
 			s := newRunsSearch(h, m.process && m.realtime, nil)
 			if s == nil {
 				continue
 			}
 			if noDesig {
 				s.narrow()
+			}
+			if way == 2 {
+				s.unchain()
 			}
 			v := x.runsVerdict(s, m.process, m.realtime, serialMaxStates)
 			if v == Unknown {

@@ -435,14 +435,22 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		if !x.serialApplied && !x.NoRuns && (stop == nil || !stop()) {
 			// Uncommitted appends take positions: the runs search (runs.go).
 			x.progress("ordering the writers of read uncommitted around uncommitted appends")
-			v := Unknown
+			v, budget := Unknown, runsFirstStates
+			if !process {
+				budget /= 4 // the unchained search below gets the rest
+			}
 			if !realtime {
 				// The strong form's order is a witness here too, and real-time
 				// order narrows its search.
-				v = x.runs(true, process, realtime, runsFirstStates, stop)
+				v = x.runs(true, true, process, realtime, budget, stop)
 			}
 			if v != Valid {
-				v = x.runs(process && realtime, process, realtime, runsFirstStates, stop)
+				v = x.runs(process && realtime, true, process, realtime, budget, stop)
+			}
+			if v == Unknown && !process {
+				// Where no order keeps process order (a lost update's loser
+				// before its process's later writers), without it.
+				v = x.runs(false, false, process, realtime, runsFirstStates, stop)
 			}
 			switch v {
 			case Valid:
