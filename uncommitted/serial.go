@@ -416,17 +416,7 @@ func localValues(l []int32) ([]int32, map[int32]int32) {
 // process, each chain in the order the process edges take (orderEdges), and returns
 // each writer's chain too.
 func processChains(h *history.History, writers []int32, writerOf map[int32]int32) (chains [][]int32, chainOf []int32) {
-	byProc := slices.Clone(writers)
-	sort.SliceStable(byProc, func(i, j int) bool {
-		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
-		if a.Process != b.Process {
-			return a.Process < b.Process
-		}
-		if a.Invoke != b.Invoke {
-			return a.Invoke < b.Invoke
-		}
-		return byProc[i] < byProc[j]
-	})
+	byProc := byProcess(h, writers)
 	for i, t := range byProc {
 		p := h.Txns[t].Process
 		if i == 0 || p < 0 || p != h.Txns[byProc[i-1]].Process {

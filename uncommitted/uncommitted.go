@@ -547,6 +547,23 @@ const strongFirstConflicts = 60_000
 // searchFirstSteps bounds the backtracking search's first run, before the solver's.
 const searchFirstSteps = 1 << 16
 
+// byProcess returns txns sorted by process, then invocation, then index: the order the
+// process edges take.
+func byProcess(h *history.History, txns []int32) []int32 {
+	byProc := slices.Clone(txns)
+	sort.SliceStable(byProc, func(i, j int) bool {
+		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
+		if a.Process != b.Process {
+			return a.Process < b.Process
+		}
+		if a.Invoke != b.Invoke {
+			return a.Invoke < b.Invoke
+		}
+		return byProc[i] < byProc[j]
+	})
+	return byProc
+}
+
 // push adds an edge, pop removes the last one pushed from a node; edges are popped in
 // the reverse order of their pushes, so the last tail in radj is the edge's own.
 func (d *decider) push(from int32, e edge) {
@@ -587,17 +604,7 @@ func (d *decider) orderEdges(process, realtime bool) {
 	d.adj = make([][]edge, d.n+len(comps))
 	d.comps = comps
 	if process {
-		byProc := append([]int32(nil), oks...)
-		sort.SliceStable(byProc, func(i, j int) bool {
-			a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
-			if a.Process != b.Process {
-				return a.Process < b.Process
-			}
-			if a.Invoke != b.Invoke {
-				return a.Invoke < b.Invoke
-			}
-			return byProc[i] < byProc[j]
-		})
+		byProc := byProcess(h, oks)
 		for i := 1; i < len(byProc); i++ {
 			a, b := byProc[i-1], byProc[i]
 			if p := h.Txns[a].Process; p >= 0 && p == h.Txns[b].Process {
