@@ -153,36 +153,32 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 	writerOf := map[int32]int32{}
 	for t := range h.Txns {
 		tx := &h.Txns[t]
-		var bl []serialBlock
-		for _, op := range h.TxnOps(t) {
-			if op.Kind != history.Append || int(op.Key) >= nkeys || keyIdx[op.Key] < 0 {
-				continue
-			}
-			ki := keyIdx[op.Key]
-			v, shown := local[ki][op.Value]
-			if tx.Status != history.OK {
-				if !shown {
-					continue
+		ok := tx.Status == history.OK
+		bl := txnBlocks(h, int32(t), keyIdx, local)
+		if !ok {
+			// An uncommitted writer's appends of values L never shows take no
+			// position and matter to nothing.
+			kept := bl[:0]
+			for _, b := range bl {
+				if b.vals = slices.DeleteFunc(b.vals, func(v int32) bool { return v < 0 }); len(b.vals) > 0 {
+					kept = append(kept, b)
 				}
-				s.uncLeft[ki][v]++
-			} else if !shown {
-				v = -1
 			}
-			j := slices.IndexFunc(bl, func(b serialBlock) bool { return b.key == ki })
-			if j < 0 {
-				bl = append(bl, serialBlock{key: ki})
-				j = len(bl) - 1
-			}
-			bl[j].vals = append(bl[j].vals, v)
-			if v >= 0 && tx.Status == history.OK {
-				s.okLeft[ki][v]++
+			bl = kept
+		}
+		for _, b := range bl {
+			for _, v := range b.vals {
+				switch {
+				case v < 0:
+				case ok:
+					s.okLeft[b.key][v]++
+				default:
+					s.uncLeft[b.key][v]++
+				}
 			}
 		}
 		if len(bl) == 0 {
 			continue
-		}
-		for i := range bl {
-			slices.Sort(bl[i].vals)
 		}
 		writerOf[int32(t)] = int32(len(s.writers))
 		s.writers = append(s.writers, int32(t))
@@ -324,29 +320,26 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		if left && st[n-1] == posOpen && !taken(n-1) && !slices.Contains(desig, n-1) {
 			desig = append(desig, n-1)
 		}
-		for _, d := range desig {
+		made := func(v int32) int32 { // positions showing v made uncommitted
 			c := int32(0)
 			for _, e := range desig {
-				if l[e] == l[d] {
+				if l[e] == v {
 					c++
 				}
 			}
-			if c > unc[l[d]] {
+			return c
+		}
+		for _, d := range desig {
+			if made(l[d]) > unc[l[d]] {
 				return
 			}
 		}
 		if s.noDesig {
-			// Only positions no other committed writer can take: at the history's
-			// end the longest read's tail shows appends of uncommitted writers run
-			// before it was reached.
+			// Only with tokens, or positions no other committed writer can take: at
+			// the history's end the longest read's tail shows appends of uncommitted
+			// writers run before it was reached.
 			for _, d := range desig {
-				c := int32(0)
-				for _, e := range desig {
-					if l[e] == l[d] {
-						c++
-					}
-				}
-				if !forced(l[d]) && c > s.tokens[k][l[d]] {
+				if !forced(l[d]) && made(l[d]) > s.tokens[k][l[d]] {
 					s.incomplete = true // a choice cut
 					return
 				}

@@ -111,37 +111,20 @@ func newSerialSearch(h *history.History, realtime bool, stop func() bool) *seria
 	writerOf := map[int32]int32{}
 	for t := range h.Txns {
 		tx := &h.Txns[t]
-		var bl []serialBlock
-		for _, op := range h.TxnOps(t) {
-			if op.Kind != history.Append || int(op.Key) >= nkeys || keyIdx[op.Key] < 0 {
-				continue
-			}
-			ki := keyIdx[op.Key]
-			v, shown := local[ki][op.Value]
-			if tx.Status != history.OK {
-				if shown {
+		bl := txnBlocks(h, int32(t), keyIdx, local)
+		for _, b := range bl {
+			for _, v := range b.vals {
+				switch {
+				case v < 0: // a value L never shows: always left out
+				case tx.Status != history.OK:
 					return nil // it can take a position and break the key's chain
+				default:
+					s.exc[b.key][v]++
 				}
-				continue
-			}
-			if !shown {
-				v = -1 // a value L never shows: always left out
-			}
-			j := slices.IndexFunc(bl, func(b serialBlock) bool { return b.key == ki })
-			if j < 0 {
-				bl = append(bl, serialBlock{key: ki})
-				j = len(bl) - 1
-			}
-			bl[j].vals = append(bl[j].vals, v)
-			if v >= 0 {
-				s.exc[ki][v]++
 			}
 		}
-		if len(bl) == 0 {
+		if len(bl) == 0 || tx.Status != history.OK {
 			continue
-		}
-		for i := range bl {
-			slices.Sort(bl[i].vals)
 		}
 		writerOf[int32(t)] = int32(len(s.writers))
 		s.writers = append(s.writers, int32(t))
@@ -396,6 +379,33 @@ func longestReads(h *history.History) (longest [][]int32, several []bool) {
 	return longest, several
 }
 
+// txnBlocks returns transaction t's appends to the searched keys (keyIdx: a key's
+// index, -1 when not searched) grouped by key, as local value ids (local, per
+// searched key; -1: a value the key's longest read never shows), each block sorted.
+func txnBlocks(h *history.History, t int32, keyIdx []int32, local []map[int32]int32) []serialBlock {
+	var bl []serialBlock
+	for _, op := range h.TxnOps(int(t)) {
+		if op.Kind != history.Append || int(op.Key) >= len(keyIdx) || keyIdx[op.Key] < 0 {
+			continue
+		}
+		ki := keyIdx[op.Key]
+		v, shown := local[ki][op.Value]
+		if !shown {
+			v = -1
+		}
+		j := slices.IndexFunc(bl, func(b serialBlock) bool { return b.key == ki })
+		if j < 0 {
+			bl = append(bl, serialBlock{key: ki})
+			j = len(bl) - 1
+		}
+		bl[j].vals = append(bl[j].vals, v)
+	}
+	for i := range bl {
+		slices.Sort(bl[i].vals)
+	}
+	return bl
+}
+
 // localValues returns l with its values as local ids (0, 1, ... in order of first
 // appearance), and the map from the history's ids.
 func localValues(l []int32) ([]int32, map[int32]int32) {
@@ -491,21 +501,25 @@ type StuckWriter struct {
 // the search does not apply (a key with several longest reads, or whose values an
 // uncommitted transaction appends) or was stopped.
 func (x *Index) Serial(realtime bool, stop func() bool) (Verdict, *SerialProof) {
+	v, proof, _ := x.serial(realtime, stop)
+	return v, proof
+}
+
+// serial is Serial, and reports whether the search applied.
+func (x *Index) serial(realtime bool, stop func() bool) (Verdict, *SerialProof, bool) {
 	s := newSerialSearch(x.h, realtime, stop)
 	if s == nil {
-		return Unknown, nil
+		return Unknown, nil, false
 	}
-	x.serialApplied = true
 	switch s.run() {
 	case Valid:
 		if s.verify(realtime) {
-			return Valid, nil
+			return Valid, nil, true
 		}
-		return Unknown, nil
 	case Invalid:
-		return Invalid, s.proof()
+		return Invalid, s.proof(), true
 	}
-	return Unknown, nil
+	return Unknown, nil, true
 }
 
 // verify checks the order found as an attribution: each key's positions given to the

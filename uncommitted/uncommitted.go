@@ -136,10 +136,6 @@ type Index struct {
 	// NoSerial: Decide skips the serial search and the longest-reads witness (so that
 	// tests reach the search over attributions).
 	NoSerial bool
-	// NoRuns: Decide skips the runs search (runs.go), for tests.
-	NoRuns bool
-	// serialApplied: the serial search applied to the history (its last run).
-	serialApplied bool
 	// NoSolver: Decide searches the attributions by backtracking (search.go) alone;
 	// SolverOnly: with the solver (solve.go) alone, without the backtracking search's
 	// first steps. For tests.
@@ -423,8 +419,8 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		// witness still (its attribution's graph holds read uncommitted's), and where
 		// none exists that proves nothing: the search over attributions follows.
 		x.progress("ordering the writers of read uncommitted")
-		x.serialApplied = false
-		switch v, proof := x.Serial(process && realtime, stop); {
+		v, proof, applied := x.serial(process && realtime, stop)
+		switch {
 		case v == Valid:
 			res.ByWitness = !process
 			return res
@@ -432,7 +428,7 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 			res.Verdict, res.Serial = Invalid, proof
 			return res
 		}
-		if !x.serialApplied && !x.NoRuns && (stop == nil || !stop()) {
+		if !applied && (stop == nil || !stop()) {
 			// Uncommitted appends take positions: the runs search (runs.go).
 			x.progress("ordering the writers of read uncommitted around uncommitted appends")
 			v, budget := Unknown, runsFirstStates
