@@ -279,6 +279,13 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	for p := s.lo[k]; p < n; p++ {
 		switch {
 		case !ok(p):
+		case s.noDesig && p > s.lo[k]+1:
+			// The narrow search takes positions at the frontier only: the first
+			// undecided one, or the one after it made uncommitted.
+			if p == 0 || st[p-1] != posOpen || unc[l[p-1]] > 0 {
+				s.incomplete = true // a choice cut
+				p = n
+			}
 		case p == 0 || st[p-1] != posOpen:
 			cands = append(cands, p)
 		case unc[l[p-1]] > 0:
@@ -477,7 +484,10 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 		}
 		w := ch[s.head[c]]
 		if s.uncommitted[w] {
-			s.combos = append(s.combos, runsCombo{c: int32(c), combo: 0, inv: s.rank[w]}, runsCombo{c: int32(c), combo: 1, inv: s.rank[w]})
+			s.combos = append(s.combos, runsCombo{c: int32(c), combo: 0, inv: s.rank[w]})
+			if !s.noDesig { // narrow: skipping leaves tokens that placeTokens places alike
+				s.combos = append(s.combos, runsCombo{c: int32(c), combo: 1, inv: s.rank[w]})
+			}
 			continue
 		}
 		if minComp >= 0 && s.inv[w] >= 0 && minComp < s.inv[w] {
@@ -527,6 +537,9 @@ func (s *runsSearch) Run(m int32) bool {
 			}
 		}
 	}
+	if s.noDesig {
+		s.placeTokens(w)
+	}
 	for _, b := range s.blocks[w] {
 		if !s.feasible(b.key) {
 			s.revert(w, mark)
@@ -542,6 +555,10 @@ func (s *runsSearch) Run(m int32) bool {
 // if any. In the narrow search (noDesig) an append not placed becomes a token, which
 // a committed writer may later use to make a position showing its value uncommitted.
 func (s *runsSearch) place(w int32, run bool) {
+	if s.noDesig {
+		s.placeAtFrontier(w)
+		return
+	}
 	for _, b := range s.blocks[w] {
 		k := b.key
 		l, st := s.ls[k], s.st[k]
@@ -557,6 +574,53 @@ func (s *runsSearch) place(w int32, run bool) {
 				s.tokens[k][v]++
 				s.undo = append(s.undo, runsUndo{k, v, 1})
 			}
+		}
+	}
+}
+
+// placeAtFrontier runs uncommitted writer w in the narrow search: while one of its
+// appends to a key shows at the key's frontier (its first undecided position), it
+// takes it (in any order of its appends); the others become tokens.
+func (s *runsSearch) placeAtFrontier(w int32) {
+	for _, b := range s.blocks[w] {
+		k := b.key
+		l := s.ls[k]
+		placed := s.chosen[:0] // scratch: 1 for each append placed
+		for range b.vals {
+			placed = append(placed, 0)
+		}
+		for progress := true; progress; {
+			progress = false
+			for i, v := range b.vals {
+				if lo := s.lo[k]; placed[i] == 0 && lo < int32(len(l)) && l[lo] == v && s.uncLeft[k][v] > 0 {
+					s.set(k, lo, posUnc, -1)
+					placed[i], progress = 1, true
+					s.incomplete = true // a committed writer taking it is not tried
+				}
+			}
+		}
+		for i, v := range b.vals {
+			if placed[i] == 0 {
+				s.tokens[k][v]++
+				s.undo = append(s.undo, runsUndo{k, v, 1})
+			}
+		}
+		s.chosen = placed
+	}
+}
+
+// placeTokens, in the narrow search after writer w ran: where a key of w's frontier
+// shows a value an uncommitted writer run before could not place (a token), that
+// append takes it. The database put it at the list's end when it ran it, and the
+// order run here is near the database's, not equal to it: an uncommitted writer run a
+// little early finds its position not yet reached.
+func (s *runsSearch) placeTokens(w int32) {
+	for _, b := range s.blocks[w] {
+		k := b.key
+		l := s.ls[k]
+		for lo := s.lo[k]; lo < int32(len(l)) && s.tokens[k][l[lo]] > 0 && s.uncLeft[k][l[lo]] > 0; lo = s.lo[k] {
+			s.set(k, lo, posUnc, s.writers[w]) // uses the token
+			s.incomplete = true                // a committed writer taking it is not tried
 		}
 	}
 }
