@@ -853,6 +853,13 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 	if rin == nil || !perReadClean(rin) || c.budget.out() {
 		return nil
 	}
+	// The value checks before the replays: where a read shows an aborted append (a
+	// duplicate-elements finding) the replays prove nothing, and spent seconds
+	// finding that out (the aborted-read family at 10,000: 4.0 → 1.2 CPU-s); on a
+	// valid 100K history they cost 0.05 of 2 CPU-s.
+	if !rin.CheckValuesStop(c.budget.stop) || !perReadClean(rin) || c.budget.out() {
+		return nil
+	}
 	c.provePerReadPass(rin, names, false)
 	if len(c.proven) == len(names) || c.perReadTried {
 		return nil
