@@ -314,6 +314,16 @@ func hardScenarios() []Scenario {
 			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead}, FaultRate: 0.05},
 			Models: []string{"strong-session-read-uncommitted", "strong-read-uncommitted"}, Hard: true})
 	}
+	// The same at 5K–50K, where the narrow runs search keeps to the keys' frontiers:
+	// each of the three forms proved valid (the database ran them in its order).
+	for _, sc := range []struct {
+		txns int
+		seed int64
+	}{{5000, 1}, {10_000, 1}, {10_000, 11}, {50_000, 1}} {
+		out = append(out, Scenario{Name: fmt.Sprintf("uncommitted-aborted-%s-s%d", count(sc.txns), sc.seed), Spec: abortedReads(sc.txns, sc.seed),
+			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead}, FaultRate: 0.05},
+			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true, Heavy: sc.txns >= 50_000})
+	}
 	for _, kind := range workload.AllInjections {
 		expect := invalidAll
 		if kind == workload.InjectWriteSkew {
