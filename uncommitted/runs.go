@@ -53,6 +53,7 @@ type runsSearch struct {
 	okLeft   [][]int32 // per key, per local value: appends of writers not yet run
 	uncLeft  [][]int32 // per key, per local value: uncommitted appends not yet placed
 	lo       []int32   // per key: no undecided position before it
+	hi       []int32   // per key: no decided position from it on (hi ≥ lo)
 	blocks   [][]serialBlock
 	writers  []int32
 	chains   [][]int32
@@ -151,6 +152,7 @@ func newRunsSearch(h *history.History, realtime bool, stop func() bool) *runsSea
 		local = append(local, m)
 	}
 	s.lo = make([]int32, len(s.keys))
+	s.hi = make([]int32, len(s.keys))
 	writerOf := map[int32]int32{}
 	for t := range h.Txns {
 		tx := &h.Txns[t]
@@ -654,6 +656,7 @@ func (s *runsSearch) set(k, p int32, to uint8, t int32) {
 	for s.lo[k] < int32(len(s.st[k])) && s.st[k][s.lo[k]] != posOpen {
 		s.lo[k]++
 	}
+	s.hi[k] = max(s.hi[k], p+1, s.lo[k])
 }
 
 // revert undoes writer w's changes from undo[mark:].
@@ -674,6 +677,9 @@ func (s *runsSearch) revert(w int32, mark int32) {
 		s.st[u.k][u.p] = posOpen
 		s.undec[u.k][v]++
 		s.lo[u.k] = min(s.lo[u.k], u.p)
+		for st := s.st[u.k]; s.hi[u.k] > s.lo[u.k] && st[s.hi[u.k]-1] == posOpen; {
+			s.hi[u.k]--
+		}
 	}
 	s.undo = s.undo[:mark]
 	if s.uncommitted[w] {
@@ -735,10 +741,11 @@ func (s *runsSearch) State(buf []byte) []byte {
 		buf = binary.AppendUvarint(buf, uint64(hd))
 	}
 	for k, st := range s.st {
+		// From hi on every position is undecided: the runs end there.
 		buf = binary.AppendUvarint(buf, uint64(s.lo[k]))
-		for i := int(s.lo[k]); i < len(st); {
+		for i, hi := int(s.lo[k]), int(s.hi[k]); i < hi; {
 			j := i + 1
-			for j < len(st) && st[j] == st[i] {
+			for j < hi && st[j] == st[i] {
 				j++
 			}
 			buf = binary.AppendUvarint(buf, uint64(j-i)<<2|uint64(st[i]))
