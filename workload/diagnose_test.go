@@ -27,6 +27,7 @@ var (
 	diagnoseSeed   = flag.Int64("diagnose-seed", 1, "--seed")
 	diagnoseFaults = flag.String("diagnose-faults", FaultAbortedRead, "--faults")
 	diagnoseRate   = flag.Float64("diagnose-rate", 0.05, "--fault-rate")
+	diagnoseInfo   = flag.Float64("diagnose-info", 0, "--info")
 )
 
 func TestDiagnoseSimulation(t *testing.T) {
@@ -37,7 +38,7 @@ func TestDiagnoseSimulation(t *testing.T) {
 	// --val-domain 3.
 	spec := DefaultSpec()
 	spec.Keys, spec.ValDomain, spec.DupKeys, spec.Sessions, spec.Ops, spec.Txns, spec.Seed = 20, 3, 1, 10, 4, *diagnoseTxns, *diagnoseSeed
-	_, commits, _ := simEvents(t, spec, SimOptions{Behaviour: SimFaulty, Faults: strings.Split(*diagnoseFaults, ","), FaultRate: *diagnoseRate})
+	_, commits, _ := simEvents(t, spec, SimOptions{Behaviour: SimFaulty, Faults: strings.Split(*diagnoseFaults, ","), FaultRate: *diagnoseRate, Info: *diagnoseInfo})
 	write := func(name string, each func(w *bufio.Writer)) {
 		f, err := os.Create(*diagnoseOut + name)
 		if err != nil {
