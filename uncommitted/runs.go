@@ -562,7 +562,14 @@ func (s *runsSearch) Run(m int32) bool {
 // a committed writer may later use to make a position showing its value uncommitted.
 func (s *runsSearch) place(w int32, run bool) {
 	if s.frontier {
-		s.placeAtFrontier(w)
+		// Its appends become tokens, which take its keys' frontiers where they show
+		// their values (placeTokens, after the run), in any order of its appends.
+		for _, b := range s.blocks[w] {
+			for _, v := range b.vals {
+				s.tokens[b.key][v]++
+				s.undo = append(s.undo, runsUndo{b.key, v, 1})
+			}
+		}
 		return
 	}
 	for _, b := range s.blocks[w] {
@@ -584,39 +591,8 @@ func (s *runsSearch) place(w int32, run bool) {
 	}
 }
 
-// placeAtFrontier runs uncommitted writer w in the narrow search: while one of its
-// appends to a key shows at the key's frontier (its first undecided position), it
-// takes it (in any order of its appends); the others become tokens.
-func (s *runsSearch) placeAtFrontier(w int32) {
-	for _, b := range s.blocks[w] {
-		k := b.key
-		l := s.ls[k]
-		placed := s.chosen[:0] // scratch: 1 for each append placed
-		for range b.vals {
-			placed = append(placed, 0)
-		}
-		for progress := true; progress; {
-			progress = false
-			for i, v := range b.vals {
-				if lo := s.lo[k]; placed[i] == 0 && lo < int32(len(l)) && l[lo] == v && s.uncLeft[k][v] > 0 {
-					s.set(k, lo, posUnc, -1)
-					placed[i], progress = 1, true
-					s.incomplete = true // a committed writer taking it is not tried
-				}
-			}
-		}
-		for i, v := range b.vals {
-			if placed[i] == 0 {
-				s.tokens[k][v]++
-				s.undo = append(s.undo, runsUndo{k, v, 1})
-			}
-		}
-		s.chosen = placed
-	}
-}
-
 // placeTokens, in the narrow search after writer w ran: where a key of w's frontier
-// shows a value an uncommitted writer run before could not place (a token), that
+// shows a value an uncommitted writer run so far did not place (a token), that
 // append takes it. The database put it at the list's end when it ran it, and the
 // order run here is near the database's, not equal to it: an uncommitted writer run a
 // little early finds its position not yet reached.
