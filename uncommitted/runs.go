@@ -559,7 +559,8 @@ func (s *runsSearch) Run(m int32) bool {
 // place runs uncommitted writer w (or skips it, !run): each of its appends takes the
 // first undecided position after a decided one (or the first) that shows its value,
 // if any. In the narrow search (noDesig) an append not placed becomes a token, which
-// a committed writer may later use to make a position showing its value uncommitted.
+// a committed writer may later use to make a position showing its value uncommitted;
+// keeping to the frontiers, every append becomes one (placeTokens places them).
 func (s *runsSearch) place(w int32, run bool) {
 	if s.frontier {
 		// Its appends become tokens, which take its keys' frontiers where they show
