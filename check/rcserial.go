@@ -292,16 +292,7 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 			oks = append(oks, int32(t))
 		}
 	}
-	sort.SliceStable(oks, func(i, j int) bool {
-		a, b := &h.Txns[oks[i]], &h.Txns[oks[j]]
-		if a.Process != b.Process {
-			return a.Process < b.Process
-		}
-		if a.Invoke != b.Invoke {
-			return a.Invoke < b.Invoke
-		}
-		return oks[i] < oks[j]
-	})
+	h.SortByProcess(oks)
 	for i, t := range oks {
 		p := h.Txns[t].Process
 		if i == 0 || p < 0 || p != h.Txns[oks[i-1]].Process {

@@ -7,6 +7,11 @@
 // in flat slices.
 package history
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Type is the :type of a history event.
 type Type uint8
 
@@ -119,7 +124,6 @@ type History struct {
 	Events    int // client events (invokes and completions) seen, including non-:txn ones skipped
 }
 
-// TxnOps returns the micro-ops of transaction t.
 // Midpoint estimates when transaction t took effect, in event positions times two: the
 // middle of its interval; without a completion (:info), after every completed one.
 func (h *History) Midpoint(t int32) int64 {
@@ -135,6 +139,22 @@ func (h *History) Midpoint(t int32) int64 {
 	return 1 << 41
 }
 
+// SortByProcess sorts transactions txns by process, then invocation, then index: the
+// order of each process's transactions, which its process edges follow.
+func (h *History) SortByProcess(txns []int32) {
+	slices.SortFunc(txns, func(x, y int32) int {
+		a, b := &h.Txns[x], &h.Txns[y]
+		if a.Process != b.Process {
+			return cmp.Compare(a.Process, b.Process)
+		}
+		if a.Invoke != b.Invoke {
+			return cmp.Compare(a.Invoke, b.Invoke)
+		}
+		return cmp.Compare(x, y)
+	})
+}
+
+// TxnOps returns the micro-ops of transaction t.
 func (h *History) TxnOps(t int) []MicroOp {
 	tx := &h.Txns[t]
 	return h.Ops[tx.OpStart:tx.OpEnd]

@@ -547,16 +547,7 @@ const searchFirstSteps = 1 << 16
 // process edges take.
 func byProcess(h *history.History, txns []int32) []int32 {
 	byProc := slices.Clone(txns)
-	sort.SliceStable(byProc, func(i, j int) bool {
-		a, b := &h.Txns[byProc[i]], &h.Txns[byProc[j]]
-		if a.Process != b.Process {
-			return a.Process < b.Process
-		}
-		if a.Invoke != b.Invoke {
-			return a.Invoke < b.Invoke
-		}
-		return byProc[i] < byProc[j]
-	})
+	h.SortByProcess(byProc)
 	return byProc
 }
 
