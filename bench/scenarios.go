@@ -436,6 +436,12 @@ func hardScenarios() []Scenario {
 	// real-time order without windows an order after ~100.
 	out = append(out, Scenario{Name: "rc-store-hot-2000", File: RecordedRCStoreHot, Hard: true,
 		Models: rc, ExpectValid: map[string]bool{rc[0]: true, rc[1]: true}, Timeout: time.Minute})
+	// The independent generator's snapshot store (20 keys of values 1..3, 5% :fail,
+	// 5% :info) at 2,000: read uncommitted's strong form needs the runs search's lazy
+	// restarts (the first-committer-wins losers' appends were never installed).
+	ru := []string{"strong-read-uncommitted", "strong-session-read-uncommitted", "read-uncommitted"}
+	out = append(out, Scenario{Name: "uncommitted-si-store-2000", File: RecordedSIStore, Hard: true,
+		Models: ru, ExpectValid: map[string]bool{ru[0]: true, ru[1]: true, ru[2]: true}, Timeout: time.Minute})
 	return out
 }
 
@@ -448,6 +454,8 @@ const (
 	RecordedRCStoreInfo2000 = "testdata/search/rc-engine-info-2000-s1.edn.gz"
 	// RecordedRCStoreHot is its hot variant at 2,000 transactions, without :info.
 	RecordedRCStoreHot = "testdata/search/rc-engine-hot-2000-s1.edn.gz"
+	// RecordedSIStore is the snapshot store with :fail and :info at 2,000.
+	RecordedSIStore = "testdata/search/si-engine-2000-s1.edn.gz"
 )
 
 // count names a transaction count as the scenario names do: 350, 1k, 10k, 1m.

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ var (
 	diagnoseFile   = flag.String("diagnose-file", "", "the history to diagnose")
 	diagnoseOrder  = flag.String("diagnose-order", "", "invoke indexes in commit order: the ranks instead of midpoints")
 	diagnoseAttr   = flag.String("diagnose-attr", "", "the database's attribution: key position invoke, per line")
+	diagnoseLazy   = flag.Bool("diagnose-lazy", false, "the lazy narrow search (designations past the frontier) instead of the greedy one")
 	diagnoseStates = flag.Int("diagnose-states", runsRestartStates, "failed states before giving up")
 )
 
@@ -80,6 +82,39 @@ func (d *deepest) describe() string {
 		if d.attr == nil {
 			continue
 		}
+		for p := max(0, s.lo[k]-6); p < int32(len(s.ls[k])) && p < s.lo[k]+12; p++ {
+			want, ok := d.attr[[2]int32{k, p}]
+			got := int32(-1)
+			if s.st[k][p] == posCommitted {
+				got = s.owner[k][p]
+			}
+			extra := ""
+			if ok && want >= 0 {
+				tx := &s.h.Txns[want]
+				w := int32(-1)
+				for i, x := range s.writers {
+					if x == want {
+						w = int32(i)
+					}
+				}
+				c := s.chainOf[w]
+				extra = fmt.Sprintf(" inv %d comp %d chain %d head %d at %d; blocks %v", tx.Invoke, tx.Complete, c, s.head[c], slices.Index(s.chains[c], w), s.blocks[w])
+			}
+			fmt.Fprintf(&b, "    p%d v%d st %c search %s db %s%s\n", p, s.ls[k][p], ".CU"[s.st[k][p]], txnOrNone(got), txnOrNone(want), extra)
+		}
+		su, du := 0, 0
+		for p := int32(0); p < s.lo[k]; p++ {
+			if s.st[k][p] == posUnc {
+				su++
+			}
+			if want, ok := d.attr[[2]int32{k, p}]; ok && want < 0 {
+				du++
+			}
+			if su-du >= 3 || p+1 == s.lo[k] {
+				fmt.Fprintf(&b, "    the search has %d uncommitted positions before %d, the database %d\n", su, p+1, du)
+				break
+			}
+		}
 		shown := 0
 		for p := int32(0); p < s.lo[k] && shown < 12; p++ {
 			want, ok := d.attr[[2]int32{k, p}]
@@ -119,6 +154,7 @@ func TestDiagnoseRuns(t *testing.T) {
 		t.Fatal("the runs search does not apply")
 	}
 	s.narrow()
+	s.lazy = *diagnoseLazy
 	byInvoke := map[int32]int32{}
 	for i := range h.Txns {
 		byInvoke[h.Txns[i].Invoke] = int32(i)
@@ -172,4 +208,156 @@ func lines(t *testing.T, path string, each func([]string)) {
 			each(fs)
 		}
 	}
+}
+
+// TestDiagnoseReplay runs the database's own order (-diagnose-order) through the
+// search's moves and reports the first writer whose attribution (-diagnose-attr) the
+// search does not offer.
+func TestDiagnoseReplay(t *testing.T) {
+	h, err := history.ParseFile(*diagnoseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newRunsSearch(h, true, nil)
+	s.narrow()
+	s.lazy = *diagnoseLazy
+	byInvoke := map[int32]int32{}
+	for i := range h.Txns {
+		byInvoke[h.Txns[i].Invoke] = int32(i)
+	}
+	wOf := map[int32]int32{}
+	for w, x := range s.writers {
+		wOf[x] = int32(w)
+	}
+	keyOf := map[string]int32{}
+	for i, k := range s.keys {
+		keyOf[h.Keys[k]] = int32(i)
+	}
+	dbPos := map[int32][][2]int32{} // writer -> (key, position)
+	lines(t, *diagnoseAttr, func(f []string) {
+		var p, inv int32
+		fmt.Sscan(f[1], &p)
+		fmt.Sscan(f[2], &inv)
+		k, ok := keyOf[f[0]]
+		tx, known := byInvoke[inv]
+		if !ok || !known || int(p) >= len(s.ls[k]) {
+			return
+		}
+		if w, ok := wOf[tx]; ok {
+			dbPos[w] = append(dbPos[w], [2]int32{k, p})
+		}
+	})
+	var order []int32
+	lines(t, *diagnoseOrder, func(f []string) {
+		var inv int32
+		fmt.Sscan(f[0], &inv)
+		if tx, ok := byInvoke[inv]; ok {
+			if w, ok := wOf[tx]; ok {
+				order = append(order, w)
+			}
+		}
+	})
+	// :fail writers (never in the order) run first: their appends are tokens.
+	inOrder := map[int32]bool{}
+	for _, w := range order {
+		inOrder[w] = true
+	}
+	var all []int32
+	for _, w := range order {
+		c := s.chainOf[w]
+		for _, u := range s.chains[c] {
+			if u == w {
+				break
+			}
+			if !inOrder[u] && !slices.Contains(all, u) {
+				all = append(all, u)
+			}
+		}
+		all = append(all, w)
+	}
+	var cands []int32
+	for i, w := range all {
+		c := s.chainOf[w]
+		if s.chains[c][s.head[c]] != w {
+			fmt.Printf("step %d: T%d is not its process's next (T%d is)\n", i, s.writers[w], s.writers[s.chains[c][s.head[c]]])
+			return
+		}
+		cands = s.Candidates(cands[:0])
+		nc := s.choices(w)
+		found := -1
+		if s.uncommitted[w] {
+			found, nc = 0, 0
+		}
+		for combo := 0; combo < nc && found < 0; combo++ {
+			var got [][2]int32
+			for bi, b := range s.blocks[w] {
+				o := s.opts[bi][s.pick(bi, combo)]
+				for _, ch := range s.chg[o.from:o.to] {
+					if ch.st == posCommitted {
+						got = append(got, [2]int32{b.key, ch.p})
+					}
+				}
+			}
+			if s.uncommitted[w] || sameSet(got, dbPos[w]) {
+				found = combo
+			}
+		}
+		// Else an equivalent choice: the same positions decided, as many taken.
+		for combo := 0; combo < nc && found < 0; combo++ {
+			var changed [][2]int32
+			taken := 0
+			for bi, b := range s.blocks[w] {
+				o := s.opts[bi][s.pick(bi, combo)]
+				for _, ch := range s.chg[o.from:o.to] {
+					changed = append(changed, [2]int32{b.key, ch.p})
+					if ch.st == posCommitted {
+						taken++
+					}
+				}
+			}
+			if taken == len(dbPos[w]) && !slices.ContainsFunc(dbPos[w], func(x [2]int32) bool { return !slices.Contains(changed, x) }) {
+				found = combo
+			}
+		}
+		if found < 0 {
+			fmt.Printf("step %d of %d: T%d (invoke %d, complete %d): the database's positions %v are not offered; options:\n", i, len(all), s.writers[w], s.inv[w], s.comp[w], dbPos[w])
+			for bi, b := range s.blocks[w] {
+				k := b.key
+				fmt.Printf("  key %s appends %v, frontier %d:", h.Keys[s.keys[k]], b.vals, s.lo[k])
+				for p := max(0, s.lo[k]-4); p < int32(len(s.ls[k])) && p < s.lo[k]+10; p++ {
+					fmt.Printf(" %d:%d%c", p, s.ls[k][p], ".CU"[s.st[k][p]])
+				}
+				fmt.Printf("; tokens %v, uncommitted left %v\n", s.tokens[k], s.uncLeft[k])
+				s.chg = s.chg[:0]
+				s.opts[bi] = s.opts[bi][:0]
+				s.options(bi, k, b.vals)
+				fmt.Printf("    cands %v\n", s.cands)
+				for _, o := range s.opts[bi] {
+					fmt.Printf("    %v\n", s.chg[o.from:o.to])
+				}
+			}
+			return
+		}
+		offered := slices.Contains(cands, c<<6|int32(found))
+		if !s.Run(c<<6 | int32(found)) {
+			fmt.Printf("step %d: T%d's move failed (offered %v)\n", i, s.writers[w], offered)
+			return
+		}
+		if !offered {
+			fmt.Printf("step %d: T%d's move ran but was not offered\n", i, s.writers[w])
+		}
+	}
+	fmt.Printf("the database's order ran to the end; done %v\n", s.Done())
+}
+
+func sameSet(a, b [][2]int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -70,15 +70,22 @@ type runsSearch struct {
 	rank        []int32 // per writer: the order moves are tried in (interval midpoint)
 	noDesig     bool    // the narrow search (narrow; not exhaustive)
 	frontier    bool    // the narrow search keeps to the keys' frontiers (not unchained)
-	tokens      [][]int32
-	work        int64 // choices listed, for polling the limits
-	nextPoll    int64
-	stopped     bool
-	head        []int32
-	stop        func() bool
-	undo        []runsUndo
-	marks       []int32 // per writer run: where its undo entries start
-	order       []int32 // writers run, in order
+	// lazy: the narrow search leaves tokens where they are (no placeTokens); a
+	// committed writer may take a position past its key's frontier by making every
+	// undecided one before it uncommitted with tokens (fillable). For databases whose
+	// uncommitted writers' appends were mostly never installed (first-committer-wins
+	// aborts), where placing them at the frontiers takes the committed writers'
+	// positions.
+	lazy     bool
+	tokens   [][]int32
+	work     int64 // choices listed, for polling the limits
+	nextPoll int64
+	stopped  bool
+	head     []int32
+	stop     func() bool
+	undo     []runsUndo
+	marks    []int32 // per writer run: where its undo entries start
+	order    []int32 // writers run, in order
 	// incomplete: some writer had more choices than were tried (runsMaxCombos), so an
 	// exhausted search proves nothing.
 	incomplete bool
@@ -92,6 +99,7 @@ type runsSearch struct {
 	cands  []int32
 	chosen []int32
 	combos []runsCombo
+	need   []int32 // fillable's counts per value
 }
 
 // runsUndo is one change: a position's status (kind 0; 2: it used a token), or a
@@ -287,7 +295,12 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		case !ok(p):
 		case s.frontier && p > s.lo[k]+1:
 			// The narrow search takes positions at the frontier only: the first
-			// undecided one, or the one after it made uncommitted.
+			// undecided one, or the one after it made uncommitted (lazily, any
+			// after the frontier, every one before it made uncommitted).
+			if s.lazy && s.fillable(k, p, forced) {
+				cands = append(cands, p)
+				continue
+			}
 			if p == 0 || st[p-1] != posOpen || unc[l[p-1]] > 0 {
 				s.incomplete = true // a choice cut
 				p = n
@@ -328,6 +341,23 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 			}
 			if q > 0 && st[q-1] == posOpen && !taken(q-1) && !slices.Contains(desig, q-1) {
 				desig = append(desig, q-1)
+			}
+		}
+		if s.lazy {
+			// The frontier's undecided positions before the first one taken, or,
+			// when an append is left out, all but L's last (which the rules make
+			// uncommitted anyway): the database left it out once L was complete.
+			q := n
+			for _, c := range chosen {
+				if c >= 0 {
+					q = min(q, c)
+				}
+			}
+			for p := s.lo[k]; p+1 < q; p++ {
+				if st[p] == posOpen && !taken(p) && !slices.Contains(desig, p) {
+					desig = append(desig, p)
+					s.incomplete = true // more made uncommitted than the rules need
+				}
 			}
 		}
 		if left && st[n-1] == posOpen && !taken(n-1) && !slices.Contains(desig, n-1) {
@@ -411,6 +441,27 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	s.chosen = chosen
 }
 
+// fillable reports whether key k's positions from its frontier to p (excluded) are
+// all undecided and can all be made uncommitted now: with tokens, or forced.
+func (s *runsSearch) fillable(k, p int32, forced func(int32) bool) bool {
+	l, st := s.ls[k], s.st[k]
+	need := s.need[:0]
+	for range s.tokens[k] {
+		need = append(need, 0)
+	}
+	s.need = need
+	for q := s.lo[k]; q < p; q++ {
+		v := l[q]
+		if st[q] != posOpen {
+			return false
+		}
+		if need[v]++; need[v] > s.uncLeft[k][v] || need[v] > s.tokens[k][v] && !forced(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // choices lists writer w's choices on every key it appends to (s.opts, s.chg) and
 // returns how many combinations there are (capped at runsMaxCombos).
 func (s *runsSearch) choices(w int32) int {
@@ -438,10 +489,21 @@ func (s *runsSearch) choices(w int32) int {
 			return int(a.start - b.start)
 		})
 		total *= len(o)
-		if total > runsMaxCombos {
-			s.incomplete = true
-			total = runsMaxCombos
+	}
+	// Past runsMaxCombos, drop the options making the most positions uncommitted
+	// from the keys with the most options: every key keeps its cheapest (with the
+	// first ones kept per key, mixed-radix combinations would reach only the first
+	// key's options).
+	for total > runsMaxCombos {
+		s.incomplete = true
+		long := 0
+		for bi := range bl {
+			if len(s.opts[bi]) > len(s.opts[long]) {
+				long = bi
+			}
 		}
+		total = total / len(s.opts[long]) * (len(s.opts[long]) - 1)
+		s.opts[long] = s.opts[long][:len(s.opts[long])-1]
 	}
 	return total
 }
@@ -543,7 +605,7 @@ func (s *runsSearch) Run(m int32) bool {
 			}
 		}
 	}
-	if s.frontier {
+	if s.frontier && !s.lazy {
 		s.placeTokens(w)
 	}
 	for _, b := range s.blocks[w] {
@@ -802,7 +864,10 @@ func (x *Index) runs(searchRealtime, chained, process, realtime bool, maxStates 
 	// transactions: valid after a few failed states, against unknown after 1M). Its
 	// dead ends are heavy-tailed: a wrong turn far back is found late, and another
 	// order of ties avoids it, so it restarts with the writers' ranks jittered
-	// (deterministically) and growing budgets. Then the whole search.
+	// (deterministically) and growing budgets. Every other restart is lazy (s.lazy):
+	// greedy token placement follows databases that installed their uncommitted
+	// writers' appends (aborted reads), lazy designation those that mostly did not
+	// (first-committer-wins aborts). Then the whole search.
 	spent := 0
 	for r, budget := 0, runsRestartStates; spent < maxStates; r, budget = r+1, budget*3/2 {
 		if !chained {
@@ -814,6 +879,7 @@ func (x *Index) runs(searchRealtime, chained, process, realtime bool, maxStates 
 			return Unknown
 		}
 		s.narrow()
+		s.lazy = r%2 == 1 && chained // every other restart
 		if r > 0 {
 			s.jitter(uint64(r))
 		}

@@ -15,7 +15,7 @@ var runsSeeds = flag.Int("runs-seeds", 6000, "random histories TestRunsAgainstBr
 // it applies) is the oracle's (a valid one for plain read uncommitted too, whose graph
 // lies within the order's), and it applies, proves and refutes on many of them. Both
 // ways: first with only the uncommitted writers making positions uncommitted (Invalid
-// only when no other choice was cut), then whole.
+// only when no other choice was cut), greedy and lazy (s.lazy), then whole.
 func TestRunsAgainstBruteForce(t *testing.T) {
 	seeds := *runsSeeds
 	if testing.Short() {
@@ -28,7 +28,7 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 		{MaxTxns: 7, Values: 2},
 		{Strategy: brute.Realtime},
 	}
-	valid, invalid, withUnc := 0, 0, 0
+	valid, invalid, withUnc, lazyValid := 0, 0, 0, 0
 	for seed := 0; seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 29))
 		h := brute.Random(rng, configs[seed%len(configs)])
@@ -39,8 +39,8 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 		if s := newSerialSearch(h, false, nil); s == nil {
 			withUnc++
 		}
-		for i := 0; i < 3*len(modelsUnderTest); i++ {
-			m, way := modelsUnderTest[i/3], i%3
+		for i := 0; i < 4*len(modelsUnderTest); i++ {
+			m, way := modelsUnderTest[i/4], i%4
 			if way == 2 && m.process {
 				continue // unchained: for the plain form only
 			}
@@ -55,6 +55,7 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 			if way == 2 {
 				s.unchain()
 			}
+			s.lazy = way == 3
 			v := x.runsVerdict(s, m.process, m.realtime, serialMaxStates)
 			if v == Unknown {
 				continue
@@ -68,13 +69,16 @@ func TestRunsAgainstBruteForce(t *testing.T) {
 			}
 			if v == Valid {
 				valid++
+				if way == 3 {
+					lazyValid++
+				}
 			} else {
 				invalid++
 			}
 		}
 	}
-	t.Logf("%d histories (%d where the serial search does not apply): %d valid, %d not valid by the runs search", seeds, withUnc, valid, invalid)
-	if valid < seeds/2 || invalid < seeds/20 || withUnc < seeds/10 {
+	t.Logf("%d histories (%d where the serial search does not apply): %d valid (%d lazily), %d not valid by the runs search", seeds, withUnc, valid, lazyValid, invalid)
+	if valid < seeds/2 || invalid < seeds/20 || withUnc < seeds/10 || lazyValid < seeds/4 {
 		t.Errorf("valid %d, not valid %d, with uncommitted positions %d of %d: the search is hardly exercised", valid, invalid, withUnc, seeds)
 	}
 }
