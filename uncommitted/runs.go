@@ -99,7 +99,7 @@ type runsSearch struct {
 	cands  []int32
 	chosen []int32
 	combos []runsCombo
-	need   []int32 // fillable's counts per value
+	need   []int32 // options' counts per value (fillable)
 }
 
 // runsUndo is one change: a position's status (kind 0; 2: it used a token), or a
@@ -289,6 +289,23 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	ok := func(p int32) bool {
 		return st[p] == posOpen && slices.Contains(shown, l[p]) && (p+1 == n || st[p+1] != posCommitted)
 	}
+	// fillable(p), lazily: whether the positions from the frontier to p (excluded)
+	// are all undecided and can all be made uncommitted now (with tokens, or
+	// forced); counted incrementally as p grows.
+	need := s.need[:0]
+	for range unc {
+		need = append(need, 0)
+	}
+	s.need = need
+	fillTo, fillOK := s.lo[k], true
+	fillable := func(p int32) bool {
+		for ; fillOK && fillTo < p; fillTo++ {
+			v := l[fillTo]
+			need[v]++
+			fillOK = st[fillTo] == posOpen && need[v] <= unc[v] && (need[v] <= s.tokens[k][v] || forced(v))
+		}
+		return fillOK
+	}
 	cands := s.cands[:0]
 	for p := s.lo[k]; p < n; p++ {
 		switch {
@@ -297,7 +314,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 			// The narrow search takes positions at the frontier only: the first
 			// undecided one, or the one after it made uncommitted (lazily, any
 			// after the frontier, every one before it made uncommitted).
-			if s.lazy && s.fillable(k, p, forced) {
+			if s.lazy && fillable(p) {
 				cands = append(cands, p)
 				continue
 			}
@@ -439,27 +456,6 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	}
 	choose(0)
 	s.chosen = chosen
-}
-
-// fillable reports whether key k's positions from its frontier to p (excluded) are
-// all undecided and can all be made uncommitted now: with tokens, or forced.
-func (s *runsSearch) fillable(k, p int32, forced func(int32) bool) bool {
-	l, st := s.ls[k], s.st[k]
-	need := s.need[:0]
-	for range s.tokens[k] {
-		need = append(need, 0)
-	}
-	s.need = need
-	for q := s.lo[k]; q < p; q++ {
-		v := l[q]
-		if st[q] != posOpen {
-			return false
-		}
-		if need[v]++; need[v] > s.uncLeft[k][v] || need[v] > s.tokens[k][v] && !forced(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // choices lists writer w's choices on every key it appends to (s.opts, s.chg) and
