@@ -442,6 +442,10 @@ func hardScenarios() []Scenario {
 	ru := []string{"strong-read-uncommitted", "strong-session-read-uncommitted", "read-uncommitted"}
 	out = append(out, Scenario{Name: "uncommitted-si-store-2000", File: RecordedSIStore, Hard: true,
 		Models: ru, ExpectValid: map[string]bool{ru[0]: true, ru[1]: true, ru[2]: true}, Timeout: time.Minute})
+	// The read-committed store with the same :fail and :info: strong read committed's
+	// serial search proves read uncommitted's forms as a witness.
+	out = append(out, Scenario{Name: "uncommitted-rc-store-2000", File: RecordedRCStoreFailInfo, Hard: true,
+		Models: ru, ExpectValid: map[string]bool{ru[0]: true, ru[1]: true, ru[2]: true}, Timeout: time.Minute})
 	return out
 }
 
@@ -456,6 +460,8 @@ const (
 	RecordedRCStoreHot = "testdata/search/rc-engine-hot-2000-s1.edn.gz"
 	// RecordedSIStore is the snapshot store with :fail and :info at 2,000.
 	RecordedSIStore = "testdata/search/si-engine-2000-s1.edn.gz"
+	// RecordedRCStoreFailInfo is the read-committed store with :fail and :info at 2,000.
+	RecordedRCStoreFailInfo = "testdata/search/rc-engine-failinfo-2000-s1.edn.gz"
 )
 
 // count names a transaction count as the scenario names do: 350, 1k, 10k, 1m.

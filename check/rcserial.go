@@ -730,11 +730,14 @@ func (c *checker) proveBySessionWitness(in *encode.Inference, names []string) {
 // narrowing would cost where it finds nothing (a 10K history with a lost update,
 // which the read-by-read repairs prove after: 0.6-1.2 s more).
 func (c *checker) strongWitnessFirst(in *encode.Inference, names []string) {
-	if c.opts.Solver.NoWitness || c.opts.Solver.NoSerialSearch {
-		return
-	}
-	strong := c.witnessable(names, true)
-	if len(strong) == 0 {
+	c.strongWitness(in, c.witnessable(names, true))
+}
+
+// strongWitness is strongWitnessFirst for the models strong, which a verified order
+// that keeps process and real-time order proves (per-read ones, or read uncommitted's,
+// whose graph lies within read committed's).
+func (c *checker) strongWitness(in *encode.Inference, strong []string) {
+	if c.opts.Solver.NoWitness || c.opts.Solver.NoSerialSearch || len(strong) == 0 {
 		return
 	}
 	if infoAppends(in) {

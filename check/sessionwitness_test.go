@@ -58,3 +58,23 @@ func TestStrongWitnessProvesReadCommittedStoreWithInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestStrongWitnessProvesReadUncommitted: the same store with 5% :fail and 5% :info
+// transactions (20 keys of values 1..3, 2,000 transactions,
+// testdata/search/rc-engine-failinfo-2000-s1.edn.gz). Read uncommitted's strong form,
+// asked alone, is proved by strong read committed's serial search as a witness (its
+// order keeps process and real-time order); the runs search, which takes the
+// uncommitted writers' appends as positions, finds no order in its budget there.
+func TestStrongWitnessProvesReadUncommitted(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "rc-engine-failinfo-2000-s1.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{"strong-read-uncommitted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.Searched == 0 || res.Stats.ReplayRejected != 0 {
+		t.Errorf("%v, %d searched, %d rejected; want valid by a searched order", res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+	}
+}
