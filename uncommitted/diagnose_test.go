@@ -172,20 +172,8 @@ func TestDiagnoseRuns(t *testing.T) {
 	}
 	d := &deepest{runsSearch: s}
 	if *diagnoseAttr != "" {
-		keyOf := map[string]int32{}
-		for i, k := range s.keys {
-			keyOf[h.Keys[k]] = int32(i)
-		}
 		d.attr = map[[2]int32]int32{}
-		lines(t, *diagnoseAttr, func(f []string) {
-			var p, inv int32
-			fmt.Sscan(f[1], &p)
-			fmt.Sscan(f[2], &inv)
-			k, ok := keyOf[f[0]]
-			tx, known := byInvoke[inv]
-			if !ok || !known || int(p) >= len(s.ls[k]) {
-				return
-			}
+		readAttr(t, s, byInvoke, func(k, p, tx int32) {
 			if h.Txns[tx].Status != history.OK {
 				tx = -1
 			}
@@ -194,6 +182,26 @@ func TestDiagnoseRuns(t *testing.T) {
 	}
 	r := ordersearch.Search(d, ordersearch.Limits{MaxStates: *diagnoseStates, MaxBytes: serialMemoBytes})
 	fmt.Printf("outcome %v after %d failed states; %d writers, deepest %d\n%s", r.Outcome, r.States, len(s.writers), d.depth, d.text)
+}
+
+// readAttr calls each with every append of the database's attribution
+// (-diagnose-attr) at a position of the search's longest reads: the search's key, the
+// position and the transaction (byInvoke maps invoke :index to transaction).
+func readAttr(t *testing.T, s *runsSearch, byInvoke map[int32]int32, each func(k, p, tx int32)) {
+	keyOf := map[string]int32{}
+	for i, k := range s.keys {
+		keyOf[s.h.Keys[k]] = int32(i)
+	}
+	lines(t, *diagnoseAttr, func(f []string) {
+		var p, inv int32
+		fmt.Sscan(f[1], &p)
+		fmt.Sscan(f[2], &inv)
+		k, ok := keyOf[f[0]]
+		tx, known := byInvoke[inv]
+		if ok && known && int(p) < len(s.ls[k]) {
+			each(k, p, tx)
+		}
+	})
 }
 
 func lines(t *testing.T, path string, each func([]string)) {
@@ -229,20 +237,8 @@ func TestDiagnoseReplay(t *testing.T) {
 	for w, x := range s.writers {
 		wOf[x] = int32(w)
 	}
-	keyOf := map[string]int32{}
-	for i, k := range s.keys {
-		keyOf[h.Keys[k]] = int32(i)
-	}
 	dbPos := map[int32][][2]int32{} // writer -> (key, position)
-	lines(t, *diagnoseAttr, func(f []string) {
-		var p, inv int32
-		fmt.Sscan(f[1], &p)
-		fmt.Sscan(f[2], &inv)
-		k, ok := keyOf[f[0]]
-		tx, known := byInvoke[inv]
-		if !ok || !known || int(p) >= len(s.ls[k]) {
-			return
-		}
+	readAttr(t, s, byInvoke, func(k, p, tx int32) {
 		if w, ok := wOf[tx]; ok {
 			dbPos[w] = append(dbPos[w], [2]int32{k, p})
 		}
