@@ -293,10 +293,12 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	// are all undecided and can all be made uncommitted now (with tokens, or
 	// forced); counted incrementally as p grows.
 	need := s.need[:0]
-	for range unc {
-		need = append(need, 0)
+	if s.lazy { // only the lazy restarts call fillable
+		for range unc {
+			need = append(need, 0)
+		}
+		s.need = need
 	}
-	s.need = need
 	fillTo, fillOK := s.lo[k], true
 	fillable := func(p int32) bool {
 		for ; fillOK && fillTo < p; fillTo++ {
