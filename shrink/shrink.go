@@ -148,6 +148,9 @@ type Counterexample struct {
 	// NotMinimal says why Minimal is false ("" when it is true).
 	NotMinimal string
 	Seconds    float64
+	// AnomalyIndexes: for the whole history (wholeCounterexample), where its anomalies
+	// are in the caller's result.
+	AnomalyIndexes []int
 
 	cand cand // the cut of the original history that History is
 }
@@ -306,9 +309,10 @@ func wholeCounterexample(h *history.History, m string, res *check.Result, why st
 	}
 	cx := &Counterexample{Model: m, History: h, Orig: orig, cand: whole(h),
 		NotMinimal: "it is the whole history: " + why}
-	for _, a := range res.Anomalies {
+	for i, a := range res.Anomalies {
 		if check.CountsFor(&a, m) {
 			cx.Result.Anomalies = append(cx.Result.Anomalies, a)
+			cx.AnomalyIndexes = append(cx.AnomalyIndexes, i)
 		}
 	}
 	return cx, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -374,20 +375,27 @@ func TestCheckWholeHistoryCounterexample(t *testing.T) {
 	}
 	// In the JSON, the input is not repeated either: no EDN, no transactions.
 	code, out = captureCheck(t, "--json", "-c", "serializable", "--shrink", "1ns", file)
+	// Nor its anomalies: they are the result's, given by their indexes there.
 	var res struct {
+		Anomalies       []json.RawMessage `json:"anomalies"`
 		Counterexamples []struct {
-			Transactions int               `json:"transactions"`
-			WholeHistory bool              `json:"whole_history"`
-			EDN          string            `json:"edn"`
-			Txns         []json.RawMessage `json:"txns"`
+			Transactions   int               `json:"transactions"`
+			WholeHistory   bool              `json:"whole_history"`
+			EDN            string            `json:"edn"`
+			Txns           []json.RawMessage `json:"txns"`
+			Anomalies      []json.RawMessage `json:"anomalies"`
+			AnomalyIndexes []int             `json:"anomaly_indexes"`
 		} `json:"counterexamples"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitInvalid {
 		t.Fatalf("exit %d, %v:\n%s", code, err, out)
 	}
 	if len(res.Counterexamples) != 1 || !res.Counterexamples[0].WholeHistory || res.Counterexamples[0].Transactions != 3 ||
-		res.Counterexamples[0].EDN != "" || len(res.Counterexamples[0].Txns) != 0 {
+		res.Counterexamples[0].EDN != "" || len(res.Counterexamples[0].Txns) != 0 || len(res.Counterexamples[0].Anomalies) != 0 {
 		t.Errorf("JSON counterexamples: %+v", res.Counterexamples)
+	}
+	if ix := res.Counterexamples[0].AnomalyIndexes; len(ix) == 0 || len(res.Anomalies) == 0 || slices.ContainsFunc(ix, func(i int) bool { return i < 0 || i >= len(res.Anomalies) }) {
+		t.Errorf("anomaly_indexes %v into %d anomalies", ix, len(res.Anomalies))
 	}
 }
 
