@@ -626,10 +626,20 @@ func (r *replay) blame() []uint64 {
 				continue
 			}
 			ok, sl := r.check(t)
-			if ok || sl < 0 {
+			var k int32
+			switch {
+			case ok:
+				continue
+			case sl >= 0:
+				k = r.slotKey(sl)
+			case sl <= waitKey:
+				// Its own block's key, held by w at the position t's block was due
+				// (othergen's snapshot store at 8K: the guided replay's repairs had
+				// nothing to undo there and gave up; 1.35 → 0.11 CPU-s).
+				k = waitKey - sl
+			default:
 				continue
 			}
-			k := r.slotKey(sl)
 			w := r.holds[k]
 			if w < 0 || w == t {
 				continue
