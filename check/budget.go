@@ -31,6 +31,10 @@ type budget struct {
 	spentWhy   string // which limit
 	spentAfter time.Duration
 	spentConfl int64
+	// states, when set, counts the failed states of the searches over orders
+	// (Stats.SearchStates); spentStates is its value when a limit was reached.
+	states      *int64
+	spentStates int64
 }
 
 func newBudget(o Options, conflicts *int64) *budget {
@@ -72,6 +76,9 @@ func (b *budget) exhaust(why string) {
 	}
 	b.spent, b.spentPhase, b.spentWhy = true, b.phase, why
 	b.spentAfter, b.spentConfl = time.Since(b.start), *b.conflicts
+	if b.states != nil {
+		b.spentStates = *b.states
+	}
 }
 
 // stop is out as a function value, for the hooks of long loops (replays, encoding).
@@ -126,11 +133,28 @@ func (b *budget) message(m string) string {
 	// out, so the limit it reached is recorded here; the message was "the  was
 	// reached while ," before.
 	if !b.out() {
-		return fmt.Sprintf("%s: undecided while %s, after %d conflicts (all solver stages) and %.2fs, with no limit reached",
-			m, b.phase, *b.conflicts, time.Since(b.start).Seconds())
+		return fmt.Sprintf("%s: undecided while %s, after %s and %.2fs, with no limit reached",
+			m, b.phase, b.work(*b.conflicts, b.statesNow()), time.Since(b.start).Seconds())
 	}
-	return fmt.Sprintf("%s: the %s was reached while %s, after %d conflicts (all solver stages) and %.2fs",
-		m, b.spentWhy, b.spentPhase, b.spentConfl, b.spentAfter.Seconds())
+	return fmt.Sprintf("%s: the %s was reached while %s, after %s and %.2fs",
+		m, b.spentWhy, b.spentPhase, b.work(b.spentConfl, b.spentStates), b.spentAfter.Seconds())
+}
+
+func (b *budget) statesNow() int64 {
+	if b.states == nil {
+		return 0
+	}
+	return *b.states
+}
+
+// work says what the searches did: the solver's conflicts, and the failed states of
+// the searches over orders when there were any (read uncommitted's runs search may
+// spend the whole time without a conflict: "after 0 conflicts" alone said nothing).
+func (b *budget) work(conflicts, states int64) string {
+	if states == 0 {
+		return fmt.Sprintf("%d conflicts (all solver stages)", conflicts)
+	}
+	return fmt.Sprintf("%d conflicts (all solver stages), %d failed states of the searches over orders", conflicts, states)
 }
 
 // capPassed reports whether a time cap of the checker's own (capTime) has passed.

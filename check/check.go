@@ -22,6 +22,7 @@ func Check(h *history.History, opts Options) (Result, error) {
 	}
 	c := &checker{h: h, opts: opts, proven: map[string]bool{}}
 	c.budget = newBudget(opts, &c.res.Stats.Conflicts)
+	c.budget.states = &c.res.Stats.SearchStates
 	c.budget.mem = startMemWatch(opts.MaxMemory)
 	defer c.budget.mem.stop()
 	return c.run(names), nil

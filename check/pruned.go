@@ -794,6 +794,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.TilingProps += sub.res.Stats.TilingProps
 	st.CountProps += sub.res.Stats.CountProps
 	st.Learned += sub.res.Stats.Learned
+	st.SearchStates += sub.res.Stats.SearchStates
 	st.OrientedPairs += sub.res.Stats.OrientedPairs
 	if found {
 		st.Witnessed++

@@ -48,6 +48,7 @@ type rcRead struct {
 }
 
 type rcSerial struct {
+	counted  *int64 // the checker's SearchStates, when set: failed states are added
 	h        *history.History
 	in       *encode.Inference
 	realtime bool
@@ -635,6 +636,9 @@ func (s *rcSerial) run() Validity {
 func (s *rcSerial) runLimited(maxStates int) Validity {
 	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: maxStates, MaxBytes: rcSerialMemoBytes, Stop: s.stop})
 	s.states = r.States
+	if s.counted != nil {
+		*s.counted += int64(r.States)
+	}
 	switch r.Outcome {
 	case ordersearch.Found:
 		return Valid
@@ -660,6 +664,9 @@ func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
 		t0 := time.Now()
 		// At most half the time left: the phases after it decide other histories.
 		s := newRCSerial(c.h, in, spec.realtime, c.halfTimeLeft())
+		if s != nil {
+			s.counted = &c.res.Stats.SearchStates
+		}
 		if s == nil {
 			return
 		}
@@ -779,6 +786,9 @@ func (c *checker) witnessable(names []string, withOrders bool) []string {
 func (c *checker) witnessSearch(in *encode.Inference, realtime bool, win *encode.Windows, maxStates int, plain []string, horizon bool) bool {
 	t0 := time.Now()
 	s := newRCSerial(c.h, in, realtime, c.halfTimeLeft())
+	if s != nil {
+		s.counted = &c.res.Stats.SearchStates
+	}
 	if s == nil || horizon && !s.limitInfo() {
 		return false
 	}

@@ -345,6 +345,10 @@ type Stats struct {
 	Clauses      int   `json:"clauses"`
 	Decisions    int64 `json:"decisions"`
 	Conflicts    int64 `json:"conflicts"`
+	// SearchStates counts the failed states of the searches over orders that report
+	// them (read uncommitted's runs and serial searches, read committed's serial
+	// search), which run before or instead of any solver stage.
+	SearchStates int64 `json:"search_states"`
 	Propagations int64 `json:"propagations"`
 	TheoryProps  int64 `json:"theory_propagations"`   // the acyclicity theory's
 	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's

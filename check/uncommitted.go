@@ -110,6 +110,7 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 		x = uncommitted.NewIndex(c.h)
 		x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
 		x.Conflicts = &c.res.Stats.Conflicts
+		x.States = &c.res.Stats.SearchStates
 		*xp = x
 	}
 	c.progress("deciding " + m)

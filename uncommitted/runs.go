@@ -917,7 +917,9 @@ func (s *runsSearch) jitter(seed uint64) {
 
 // runsVerdict runs s and checks what it finds under the model (process, realtime).
 func (x *Index) runsVerdict(s *runsSearch, process, realtime bool, maxStates int) Verdict {
-	switch s.run(maxStates) {
+	v := s.run(maxStates)
+	x.addStates(s.states)
+	switch v {
 	case Valid:
 		if attr := s.attribution(x); attr != nil && x.verifyAttribution(process, realtime, attr) {
 			return Valid

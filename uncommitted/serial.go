@@ -505,13 +505,22 @@ func (x *Index) Serial(realtime bool, stop func() bool) (Verdict, *SerialProof) 
 	return v, proof
 }
 
+// addStates adds n failed states to the caller's count (States), if any.
+func (x *Index) addStates(n int) {
+	if x.States != nil {
+		*x.States += int64(n)
+	}
+}
+
 // serial is Serial, and reports whether the search applied.
 func (x *Index) serial(realtime bool, stop func() bool) (Verdict, *SerialProof, bool) {
 	s := newSerialSearch(x.h, realtime, stop)
 	if s == nil {
 		return Unknown, nil, false
 	}
-	switch s.run() {
+	v := s.run()
+	x.addStates(s.states)
+	switch v {
 	case Valid:
 		if s.verify(realtime) {
 			return Valid, nil, true

@@ -143,6 +143,10 @@ type Index struct {
 	// Conflicts, when set, is the caller's count of solver conflicts: the solver over
 	// attributions adds its own (so that the caller's limit on them holds here too).
 	Conflicts *int64
+	// States, when set, is the caller's count of failed states of the searches over
+	// orders (the runs and serial searches): a limit may stop them before any solver
+	// conflict, and the caller's message then says how far they got.
+	States *int64
 	// strongRefuted: the strong form was decided not valid; strongSpent: the most
 	// conflicts its solver ran without a model. The weaker forms' first try of its
 	// encoding (strongFirstConflicts) is skipped when either says it finds nothing:

@@ -369,6 +369,9 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed+s.PinRefuted, s.Replayed, s.PinRefuted)
 		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
 			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
+		if s.SearchStates > 0 {
+			fmt.Fprintf(w, "searches over orders: %d failed states\n", s.SearchStates)
+		}
 		if s.Searched+s.LocalSearched > 0 {
 			fmt.Fprintf(w, "serial orders found where the replays got stuck: %d by the backtracking search, %d by local search\n", s.Searched, s.LocalSearched)
 		}
