@@ -31,14 +31,14 @@ type budget struct {
 	spentWhy   string // which limit
 	spentAfter time.Duration
 	spentConfl int64
-	// states, when set, counts the failed states of the searches over orders
-	// (Stats.SearchStates); spentStates is its value when a limit was reached.
+	// states counts the failed states of the searches over orders (the checker's
+	// Stats.SearchStates); spentStates is its value when a limit was reached.
 	states      *int64
 	spentStates int64
 }
 
 func newBudget(o Options, conflicts *int64) *budget {
-	b := &budget{start: o.Start, timeout: o.Timeout, maxConflicts: o.MaxConflicts, conflicts: conflicts}
+	b := &budget{start: o.Start, timeout: o.Timeout, maxConflicts: o.MaxConflicts, conflicts: conflicts, states: new(int64)}
 	if b.start.IsZero() {
 		b.start = time.Now()
 	}
@@ -76,9 +76,7 @@ func (b *budget) exhaust(why string) {
 	}
 	b.spent, b.spentPhase, b.spentWhy = true, b.phase, why
 	b.spentAfter, b.spentConfl = time.Since(b.start), *b.conflicts
-	if b.states != nil {
-		b.spentStates = *b.states
-	}
+	b.spentStates = *b.states
 }
 
 // stop is out as a function value, for the hooks of long loops (replays, encoding).
@@ -134,17 +132,10 @@ func (b *budget) message(m string) string {
 	// reached while ," before.
 	if !b.out() {
 		return fmt.Sprintf("%s: undecided while %s, after %s and %.2fs, with no limit reached",
-			m, b.phase, b.work(*b.conflicts, b.statesNow()), time.Since(b.start).Seconds())
+			m, b.phase, b.work(*b.conflicts, *b.states), time.Since(b.start).Seconds())
 	}
 	return fmt.Sprintf("%s: the %s was reached while %s, after %s and %.2fs",
 		m, b.spentWhy, b.spentPhase, b.work(b.spentConfl, b.spentStates), b.spentAfter.Seconds())
-}
-
-func (b *budget) statesNow() int64 {
-	if b.states == nil {
-		return 0
-	}
-	return *b.states
 }
 
 // work says what the searches did: the solver's conflicts, and the failed states of

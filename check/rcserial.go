@@ -664,12 +664,10 @@ func (c *checker) proveBySerialSearch(in *encode.Inference, names []string) {
 		t0 := time.Now()
 		// At most half the time left: the phases after it decide other histories.
 		s := newRCSerial(c.h, in, spec.realtime, c.halfTimeLeft())
-		if s != nil {
-			s.counted = &c.res.Stats.SearchStates
-		}
 		if s == nil {
 			return
 		}
+		s.counted = &c.res.Stats.SearchStates
 		v := s.run()
 		c.res.Stats.SolveSeconds += time.Since(t0).Seconds()
 		switch v {
@@ -786,12 +784,10 @@ func (c *checker) witnessable(names []string, withOrders bool) []string {
 func (c *checker) witnessSearch(in *encode.Inference, realtime bool, win *encode.Windows, maxStates int, plain []string, horizon bool) bool {
 	t0 := time.Now()
 	s := newRCSerial(c.h, in, realtime, c.halfTimeLeft())
-	if s != nil {
-		s.counted = &c.res.Stats.SearchStates
-	}
 	if s == nil || horizon && !s.limitInfo() {
 		return false
 	}
+	s.counted = &c.res.Stats.SearchStates
 	if win != nil {
 		s.setWindows(win)
 	}
