@@ -63,8 +63,7 @@ func TestDiagnoseSIReplay(t *testing.T) {
 	commit := commitsOf(h)
 	var guide []encode.Edge
 	if *diagnoseSIGuide {
-		p := &encode.Problem{In: in, Commit: commit}
-		guide = append(p.ProcessEdges(), encode.RealtimeGuide())
+		guide = orderGuide(in, commit)
 	}
 	s := newSIReplay(h, in, commit, guide)
 	s.filledBy = newFilledBy(len(s.traceAt))

@@ -42,8 +42,7 @@ func TestLateCommittedWriterSuppliesNothing(t *testing.T) {
 	}
 	in := encode.Infer(h)
 	commit := commitsOf(h)
-	p := &encode.Problem{In: in, Commit: commit}
-	guide := append(p.ProcessEdges(), encode.RealtimeGuide())
+	guide := orderGuide(in, commit)
 	order, ok := schedule(h, in, commit, guide, false, nil)
 	if !ok {
 		t.Fatal("the replay under real-time order got stuck")

@@ -653,8 +653,7 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 	}
 	h := c.h
 	commit := commitsOf(h)
-	p := &encode.Problem{In: in, Commit: commit}
-	guide := append(p.ProcessEdges(), encode.RealtimeGuide())
+	guide := orderGuide(in, commit)
 	// accepted counts a replay that its verifier accepted (err nil) as a proof.
 	accepted := func(err error) bool {
 		if err != nil {

@@ -442,8 +442,7 @@ func (c *checker) provePerReadPass(in *encode.Inference, names []string, repair 
 	h := c.h
 	var guides [][]encode.Edge
 	if !c.budget.out() {
-		p := &encode.Problem{In: in, Commit: commitsOf(h)}
-		guides = append(guides, append(p.ProcessEdges(), encode.RealtimeGuide()))
+		guides = append(guides, orderGuide(in, commitsOf(h)))
 	}
 	guides = append(guides, nil)
 	for _, guide := range guides {

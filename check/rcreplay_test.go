@@ -115,9 +115,8 @@ ok [r x [5 6 5]] [r y [1 2]] [r w [3]] [r q [9]] [r z [7]] inv=21 cmp=22`)
 	if _, ok, _ := perReadSchedule(h, in, nil, false, false, nil); ok {
 		t.Fatal("the unrepaired replay runs through: the history no longer shows the stuck pattern")
 	}
-	p := &encode.Problem{In: in, Commit: commitsOf(h)}
 	never := func() bool { return false }
-	for _, guide := range [][]encode.Edge{nil, append(p.ProcessEdges(), encode.RealtimeGuide())} {
+	for _, guide := range [][]encode.Edge{nil, orderGuide(in, commitsOf(h))} {
 		order, ok, n := perReadReplays(h, in, guide, true, nil, never)
 		if !ok {
 			t.Fatalf("guide %v: the repaired read-by-read replays are stuck (%d repairs)", guide != nil, n)

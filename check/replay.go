@@ -54,9 +54,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	var guide []encode.Edge
 	guideEdges := func() []encode.Edge {
 		if guide == nil && !c.budget.out() {
-			p := &encode.Problem{In: in, Commit: commit} // order edges need only these
-			// Real-time order without its edges: a replay keeps it through gates.
-			guide = append(p.ProcessEdges(), encode.RealtimeGuide())
+			guide = orderGuide(in, commit)
 		}
 		return guide
 	}
@@ -632,6 +630,13 @@ func commitsOf(h *history.History) []encode.Commit {
 		}
 	}
 	return commit
+}
+
+// orderGuide is what a replay guided by process and real-time order follows: process
+// order as edges, real-time order without its edges (a replay keeps it through gates).
+func orderGuide(in *encode.Inference, commit []encode.Commit) []encode.Edge {
+	p := &encode.Problem{In: in, Commit: commit} // order edges need only these
+	return append(p.ProcessEdges(), encode.RealtimeGuide())
 }
 
 // noSerialOrder reports whether serializability's narrowing (kept for the model's own

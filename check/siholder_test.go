@@ -20,9 +20,7 @@ func TestSIRepairBlamesTheHolder(t *testing.T) {
 	}
 	in := encode.Infer(h)
 	commit := commitsOf(h)
-	p := &encode.Problem{In: in, Commit: commit}
-	guide := append(p.ProcessEdges(), encode.RealtimeGuide())
-	events, ok, repairs := siScheduleRepaired(h, in, commit, guide, false, nil, nil)
+	events, ok, repairs := siScheduleRepaired(h, in, commit, orderGuide(in, commit), false, nil, nil)
 	if !ok {
 		t.Fatalf("the repaired replay got stuck after %d repairs", repairs)
 	}

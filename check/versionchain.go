@@ -524,8 +524,7 @@ func (c *checker) proveMergedChains(in *encode.Inference, names []string) {
 	// Unguided first, then guided by process and real-time order (as provePerRead):
 	// each gives other chains.
 	guides := [][]encode.Edge{nil}
-	p := &encode.Problem{In: in2, Commit: commitsOf(h2)}
-	guides = append(guides, append(p.ProcessEdges(), encode.RealtimeGuide()))
+	guides = append(guides, orderGuide(in2, commitsOf(h2)))
 	var first []int32 // the first replay's order, for the neighbourhood search
 	for _, guide := range guides {
 		if c.budget.out() {
