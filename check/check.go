@@ -170,6 +170,11 @@ type checker struct {
 	// hybridWhole, when set, is the hybrid witness's first set of whole transactions
 	// (hybridNarrowedWitness's, whose windows were narrowed for it); nil: all whole.
 	hybridWhole []bool
+	// exported: the models whose instance --export wrote (or said why it could not).
+	exported map[string]bool
+	// staticOnly: the solver's portfolio without its VSIDS lead (a witness of strong
+	// snapshot isolation for plain snapshot isolation: see strongSnapshotWitness).
+	staticOnly bool
 	// serialRefuted: the serializable-family models decided not valid, facts of the
 	// history shared with witness checkers: serializableWitness looks for no solution
 	// of theirs.
@@ -283,6 +288,9 @@ func (c *checker) run(names []string) Result {
 	c.runDeferredSnapshot(weak, results)
 	if !c.decideWeak(weak, results) {
 		return c.cutShort(in, names)
+	}
+	if c.opts.Solver.ExportPrefix != "" {
+		c.exportRest(in, strong, weak)
 	}
 	for _, m := range names {
 		mr := results[m]

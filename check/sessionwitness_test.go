@@ -78,3 +78,21 @@ func TestStrongWitnessProvesReadUncommitted(t *testing.T) {
 		t.Errorf("%v, %d searched, %d rejected; want valid by a searched order", res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
 	}
 }
+
+// On othergen's snapshot store with 5% :info at 7K, the replays get stuck and plain
+// snapshot isolation decided within strong snapshot isolation's windows finds no
+// solution within the witness's conflicts; strong snapshot isolation decided there
+// finds one (its problem has the orders the windows were narrowed with).
+func TestStrongSnapshotWitnessWithInfo(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-engine-info-7000-s2.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Check(h, check.Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 40000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.Witnessed == 0 {
+		t.Errorf("%v after %d conflicts (%d witnessed): %s; want valid by a witness", res.Valid, res.Stats.Conflicts, res.Stats.Witnessed, res.Models[0].Message)
+	}
+}

@@ -281,7 +281,7 @@ func (c *checker) hybridNarrowedWitness(in *encode.Inference, si string) bool {
 	if c.budget.out() || allowedBlocks(pr.Win) > maxWitnessBlocks {
 		return false
 	}
-	return c.witnessWithin(in, si, pr.Win, whole)
+	return c.witnessWithin(in, si, pr.Win, whole, false)
 }
 
 // splitCuts marks not whole the whole transactions at which the narrowing's cycle pc

@@ -195,7 +195,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		//     vain (10K snapshot-behaviour transactions, zipf keys of two values, 5%
 		//     :info, seed 19: 29 CPU-s, or unknown at 60 s), where VSIDS alone decided in
 		//     839-1,629 conflicts (3.8 CPU-s).
-		if !c.naming && (c.strictRefuted && !v.split || v.split && models[m].process) {
+		if !c.naming && !c.staticOnly && (c.strictRefuted && !v.split || v.split && models[m].process) {
 			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts, decisions: vsidsLeadDecisions}}, configs...)
 		}
 	}
@@ -831,7 +831,11 @@ func (c *checker) varMeaning(v *view, x encode.Lit) (string, Choice) {
 // exportAll writes the solver instance of every model asked for, whatever decides the
 // model (replay, known cycles, witness or solver), or warns why it cannot.
 func (c *checker) exportAll(names []string) {
+	if c.exported == nil {
+		c.exported = map[string]bool{}
+	}
 	for _, m := range names {
+		c.exported[m] = true
 		base := c.opts.Solver.ExportPrefix + "-" + m
 		if c.budget.out() {
 			c.warnf("export: %s.cnf not written: the %s was reached while %s", base, c.budget.spentWhy, c.budget.spentPhase)
@@ -873,6 +877,32 @@ func (c *checker) exportAfterReplay(in *encode.Inference, names []string) {
 	c.p = p
 	c.addOrderEdges(names)
 	c.exportAll(names)
+}
+
+// exportRest exports the instances of the models asked for that were decided without
+// the unnarrowed encoding (within a narrowing's windows, by a witness, read by read):
+// strong on the one-base inference in, weak on the read-by-read one. The verdicts
+// stand whatever happens here.
+func (c *checker) exportRest(in *encode.Inference, strong, weak []string) {
+	missing := func(names []string) []string {
+		var out []string
+		for _, m := range names {
+			if !c.exported[m] {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	if m := missing(strong); len(m) > 0 {
+		c.exportAfterReplay(in, m)
+	}
+	if m := missing(weak); len(m) > 0 {
+		if pin := c.perReadInference(); pin != nil {
+			c.perRead = true
+			c.exportAfterReplay(pin, m)
+			c.perRead = false
+		}
+	}
 }
 
 // export writes a solver instance (DIMACS) and its graph for study, as base.cnf and
