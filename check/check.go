@@ -172,9 +172,11 @@ type checker struct {
 	hybridWhole []bool
 	// exported: the models whose instance --export wrote (or said why it could not).
 	exported map[string]bool
-	// staticOnly: the solver's portfolio without its VSIDS lead (a witness of strong
-	// snapshot isolation for plain snapshot isolation: see strongSnapshotWitness).
-	staticOnly bool
+	// plainSIWitness: this checker decides strong snapshot isolation within its windows
+	// as a witness for plain snapshot isolation (strongSnapshotWitness): the solver's
+	// static stages only, without the hybrid witness and the VSIDS stage that lead
+	// strong snapshot isolation's own search.
+	plainSIWitness bool
 	// serialRefuted: the serializable-family models decided not valid, facts of the
 	// history shared with witness checkers: serializableWitness looks for no solution
 	// of theirs.

@@ -748,23 +748,24 @@ func (c *checker) strongSnapshotWitness(in *encode.Inference, si string) bool {
 	// besides si's). Deciding plain snapshot isolation there, the static stages ran out
 	// of conflicts on othergen's snapshot store with :info at 10K (unknown at 60 s);
 	// with the orders, the static stage without theory propagation finds a solution
-	// (8-9 CPU-s). For plain snapshot isolation without the VSIDS stage strong
-	// snapshot isolation's own search leads with (solve.go): here it found none and
-	// cost 1.5-3.5 CPU-s at 7K-10K.
+	// (6-10 CPU-s). For plain snapshot isolation without the hybrid witness and the
+	// VSIDS stage that lead strong snapshot isolation's own search (solve.go): here
+	// they found none and cost 1.5-3.5 CPU-s each at 7K-10K.
 	return c.witnessWithin(in, "strong-snapshot-isolation", pr.Win, nil, si == "snapshot-isolation")
 }
 
 // witnessWithin decides si inside the windows win (not sound for si: only a solution
 // counts), bounded, with whole (when not nil) the transactions the hybrid witness keeps
-// whole, with the solver's static stages only if staticOnly. Decided by a checker of its own: what it finds within these windows is no
+// whole, as a witness for plain snapshot isolation if plainSIWitness (see the field).
+// Decided by a checker of its own: what it finds within these windows is no
 // evidence about si, and must neither show nor hide any. Anomalies si allows (a write
 // skew's G2-item among known edges) do not count against the solution.
-func (c *checker) witnessWithin(in *encode.Inference, si string, win *encode.Windows, whole []bool, staticOnly bool) bool {
+func (c *checker) witnessWithin(in *encode.Inference, si string, win *encode.Windows, whole []bool, plainSIWitness bool) bool {
 	sub, ready := c.witnessChecker()
 	if !ready {
 		return false
 	}
-	sub.hybridWhole, sub.staticOnly = whole, staticOnly
+	sub.hybridWhole, sub.plainSIWitness = whole, plainSIWitness
 	lift := sub.budget.capConflicts(strictWitnessConflicts)
 	results := map[string]*ModelResult{}
 	ok := sub.decide(in, []string{si}, win, si, results) && results[si] != nil && results[si].Valid == Valid &&

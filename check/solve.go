@@ -137,7 +137,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 	}()
 	if v.split && !c.opts.Solver.NoWitness {
 		c.progress("deciding " + m + ": looking for a serializable solution")
-		if c.serializableWitness(m) || !c.budget.out() && !c.siLikelyRefuted() && c.hybridWitness(m) {
+		if c.serializableWitness(m) || !c.budget.out() && !c.siLikelyRefuted() && !c.plainSIWitness && c.hybridWitness(m) {
 			c.res.Stats.Witnessed++
 			return Valid, ""
 		}
@@ -195,7 +195,7 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		//     vain (10K snapshot-behaviour transactions, zipf keys of two values, 5%
 		//     :info, seed 19: 29 CPU-s, or unknown at 60 s), where VSIDS alone decided in
 		//     839-1,629 conflicts (3.8 CPU-s).
-		if !c.naming && !c.staticOnly && (c.strictRefuted && !v.split || v.split && models[m].process) {
+		if !c.naming && !c.plainSIWitness && (c.strictRefuted && !v.split || v.split && models[m].process) {
 			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts, decisions: vsidsLeadDecisions}}, configs...)
 		}
 	}
