@@ -96,3 +96,28 @@ func TestStrongSnapshotWitnessWithInfo(t *testing.T) {
 		t.Errorf("%v after %d conflicts (%d witnessed): %s; want valid by a witness", res.Valid, res.Stats.Conflicts, res.Stats.Witnessed, res.Models[0].Message)
 	}
 }
+
+// TestStrongWitnessProvesReadUncommittedAskedWithReadCommitted: asked together with
+// read committed and strong-session read committed, whose path runs strong read
+// committed's serial search as their witness, strong read uncommitted is proved by the
+// same order (it was not: decided on its own, after, the search over its attributions
+// was unknown at 20 s, where the order proves it at once).
+func TestStrongWitnessProvesReadUncommittedAskedWithReadCommitted(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "rc-engine-failinfo-2000-s1.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"read-committed", "strong-session-read-committed", "strong-read-uncommitted"}
+	res, err := check.Check(h, check.Options{Models: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mr := range res.Models {
+		if mr.Valid != check.Valid {
+			t.Errorf("%s: %v %s", mr.Model, mr.Valid, mr.Message)
+		}
+	}
+	if res.Stats.Witnessed < len(names) || res.Stats.SearchStates > 1<<20 {
+		t.Errorf("%d models witnessed, %d failed states of the searches; want all %d by the witness's order", res.Stats.Witnessed, res.Stats.SearchStates, len(names))
+	}
+}
