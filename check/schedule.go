@@ -545,16 +545,7 @@ func (r *replay) settleCertain() {
 		return
 	}
 	// Their interval has no end: estimate it with the mean duration of :ok ones.
-	var sum, cnt int64
-	for i := range r.h.Txns {
-		if tx := &r.h.Txns[i]; tx.Status == history.OK && tx.Invoke >= 0 && tx.Complete >= 0 {
-			sum += int64(tx.Complete - tx.Invoke)
-			cnt++
-		}
-	}
-	if cnt > 0 {
-		r.infoDuration = sum / cnt
-	}
+	r.infoDuration = r.h.MeanOKDuration()
 }
 
 // suppliesTrace reports whether a committed t's appends to key k may fill positions of

@@ -124,6 +124,22 @@ type History struct {
 	Events    int // client events (invokes and completions) seen, including non-:txn ones skipped
 }
 
+// MeanOKDuration is the mean duration of the :ok transactions with an invoke, in event
+// positions (0 when there is none): the estimate of how long an :info one ran.
+func (h *History) MeanOKDuration() int64 {
+	var sum, cnt int64
+	for i := range h.Txns {
+		if tx := &h.Txns[i]; tx.Status == OK && tx.Invoke >= 0 && tx.Complete >= 0 {
+			sum += int64(tx.Complete - tx.Invoke)
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return 0
+	}
+	return sum / cnt
+}
+
 // Midpoint estimates when transaction t took effect, in event positions times two: the
 // middle of its interval; without a completion (:info), after every completed one.
 func (h *History) Midpoint(t int32) int64 {

@@ -226,21 +226,14 @@ func (p *pruner) order() {
 	// (History.Midpoint), its appends came last in the guess wherever it needed them,
 	// against the order of everything around them: othergen's snapshot store with 5%
 	// :info at 10K, strong snapshot isolation 42 → 10 CPU-s (BENCHMARKS.md).
-	var sum, cnt int64
-	for i := range h.Txns {
-		if tx := &h.Txns[i]; tx.Status == history.OK && tx.Invoke >= 0 && tx.Complete >= 0 {
-			sum += int64(tx.Complete - tx.Invoke)
-			cnt++
-		}
-	}
-	infoMid := func(tx *history.Txn) int64 { return 2*int64(tx.Invoke) + sum/max(cnt, 1) }
+	infoDuration := h.MeanOKDuration()
 	key := func(v int32) int64 {
 		if v >= p.nTN {
 			return -1
 		}
 		t := p.txnOf(v)
 		if tx := &h.Txns[t]; tx.Status == history.Info && tx.Invoke >= 0 {
-			return infoMid(tx)
+			return 2*int64(tx.Invoke) + infoDuration
 		}
 		return h.Midpoint(t)
 	}
