@@ -35,7 +35,8 @@ func TestAgainstBruteForce(t *testing.T) {
 		t.Run(cf.name+"/all-models-at-once", func(t *testing.T) { compareAllModels(t, ModelNames(), cf.cfg, *seeds/len(configs)/2) })
 		// The serializable family with snapshot isolation, as usually asked: a
 		// serializable refutation leads snapshot isolation's witnesses
-		// (hybridNarrowedWitness), strict serializability's search the snapshot replays.
+		// (hybridNarrowedWitness), strict serializability's search the snapshot replays;
+		// and the read-committed set (see serialAndSnapshotSets).
 		for _, set := range serialAndSnapshotSets {
 			t.Run(cf.name+"/"+strings.Join(set, "+"), func(t *testing.T) { compareAllModels(t, set, cf.cfg, *seeds/len(configs)/2) })
 		}
@@ -43,9 +44,12 @@ func TestAgainstBruteForce(t *testing.T) {
 }
 
 // serialAndSnapshotSets are sets of models TestAgainstBruteForce checks in one call.
+// The last: read committed's forms without real-time order with read uncommitted's, whom
+// read committed's witness order proves too (strongWitnessFirst).
 var serialAndSnapshotSets = [][]string{
 	{"serializable", "strict-serializable", "snapshot-isolation"},
 	{"serializable", "strong-session-snapshot-isolation"},
+	{"read-committed", "strong-session-read-committed", "read-uncommitted", "strong-read-uncommitted"},
 }
 
 // compareAllModels checks the models in one call: what one model's search finds must
