@@ -141,6 +141,9 @@ func repairLoop(first repairRun, sn *replaySnaps, maxWork int, stop func() bool)
 		if stop != nil && stop() {
 			return nil, repairs, false
 		}
+		if onRepairStep != nil {
+			onRepairStep(r)
+		}
 		if r.steps() > furthest {
 			furthest, stalled = r.steps(), 0
 			maxWork = baseWork + progressCredit*(furthest-stuckAt)
@@ -981,3 +984,7 @@ func (r *replay) moves(t, k int32) bool {
 	}
 	return false
 }
+
+// onRepairStep, when set (the diagnostics only: check.TestDiagnoseSIReplay), sees each
+// stuck run the repair loop is about to repair.
+var onRepairStep func(r repairRun)
