@@ -781,6 +781,7 @@ func (c *checker) witnessWithin(in *encode.Inference, si string, win *encode.Win
 func (c *checker) witnessChecker() (*checker, bool) {
 	sub := &checker{h: c.h, opts: c.opts, proven: map[string]bool{}, serialRefuted: c.serialRefuted}
 	sub.budget = newBudget(c.opts, &sub.res.Stats.Conflicts)
+	sub.budget.states = &sub.res.Stats.SearchStates // as Check wires its own
 	sub.budget.start, sub.budget.deadline, sub.budget.mem = c.budget.start, c.budget.deadline, c.budget.mem
 	if left := c.budget.conflictsLeft(); left >= 0 {
 		if left == 0 {
