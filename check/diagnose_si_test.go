@@ -35,6 +35,7 @@ var (
 	diagnoseSIAttr   = flag.String("diagnose-si-attr", "", "the store's attribution (key position invoke)")
 	diagnoseSIGuide  = flag.Bool("diagnose-si-guide", false, "guided by process and real-time order, as the checker's first try")
 	diagnoseSIStopAt = flag.Int("diagnose-si-stop-at", 0, "with -diagnose-si-repair: replay the furthest run's avoided choices again, stopping after this many events")
+	diagnoseSIOlder  = flag.Bool("diagnose-si-older", false, "let a reader the guide alone holds back start where a commit would strand it (siReplay.older)")
 	diagnoseSIRepair = flag.Bool("diagnose-si-repair", false, "repair the replay as the checker does; report on the furthest stuck run")
 )
 
@@ -75,6 +76,7 @@ func TestDiagnoseSIReplay(t *testing.T) {
 		guide = orderGuide(in, commit)
 	}
 	s := newSIReplay(h, in, commit, guide)
+	s.older = *diagnoseSIOlder
 	var ok bool
 	if *diagnoseSIRepair {
 		var furthest *siRun
@@ -85,12 +87,13 @@ func TestDiagnoseSIReplay(t *testing.T) {
 				avoided = maps.Clone(sr.base().avoid)
 			}
 		}
-		_, ok, _ = siScheduleRepaired(h, in, commit, guide, false, nil, nil)
+		_, ok, _ = siScheduleRepaired(h, in, commit, guide, false, *diagnoseSIOlder, nil, nil)
 		onRepairStep = nil
 		if !ok && furthest != nil {
 			s = furthest.s
 			if *diagnoseSIStopAt > 0 {
 				s = newSIReplay(h, in, commit, guide)
+				s.older = *diagnoseSIOlder
 				s.filledBy = newFilledBy(len(s.traceAt))
 				s.avoid = avoided
 				for t := int32(0); t < s.n; t++ {

@@ -263,10 +263,10 @@ func TestReplaysStop(t *testing.T) {
 	if _, ok := schedule(h, in, commit, nil, false, always); ok {
 		t.Error("schedule went on after stop")
 	}
-	if _, ok := siSchedule(h, in, commit, nil, false, never); !ok {
+	if _, ok := siSchedule(h, in, commit, nil, false, false, never); !ok {
 		t.Fatal("a serial history does not replay under snapshot isolation")
 	}
-	if _, ok := siSchedule(h, in, commit, nil, false, always); ok {
+	if _, ok := siSchedule(h, in, commit, nil, false, false, always); ok {
 		t.Error("siSchedule went on after stop")
 	}
 	// The serial-order search asks at its first node: a small serial history.

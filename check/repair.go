@@ -478,7 +478,7 @@ func (r *replay) runRepaired(stop func() bool) (*serialRun, int, bool) {
 
 // siScheduleRepaired is siSchedule (within win, nil: anywhere), resumed with the
 // choices blame names avoided until it completes (at most maxRepairs times).
-func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
+func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion, older bool, win *encode.Windows, stop func() bool) ([]siEvent, bool, int) {
 	if siCopyFloor(h, in) > maxRepairCopy {
 		// Not built at all: at a million transactions the replay's set-up alone takes
 		// seconds, and it asks no limit.
@@ -488,7 +488,7 @@ func siScheduleRepaired(h *history.History, in *encode.Inference, commit []encod
 	if s.copyBytes()+4*int64(len(s.traceAt)) > maxRepairCopy {
 		return nil, false, 0
 	}
-	s.byCompletion, s.win, s.stop = byCompletion, win, stop
+	s.byCompletion, s.older, s.win, s.stop = byCompletion, older, win, stop
 	s.filledBy = newFilledBy(len(s.traceAt))
 	s.avoid = map[uint64]bool{}
 	for t := int32(0); t < s.n; t++ {

@@ -29,7 +29,7 @@ func TestRepairCopyCap(t *testing.T) {
 	if _, ok, n := scheduleRepaired(h, in, commit, nil, false, nil, nil); ok || n != 0 {
 		t.Fatalf("above the cap: ok %v after %d repairs, want no repair", ok, n)
 	}
-	if _, ok, n := siScheduleRepaired(h, in, commit, nil, false, nil, nil); ok || n != 0 {
+	if _, ok, n := siScheduleRepaired(h, in, commit, nil, false, false, nil, nil); ok || n != 0 {
 		t.Fatalf("snapshot replay above the cap: ok %v after %d repairs, want no repair", ok, n)
 	}
 }

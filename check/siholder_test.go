@@ -20,7 +20,7 @@ func TestSIRepairBlamesTheHolder(t *testing.T) {
 	}
 	in := encode.Infer(h)
 	commit := commitsOf(h)
-	events, ok, repairs := siScheduleRepaired(h, in, commit, orderGuide(in, commit), false, nil, nil)
+	events, ok, repairs := siScheduleRepaired(h, in, commit, orderGuide(in, commit), false, false, nil, nil)
 	if !ok {
 		t.Fatalf("the repaired replay got stuck after %d repairs", repairs)
 	}

@@ -31,10 +31,12 @@ type siEvent struct {
 // guide holds process and real-time edges, or none: with them a transaction starts
 // only after those that completed before it was invoked committed (strong snapshot
 // isolation, which most databases give). That is only a guide: snapshot isolation
-// allows older snapshots, and verifySI does not check it.
-func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion bool, stop func() bool) ([]siEvent, bool) {
+// allows older snapshots, and verifySI does not check it. With older, a reader held
+// back only by the guide starts where a commit would otherwise strand it (see
+// startNeeded).
+func siSchedule(h *history.History, in *encode.Inference, commit []encode.Commit, guide []encode.Edge, byCompletion, older bool, stop func() bool) ([]siEvent, bool) {
 	s := newSIReplay(h, in, commit, guide)
-	s.byCompletion = byCompletion
+	s.byCompletion, s.older = byCompletion, older
 	s.stop = stop
 	return s.run()
 }
@@ -76,6 +78,9 @@ type siReplay struct {
 	started txnHeap // started transactions, by priority, to commit
 	waiting []int32 // started transactions whose commit would strand a reader
 	events  []siEvent
+	// older: a reader that the guide alone holds back may start (an older snapshot
+	// than the guide's, which snapshot isolation allows; startNeeded).
+	older bool
 	// bySeen: per key, its reads sorted by the length they saw besides their own
 	// appends (built when first needed), so startNeeded visits only the reads at a
 	// key's current length rather than all of them at every step.
@@ -207,7 +212,11 @@ func (s *siReplay) abortOptional() bool {
 
 // startNeeded starts the earliest ready transaction that a waiting commit would strand
 // (it reads a key the commit moves, at its current length), so that the commit can
-// go ahead; it reports whether it started one.
+// go ahead; it reports whether it started one. With s.older, a reader the guide
+// alone holds back (its order predecessors have not all committed) counts as ready:
+// a database whose snapshots lag (a replica) took its snapshot now, before them.
+// Held back, it was stranded by the commit and the replay stuck for good (othergen's
+// snapshot store with --stale).
 func (s *siReplay) startNeeded() bool {
 	r, in := s.replay, s.in
 	best := int32(-1)
@@ -231,11 +240,18 @@ func (s *siReplay) startNeeded() bool {
 				if r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
 					best = rd.Txn
 				}
+				if s.older && r.state[rd.Txn] == rPending && r.preds[rd.Txn] > 0 && (best < 0 || r.prio(rd.Txn) < r.prio(best)) && s.readyButOrder(rd.Txn) {
+					best = rd.Txn
+				}
 			}
 		}
 	}
 	if best < 0 {
 		return false
+	}
+	if r.preds[best] > 0 {
+		s.start(best) // before its order predecessors committed: an older snapshot
+		return true
 	}
 	if ok, _ := r.check(best); !ok {
 		r.state[best] = rPending
@@ -244,6 +260,16 @@ func (s *siReplay) startNeeded() bool {
 	}
 	s.start(best)
 	return true
+}
+
+// readyButOrder reports whether t could start now but for its order predecessors.
+func (s *siReplay) readyButOrder(t int32) bool {
+	r := s.replay
+	p := r.preds[t]
+	r.preds[t] = 0
+	ok, _ := r.check(t)
+	r.preds[t] = p
+	return ok
 }
 
 // readsBySeen returns key k's reads sorted by the length each saw besides its

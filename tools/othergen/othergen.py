@@ -10,7 +10,9 @@ Engines
       instant after its invoke, possibly after the client gave up).
   si  snapshot isolation (MVCC): reads from the snapshot taken at a start
       instant, appends installed at a later commit instant, first committer
-      wins on write-write conflicts (the loser is recorded as :fail).
+      wins on write-write conflicts (the loser is recorded as :fail). With
+      --stale, some snapshots are taken before the invoke (a lagging replica):
+      snapshot isolated, but neither strong nor strong-session.
   rc  read committed: every read sees the latest committed list at the read's
       own instant (plus the transaction's own appends); appends take a
       per-key write lock held until commit (no-wait: a conflicting writer
@@ -54,6 +56,11 @@ def parse_args(argv=None):
     p.add_argument('--info-late', type=float, default=0.5,
                    help='probability that a committing :info transaction commits after '
                         'its :info completion (the client gave up first)')
+    p.add_argument('--stale', type=float, default=0.0,
+                   help='si: fraction of transactions whose snapshot is stale: taken up to '
+                        '--stale-by ms before the invoke (snapshot isolated, not strongly)')
+    p.add_argument('--stale-by', type=float, default=30.0,
+                   help='si: how far back a stale snapshot may be taken (ms)')
     p.add_argument('--fail', type=float, default=0.0, help='fraction of voluntary aborts (:fail)')
     p.add_argument('--latency', type=float, default=10.0, help='mean transaction latency (ms)')
     p.add_argument('--gap', type=float, default=1.0, help='mean think time between transactions (ms)')
@@ -180,6 +187,9 @@ def run_si(a, rnd, txns):
         # every transaction runs (an aborting one too, it just never installs)
         t.start = t.t0 + (t.t1 - t.t0) * (0.001 + 0.5 * rnd.random())
         t.commit = commit_instant(a, rnd, t, t.start)
+        if a.stale > 0 and rnd.random() < a.stale:
+            # a stale snapshot: taken before the invoke (commit stays in the window)
+            t.start = t.t0 - a.stale_by * rnd.random()
         events.append((t.start, 0, t.id))
         events.append((t.commit, 1, t.id))
     events.sort()
