@@ -62,6 +62,13 @@ type SimOptions struct {
 	// (DefaultInjectAt is the usual choice). See inject.go.
 	Inject   []string
 	InjectAt float64
+	// Stale (SimSnapshot only) is the fraction of transactions whose snapshot lags, as
+	// a replica's does: taken StaleCommits commits or fewer (at random, at least one)
+	// before the latest at its invoke. First-committer-wins counts from that
+	// snapshot. Such histories are snapshot isolated but neither strongly nor
+	// strong-session.
+	Stale        float64
+	StaleCommits int
 }
 
 // Validate reports the first bad option.
@@ -80,6 +87,12 @@ func (o SimOptions) Validate() error {
 		return fmt.Errorf("info + fail must be at most 1, got %v", o.Info+o.Fail)
 	case !(o.FaultRate >= 0 && o.FaultRate <= 1):
 		return fmt.Errorf("fault rate must be a fraction in [0, 1], got %v", o.FaultRate)
+	case !(o.Stale >= 0 && o.Stale <= 1):
+		return fmt.Errorf("stale must be a fraction in [0, 1], got %v", o.Stale)
+	case o.Stale > 0 && o.Behaviour != SimSnapshot:
+		return fmt.Errorf("stale snapshots need the snapshot behaviour, got %q", o.Behaviour)
+	case o.Stale > 0 && o.StaleCommits < 1:
+		return fmt.Errorf("stale commits must be at least 1, got %d", o.StaleCommits)
 	}
 	for _, f := range o.Faults {
 		if !slices.Contains(AllFaults, f) {
@@ -216,6 +229,9 @@ type simDB struct {
 	// SimSnapshot: commit sequence number of the last commit that appended to each key.
 	lastCommit []int64
 	commitSeq  int64
+	// SimSnapshot with stale snapshots: per key, the commit sequence number at which
+	// each length was reached (lengthAt reads a stale snapshot from it).
+	lenSeq [][]int64
 }
 
 func newSimDB(keys int) *simDB {
@@ -553,9 +569,12 @@ func (sim *simulator) faultTarget(s *simSession, f string) int {
 }
 
 // snapshotReads computes the reads of s's transaction from the current committed state
-// plus its own appends (SimSnapshot behaviour, at the invoke).
+// (or, stale, an older one) plus its own appends (SimSnapshot behaviour, at the invoke).
 func (sim *simulator) snapshotReads(s *simSession) {
 	s.snapSeq = sim.db.commitSeq
+	if sim.opt.Stale > 0 && sim.rng.Float64() < sim.opt.Stale {
+		s.snapSeq = max(0, s.snapSeq-1-sim.rng.Int64N(int64(sim.opt.StaleCommits)))
+	}
 	s.result = slices.Clone(s.ops)
 	for i := range s.result {
 		op := &s.result[i]
@@ -563,6 +582,9 @@ func (sim *simulator) snapshotReads(s *simSession) {
 			continue
 		}
 		list := sim.db.lists[op.Key]
+		if s.snapSeq < sim.db.commitSeq {
+			list = list[:sim.db.lengthAt(op.Key, s.snapSeq)]
+		}
 		read := make([]int64, len(list), len(list)+len(s.ops))
 		copy(read, list)
 		for _, own := range s.ops[:i] {
@@ -593,9 +615,29 @@ func (sim *simulator) snapshotCommit(s *simSession, t int64) {
 		if op.Append {
 			db.appendValue(op.Key, op.Value, s.invoke, t)
 			db.lastCommit[op.Key] = db.commitSeq
+			if sim.opt.Stale > 0 {
+				db.recordLength(op.Key)
+			}
 		}
 	}
 	if sim.hooks.commit != nil {
 		sim.hooks.commit(simCommit{invoke: s.invoke, time: t, ops: s.result, outcome: s.outcome})
 	}
+}
+
+// recordLength records that key k reached its current length at the current commit.
+func (db *simDB) recordLength(k int64) {
+	for int64(len(db.lenSeq)) <= k {
+		db.lenSeq = append(db.lenSeq, nil)
+	}
+	db.lenSeq[k] = append(db.lenSeq[k], db.commitSeq)
+}
+
+// lengthAt returns key k's length as of commit seq (recordLength kept its history).
+func (db *simDB) lengthAt(k, seq int64) int {
+	if k >= int64(len(db.lenSeq)) {
+		return 0
+	}
+	n, _ := slices.BinarySearch(db.lenSeq[k], seq+1)
+	return n
 }

@@ -84,6 +84,31 @@ func TestSnapshotSimulation(t *testing.T) {
 	}
 }
 
+// TestStaleSnapshotSimulation: with stale snapshots (a replica's lag) the Snapshot
+// behaviour's histories stay snapshot-isolated, and some are neither strong-session
+// nor strong snapshot isolated: a transaction's snapshot misses what its own process
+// or a transaction completed before it committed.
+func TestStaleSnapshotSimulation(t *testing.T) {
+	notStrong := 0
+	for seed := int64(1); seed <= 3; seed++ {
+		opt := SimOptions{Behaviour: SimSnapshot, Stale: 0.2, StaleCommits: 10}
+		if res := checkSim(t, checkSpec(seed), opt, "snapshot-isolation"); res.Valid != check.Valid {
+			t.Errorf("seed %d: stale snapshot simulation judged %v under snapshot-isolation: %v %s",
+				seed, res.Valid, res.AnomalyTypes, res.Message)
+		}
+		res := checkSim(t, checkSpec(seed), opt, "strong-session-snapshot-isolation")
+		if res.Valid == check.Invalid {
+			notStrong++
+		}
+	}
+	if notStrong == 0 {
+		t.Error("no stale snapshot simulation was found not strong-session snapshot isolated")
+	}
+	if err := (SimOptions{Behaviour: SimSerializable, Stale: 0.1, StaleCommits: 1}).Validate(); err == nil {
+		t.Error("stale snapshots accepted without the snapshot behaviour")
+	}
+}
+
 // TestInfoHeavySimulationReplays: serializable histories where many keys see few,
 // duplicated values and some transactions end :info are decided by the verified
 // replay, for every model, with no encoding. An :info transaction whose append would

@@ -30,6 +30,8 @@ func runGen(args []string) int {
 	fail := fs.Float64("fail", 0, "fraction of transactions that abort (:fail)")
 	faults := fs.String("faults", strings.Join(workload.AllFaults, ","), "faults of --behaviour faulty, comma-separated")
 	faultRate := fs.Float64("fault-rate", 0.01, "fraction of transactions in which --behaviour faulty injects a fault")
+	stale := fs.Float64("stale", 0, "--behaviour snapshot: fraction of transactions whose snapshot lags (as a replica's), taken up to --stale-commits commits before the latest")
+	staleCommits := fs.Int("stale-commits", 10, "how many commits a --stale snapshot lags at most")
 	inject := fs.String("inject", "", "inject one instance of each of these anomalies into --behaviour serializable, comma-separated: "+strings.Join(workload.AllInjections, ", ")+"\n(their invoke :index values are printed on stderr)")
 	injectAt := fs.Float64("inject-at", workload.DefaultInjectAt, "fraction of the run at which --inject injects")
 	format := fs.String("format", "edn", "output format: edn or json")
@@ -47,10 +49,12 @@ func runGen(args []string) int {
 		return genUsage("%v", err)
 	}
 	opt := workload.SimOptions{
-		Behaviour: workload.Behaviour(*behaviour),
-		Info:      *info,
-		Fail:      *fail,
-		FaultRate: *faultRate,
+		Behaviour:    workload.Behaviour(*behaviour),
+		Info:         *info,
+		Fail:         *fail,
+		FaultRate:    *faultRate,
+		Stale:        *stale,
+		StaleCommits: *staleCommits,
 	}
 	for _, f := range strings.Split(*faults, ",") {
 		if f = strings.TrimSpace(f); f != "" {
