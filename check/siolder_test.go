@@ -48,3 +48,23 @@ func TestSIReplayOlderSnapshots(t *testing.T) {
 		t.Errorf("strong snapshot isolation: %v, want not valid", got)
 	}
 }
+
+// TestSIReplayUnstartsWriteOnly: on another history of the same store, the repaired
+// replay with older snapshots got stuck where a started transaction that reads nothing
+// held a key, its commit waiting for a reader that appends to that key: the two wait
+// on each other. Its start is undone and the reader started (unstartWriteOnly).
+func TestSIReplayUnstartsWriteOnly(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-stale-500-s14.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.Infer(h)
+	commit := commitsOf(h)
+	events, ok, n := siScheduleRepaired(h, in, commit, orderGuide(in, commit), false, true, nil, nil)
+	if !ok {
+		t.Fatalf("the repaired guided replay with older snapshots got stuck after %d repairs", n)
+	}
+	if err := verifySI(h, in, events, false, false); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -247,7 +247,7 @@ func (s *siReplay) startNeeded() bool {
 		}
 	}
 	if best < 0 {
-		return false
+		return s.older && s.unstartWriteOnly()
 	}
 	if r.preds[best] > 0 {
 		s.start(best) // before its order predecessors committed: an older snapshot
@@ -260,6 +260,74 @@ func (s *siReplay) startNeeded() bool {
 	}
 	s.start(best)
 	return true
+}
+
+// unstartWriteOnly (with s.older) undoes the start of a waiting transaction that
+// reads nothing, where a reader its commit would strand waits only for a key it
+// holds, and starts that reader instead: the two wait on each other, and holding
+// keys is its only reason to have started (it had no snapshot to take). It reports
+// whether it did.
+func (s *siReplay) unstartWriteOnly() bool {
+	r, in := s.replay, s.in
+	for i, w := range s.waiting {
+		if !s.writeOnly(w) {
+			continue
+		}
+		for _, op := range r.h.TxnOps(int(w)) {
+			if op.Kind != history.Append {
+				continue
+			}
+			reads := s.readsBySeen(op.Key)
+			pos := r.keys[op.Key].pos
+			from, _ := slices.BinarySearchFunc(reads, pos, func(ri int32, pos int32) int {
+				rd := &in.Reads[ri]
+				return cmp.Compare(rd.Len-rd.Own, pos)
+			})
+			for _, ri := range reads[from:] {
+				rd := &in.Reads[ri]
+				if rd.Len-rd.Own != pos {
+					break
+				}
+				if st := r.state[rd.Txn]; (st != rPending && st != rQueued) || !s.readyWithout(rd.Txn, w) {
+					continue
+				}
+				s.waiting = slices.Delete(s.waiting, i, i+1)
+				if e := slices.Index(s.events, siEvent{w, false}); e >= 0 {
+					s.events = slices.Delete(s.events, e, e+1)
+				}
+				r.state[w] = rPending
+				s.releaseKeys(w)
+				s.start(rd.Txn)
+				r.try(w)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readyWithout reports whether t could start now, but for its order predecessors, if
+// started transaction w held no keys.
+func (s *siReplay) readyWithout(t, w int32) bool {
+	var held []int32
+	for k, h := range s.holder {
+		if h == w {
+			s.holder[k] = -1
+			held = append(held, int32(k))
+		}
+	}
+	ok := s.readyButOrder(t)
+	for _, k := range held {
+		s.holder[k] = w
+	}
+	return ok
+}
+
+// writeOnly reports whether t has no read a replay must place.
+func (s *siReplay) writeOnly(t int32) bool {
+	reads := false
+	s.readBases(t, func(int32, bool) { reads = true })
+	return !reads
 }
 
 // readyButOrder reports whether t could start now but for its order predecessors.
