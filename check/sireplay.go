@@ -225,18 +225,8 @@ func (s *siReplay) startNeeded() bool {
 			if op.Kind != history.Append {
 				continue
 			}
-			k := op.Key
-			reads := s.readsBySeen(k)
-			pos := r.keys[k].pos
-			from, _ := slices.BinarySearchFunc(reads, pos, func(ri int32, pos int32) int {
+			for _, ri := range s.readsAtLength(op.Key) {
 				rd := &in.Reads[ri]
-				return cmp.Compare(rd.Len-rd.Own, pos)
-			})
-			for _, ri := range reads[from:] {
-				rd := &in.Reads[ri]
-				if rd.Len-rd.Own != pos {
-					break
-				}
 				if r.state[rd.Txn] == rQueued && (best < 0 || r.prio(rd.Txn) < r.prio(best)) {
 					best = rd.Txn
 				}
@@ -277,17 +267,8 @@ func (s *siReplay) unstartWriteOnly() bool {
 			if op.Kind != history.Append {
 				continue
 			}
-			reads := s.readsBySeen(op.Key)
-			pos := r.keys[op.Key].pos
-			from, _ := slices.BinarySearchFunc(reads, pos, func(ri int32, pos int32) int {
+			for _, ri := range s.readsAtLength(op.Key) {
 				rd := &in.Reads[ri]
-				return cmp.Compare(rd.Len-rd.Own, pos)
-			})
-			for _, ri := range reads[from:] {
-				rd := &in.Reads[ri]
-				if rd.Len-rd.Own != pos {
-					break
-				}
 				if st := r.state[rd.Txn]; (st != rPending && st != rQueued) || !s.readyWithout(rd.Txn, w) {
 					continue
 				}
@@ -338,6 +319,21 @@ func (s *siReplay) readyButOrder(t int32) bool {
 	ok, _ := r.check(t)
 	r.preds[t] = p
 	return ok
+}
+
+// readsAtLength returns key k's reads that saw it at its current length (besides
+// their transaction's own appends).
+func (s *siReplay) readsAtLength(k int32) []int32 {
+	in := s.in
+	reads := s.readsBySeen(k)
+	pos := s.keys[k].pos
+	seen := func(ri int32) int32 { return in.Reads[ri].Len - in.Reads[ri].Own }
+	from, _ := slices.BinarySearchFunc(reads, pos, func(ri int32, pos int32) int { return cmp.Compare(seen(ri), pos) })
+	to := from
+	for to < len(reads) && seen(reads[to]) == pos {
+		to++
+	}
+	return reads[from:to]
 }
 
 // readsBySeen returns key k's reads sorted by the length each saw besides its
