@@ -127,7 +127,8 @@ type Graph struct {
 	stampF       uint32
 	stampB       uint32
 	parent       []int32  // per node: edge by which a search reached it
-	parentB      []int32  // per node: edge by which the look-ahead's backward search reached it
+	parentB      []int32  // per node: edge by which the look-ahead's (or reorder's) backward search reached it
+	distF, distB []int32  // per node: reorder's breadth-first distance from v / to u (valid under the stamps)
 	headMark     []uint32 // per node, stamped with stampB: a look-ahead candidate's head
 	queue        []int32
 	backList     []int32
@@ -179,6 +180,8 @@ func NewGraph(nodes int) *Graph {
 		markB:          make([]uint32, nodes),
 		parent:         make([]int32, nodes),
 		parentB:        make([]int32, nodes),
+		distF:          make([]int32, nodes),
+		distB:          make([]int32, nodes),
 		headMark:       make([]uint32, nodes),
 	}
 	for i := range nodes {
@@ -618,55 +621,94 @@ func (g *Graph) insert(e int32) bool {
 // times their number. A variable so that a test can force either way.
 var reorderScanFactor = 8
 
-// reorder handles the insertion of u->v with ord[u] > ord[v]. The forward
-// search from v is a BFS over nodes with ord < ord[u] (every path v~>u stays
-// there), so if it reaches u its parent edges give a shortest cycle.
+// reorder handles the insertion of u->v with ord[u] > ord[v]. Pearce–Kelly needs
+// the forward set F (reached from v over nodes with ord < ord[u]) and the backward
+// set B (reaching u over nodes with ord > ord[v]); the edge closes a cycle exactly
+// when they meet. Both grow breadth-first, a whole level of the smaller frontier at
+// a time, so a cycle is found after about twice the smaller side's share of the
+// path, not after all of F up to u (on real-time-ordered graphs F is most of the
+// window); the first level with a meeting, scanned to its end, holds a shortest
+// cycle. Once one side is complete without meeting the other, there is no cycle and
+// the other side is completed without the checks.
 func (g *Graph) reorder(e, u, v int32) bool {
 	ub, lb := g.ord[u], g.ord[v]
 	g.nextStampF()
-	g.queue = append(g.queue[:0], v)
-	g.markF[v] = g.stampF
-	for i := 0; i < len(g.queue); i++ {
-		x := g.queue[i]
-		for k, w := range g.outTo[x] {
-			f := g.out[x][k]
-			if w == u {
-				g.parent[u] = f
-				g.buildCycle(v, u, e)
-				return false
+	g.nextStampB()
+	fwd := append(g.queue[:0], v)
+	back := append(g.backList[:0], u)
+	g.markF[v], g.markB[u] = g.stampF, g.stampB
+	g.distF[v], g.distB[u] = 0, 0
+	fHead, bHead := 0, 0
+	best, meetEdge := int32(-1), int32(-1)
+	for fHead < len(fwd) && bHead < len(back) && best < 0 {
+		if len(fwd)-fHead <= len(back)-bHead {
+			end := len(fwd)
+			for ; fHead < end; fHead++ {
+				x := fwd[fHead]
+				for k, w := range g.outTo[x] {
+					if g.markB[w] == g.stampB {
+						if d := g.distF[x] + 1 + g.distB[w]; best < 0 || d < best {
+							best, meetEdge = d, g.out[x][k]
+						}
+					} else if g.ord[w] < ub && g.markF[w] != g.stampF {
+						g.markF[w] = g.stampF
+						g.parent[w] = g.out[x][k]
+						g.distF[w] = g.distF[x] + 1
+						fwd = append(fwd, w)
+					}
+				}
 			}
-			if g.ord[w] < ub && g.markF[w] != g.stampF {
-				g.markF[w] = g.stampF
-				g.parent[w] = f
-				g.queue = append(g.queue, w)
+		} else {
+			end := len(back)
+			for ; bHead < end; bHead++ {
+				x := back[bHead]
+				for k, w := range g.inFrom[x] {
+					if g.markF[w] == g.stampF {
+						if d := g.distF[w] + 1 + g.distB[x]; best < 0 || d < best {
+							best, meetEdge = d, g.in[x][k]
+						}
+					} else if g.ord[w] > lb && g.markB[w] != g.stampB {
+						g.markB[w] = g.stampB
+						g.parentB[w] = g.in[x][k]
+						g.distB[w] = g.distB[x] + 1
+						back = append(back, w)
+					}
+				}
 			}
 		}
 	}
-	// Backward DFS from u over nodes with ord > ord[v]; disjoint from the
-	// forward set since no path v~>u exists.
-	g.nextStampB()
-	g.backList = append(g.backList[:0], u)
-	g.markB[u] = g.stampB
-	stack := append(g.nodeScratch[:0], u)
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	g.queue, g.backList = fwd, back
+	if best >= 0 {
+		g.meetCycle(v, u, meetEdge, e)
+		return false
+	}
+	// No cycle: complete the unfinished side (F and B are disjoint).
+	for ; fHead < len(fwd); fHead++ {
+		x := fwd[fHead]
+		for k, w := range g.outTo[x] {
+			if g.ord[w] < ub && g.markF[w] != g.stampF {
+				g.markF[w] = g.stampF
+				g.parent[w] = g.out[x][k]
+				fwd = append(fwd, w)
+			}
+		}
+	}
+	for ; bHead < len(back); bHead++ {
+		x := back[bHead]
 		for _, w := range g.inFrom[x] {
 			if g.ord[w] > lb && g.markB[w] != g.stampB {
 				g.markB[w] = g.stampB
-				g.backList = append(g.backList, w)
-				stack = append(stack, w)
+				back = append(back, w)
 			}
 		}
 	}
-	g.nodeScratch = stack[:0]
+	g.queue, g.backList = fwd, back
 
 	// Reassign the affected positions: backward set first, then forward set,
 	// each keeping its relative order. Both sets lie within ord[v]..ord[u];
 	// when they fill a good part of that range, one scan over it yields both
 	// in order without sorting (large reorders otherwise spend most of their
 	// time in the sort).
-	fwd, back := g.queue, g.backList
 	nodes := g.nodeScratch[:0]
 	g.posScratch = g.posScratch[:0]
 	if k := len(fwd) + len(back); int(ub-lb) <= reorderScanFactor*k {
@@ -719,6 +761,19 @@ func (g *Graph) reorder(e, u, v int32) bool {
 	g.nodeScratch = nodes[:0]
 	g.Stats.Reorders += int64(len(nodes))
 	return true
+}
+
+// meetCycle sets g.cycle to the cycle of reorder's meeting edge m = x->y, x in the
+// forward tree from v and y in the backward tree towards u: v ~> x, m, y ~> u, then
+// closing (u->v).
+func (g *Graph) meetCycle(v, u, m, closing int32) {
+	g.buildCycle(v, g.from[m], m)
+	for y := g.to[m]; y != u; {
+		f := g.parentB[y]
+		g.cycle = append(g.cycle, f)
+		y = g.to[f]
+	}
+	g.cycle = append(g.cycle, closing)
 }
 
 // buildCycle sets g.cycle to the parent path from start to end, then closing.
