@@ -202,8 +202,8 @@ var (
 // TestSolverStrategiesAgainstBruteForce: each solver configuration the portfolio is
 // made of agrees with the brute force alone, without the replay or any other shortcut
 // (so the solver decides): VSIDS with glucose, luby or no restarts, the static order,
-// theory propagation off, and the tiling as clauses instead of the append-adjacency
-// theory (whose path every other strategy takes). The histories cycle through the shapes of
+// theory propagation off, the tiling as clauses instead of the append-adjacency
+// theory (whose path every other strategy takes), and chronological backtracking forced. The histories cycle through the shapes of
 // TestAgainstBruteForce.
 func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 	shapes := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
@@ -218,12 +218,18 @@ func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 		{"no-theory-propagation", SolverOptions{NoWitness: true, NoTheoryPropagation: true}},
 		{"clausal-tiling", SolverOptions{NoWitness: true, ClausalTiling: true}},
 		{"clausal-tiling-static", SolverOptions{NoWitness: true, ClausalTiling: true, Heuristic: "static", Restarts: "none"}},
+		// Chronological backtracking on every jump of two levels or more (the default
+		// waits for 100, which tiny histories never reach); the static order with glucose
+		// restarts also keeps most of the trail at each restart (sat's reuseLevel).
+		{"static-chrono", SolverOptions{NoWitness: true, Heuristic: "static", Restarts: "glucose", ChronoLevels: 1}},
+		{"vsids-chrono", SolverOptions{NoWitness: true, Heuristic: "vsids", Restarts: "luby", ChronoLevels: 1}},
 	}
 	// One subtest per model: each history is drawn and brute-forced once, then decided by
 	// every strategy alone, so a run costs the strategies' checks and little else.
 	for _, m := range ModelNames() {
 		t.Run(m, func(t *testing.T) {
 			var valid, invalid int
+			var chrono int64
 			fails := make([]int, len(strategies))
 			for seed := *strategySeedStart; seed < *strategySeedStart+*strategySeeds; seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), 2))
@@ -238,6 +244,9 @@ func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 					res, err := Check(h, Options{Models: []string{m}, Solver: st.opts})
 					if err != nil {
 						t.Fatal(err)
+					}
+					if st.opts.ChronoLevels > 0 {
+						chrono += res.Stats.Chrono
 					}
 					if res.Valid == Unknown {
 						t.Fatalf("seed %d: %s with %s: unknown without a limit: %s\n%s", seed, m, st.name, res.Message, brute.Format(h))
@@ -255,7 +264,61 @@ func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 					t.Errorf("%s: %d disagreements out of %d", st.name, fails[i], *strategySeeds)
 				}
 			}
-			t.Logf("%s: %d valid, %d invalid, each decided by all %d strategies", m, valid, invalid, len(strategies))
+			t.Logf("%s: %d valid, %d invalid, each decided by all %d strategies; %d chronological backtracks", m, valid, invalid, len(strategies), chrono)
 		})
 	}
+}
+
+var chronoSeeds = flag.Int("chrono-seeds", 300, "random mid-size histories per model in TestChronologicalBacktrackingAgrees")
+
+// TestChronologicalBacktrackingAgrees: tiny histories rarely make the solver jump back
+// two levels, so the strategies' differential exercises chronological backtracking
+// little. Histories of 16-30 transactions (beyond the brute force) make it jump often:
+// forced on every such jump, each solver configuration must reach the verdict it
+// reaches without it (a Sat answer is verified against the problem either way).
+func TestChronologicalBacktrackingAgrees(t *testing.T) {
+	shape := brute.Config{MinTxns: 16, MaxTxns: 30, MaxKeys: 4, MaxProcesses: 4, Values: 2}
+	configs := []SolverOptions{
+		{NoWitness: true, Heuristic: "static", Restarts: "glucose"},
+		{NoWitness: true, Heuristic: "vsids", Restarts: "luby"},
+		{NoWitness: true, Heuristic: "static", Restarts: "none", NoTheoryPropagation: true},
+	}
+	var chrono int64
+	var verdicts [3]int
+	for _, m := range []string{"serializable", "strict-serializable", "snapshot-isolation", "read-committed", "strong-session-snapshot-isolation"} {
+		for seed := range *chronoSeeds {
+			rng := rand.New(rand.NewPCG(uint64(seed), 5))
+			if seed%2 == 1 {
+				shape.Strategy = brute.SnapshotLike
+			} else {
+				shape.Strategy = 0
+			}
+			h := brute.Random(rng, shape)
+			for _, o := range configs {
+				var got [2]Validity
+				for i, levels := range []int{-1, 1} {
+					o.ChronoLevels = levels
+					res, err := Check(h, Options{Models: []string{m}, Solver: o})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Valid == Unknown {
+						t.Fatalf("seed %d: %s with %+v: unknown without a limit: %s", seed, m, o, res.Message)
+					}
+					got[i] = res.Valid
+					if levels > 0 {
+						chrono += res.Stats.Chrono
+					}
+				}
+				if got[0] != got[1] {
+					t.Errorf("seed %d: %s with %+v: %v without chronological backtracking, %v with it\n%s", seed, m, o, got[0], got[1], brute.Format(h))
+				}
+				verdicts[got[0]]++
+			}
+		}
+	}
+	if chrono < 1000 {
+		t.Errorf("weak test: %d chronological backtracks", chrono)
+	}
+	t.Logf("verdicts %v, %d chronological backtracks", verdicts, chrono)
 }

@@ -112,6 +112,10 @@ type SolverOptions struct {
 	// static order without propagation for a while, then VSIDS + glucose + propagation.
 	Heuristic string
 	Restarts  string
+	// ChronoLevels: a conflict whose learned clause would jump back over more than this
+	// many decision levels backtracks one level only (sat.Options.ChronoLevels); 0 means
+	// the solver's default (100), negative never.
+	ChronoLevels int
 	// ClausalTiling encodes "at most one block per position" and "at most one block
 	// per writer" as clauses (sequential counters) instead of leaving them to the
 	// append-adjacency theory (theory.Segments); the instances --export writes are
@@ -354,6 +358,8 @@ type Stats struct {
 	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
 	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
 	Learned      int64 `json:"learned_clauses"`
+	// Conflicts whose long backjump the solver made chronological (sat.Options.ChronoLevels).
+	Chrono int64 `json:"chronological_backtracks"`
 	// Pairs of unobserved writers of a key given an orientation variable by the lazy
 	// orientation's refinement (check/view.go), all searches together.
 	OrientedPairs int64 `json:"oriented_pairs,omitempty"`

@@ -76,6 +76,7 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 	if o.Restarts != "" {
 		so.Restarts = o.Restarts
 	}
+	so.ChronoLevels = o.ChronoLevels
 	s.SetOptions(so)
 	if so.Heuristic == "static" {
 		s.SetStaticOrder(c.timeOrder(v))

@@ -509,6 +509,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if cfg.restarts != "" {
 		so.Restarts = cfg.restarts
 	}
+	so.ChronoLevels = c.opts.Solver.ChronoLevels
 	s.SetOptions(so)
 	if so.Heuristic == "static" {
 		s.SetStaticOrder(c.timeOrder(v))
@@ -532,6 +533,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	c.res.Stats.TheoryProps += g.Stats.Propagations
 	c.countTiling(s)
 	c.res.Stats.Learned += st.Learned
+	c.res.Stats.Chrono += st.Chrono
 	if status == sat.Sat && !c.modelHolds(solverModel(s), v) {
 		// Never a verdict the model does not support: a solver or theory bug shows
 		// as an unknown with a warning, not as "valid".
@@ -588,6 +590,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	}
 	so := sat.DefaultOptions()
 	so.Heuristic = "static"
+	so.ChronoLevels = c.opts.Solver.ChronoLevels
 	s.SetOptions(so)
 	// solveCase searches one case within its own bound (0: none) and the limits.
 	solveCase := func(own int64) sat.Status {
@@ -1114,5 +1117,6 @@ func (c *checker) solveCounted(s *sat.Solver, limit int64) sat.Status {
 	c.res.Stats.Decisions += after.Decisions - before.Decisions
 	c.res.Stats.Propagations += after.Propagations - before.Propagations
 	c.res.Stats.Learned += after.Learned - before.Learned
+	c.res.Stats.Chrono += after.Chrono - before.Chrono
 	return status
 }

@@ -127,7 +127,12 @@ func TestRandom3SATAgainstBruteForce(t *testing.T) {
 		DefaultOptions(),
 		{Heuristic: "static", Restarts: "luby", PhaseSaving: false, LubyUnit: 2, ReduceFirst: 5, ReduceInc: 1},
 		{Restarts: "glucose", PhaseSaving: true, ReduceFirst: 3, ReduceInc: 1, NoMinimize: true},
+		// Chronological backtracking whenever a conflict would jump over two levels or more.
+		{Heuristic: "static", Restarts: "luby", PhaseSaving: true, LubyUnit: 4, ReduceFirst: 5, ReduceInc: 1, ChronoLevels: 1},
+		{Restarts: "glucose", PhaseSaving: true, ReduceFirst: 3, ReduceInc: 1, ChronoLevels: 1},
+		{Restarts: "none", PhaseSaving: true, ChronoLevels: -1},
 	}
+	var chrono int64
 	for iter := 0; iter < 600; iter++ {
 		n := 10 + rng.Intn(11)
 		m := int(float64(n) * 4.26)
@@ -143,10 +148,15 @@ func TestRandom3SATAgainstBruteForce(t *testing.T) {
 		if got == Sat && !satisfies(cnf, modelOf(s, n)) {
 			t.Fatalf("iter %d: model does not satisfy the clauses", iter)
 		}
+		chrono += s.Stats().Chrono
 	}
 	if counts[Sat] < 50 || counts[Unsat] < 50 {
 		t.Fatalf("unbalanced test: %v", counts)
 	}
+	if chrono < 100 {
+		t.Fatalf("weak test: %d chronological backtracks", chrono)
+	}
+	t.Logf("%d chronological backtracks", chrono)
 }
 
 // pigeonhole returns PHP(holes+1, holes): pigeon p in hole h is variable p*holes+h.

@@ -89,7 +89,7 @@ func (t *atMostK) Backtrack(n int) {
 
 func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
-	var explains, conflicts, tprops int64
+	var explains, conflicts, tprops, chrono int64
 	results := [3]int{}
 	for iter := 0; iter < 400; iter++ {
 		n := 8 + rng.Intn(9)
@@ -108,8 +108,11 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 		th := newAtMostK(n, set, k, lazy)
 		s := newSolverWith(n, cnf)
 		s.SetTheory(th)
-		if iter%3 == 2 {
+		switch iter % 4 {
+		case 2:
 			s.SetOptions(Options{Restarts: "luby", LubyUnit: 1, ReduceFirst: 3, ReduceInc: 1, PhaseSaving: true})
+		case 3: // chronological backtracking whenever a conflict would jump two levels or more
+			s.SetOptions(Options{Heuristic: "static", Restarts: "luby", LubyUnit: 8, ReduceFirst: 3, ReduceInc: 1, PhaseSaving: true, ChronoLevels: 1})
 		}
 		atMost := func(a uint32) bool {
 			c := 0
@@ -163,16 +166,17 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 				}
 			}
 		}
+		chrono += s.Stats().Chrono
 		explains += int64(th.explains)
 		conflicts += int64(th.conflicts)
 		tprops += s.Stats().TheoryPropagations
 	}
 	// The test must exercise the interface, not just the clauses.
-	if explains < 100 || conflicts < 100 || tprops < 1000 || results[Sat] < 100 || results[Unsat] < 100 {
-		t.Fatalf("weak test: explains=%d theory conflicts=%d theory propagations=%d results=%v",
-			explains, conflicts, tprops, results)
+	if explains < 100 || conflicts < 100 || tprops < 1000 || chrono < 50 || results[Sat] < 100 || results[Unsat] < 100 {
+		t.Fatalf("weak test: explains=%d theory conflicts=%d theory propagations=%d chronological backtracks=%d results=%v",
+			explains, conflicts, tprops, chrono, results)
 	}
-	t.Logf("explains=%d theory conflicts=%d theory propagations=%d results=%v", explains, conflicts, tprops, results)
+	t.Logf("explains=%d theory conflicts=%d theory propagations=%d chronological backtracks=%d results=%v", explains, conflicts, tprops, chrono, results)
 }
 
 // TestTheoryOnly checks a pure theory problem with no clauses: exactly-k via at-most-k and

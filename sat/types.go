@@ -118,6 +118,7 @@ type Theory interface {
 // Stats counts the solver's work since New.
 type Stats struct {
 	Decisions, Conflicts, Propagations, TheoryPropagations, Learned, Restarts, Deleted int64
+	Chrono                                                                             int64 // conflicts that backtracked chronologically (Options.ChronoLevels)
 }
 
 // Options tunes the search. SetOptions replaces all of them; start from DefaultOptions.
@@ -130,6 +131,10 @@ type Options struct {
 	ReduceFirst int64   // conflicts before the first learned-clause reduction; 0 means 2000
 	ReduceInc   int64   // growth of the reduction interval; 0 means 300
 	NoMinimize  bool    // skip recursive learned-clause minimization (for measurements)
+	// ChronoLevels: a conflict whose learned clause would jump back over more than this
+	// many decision levels backtracks one level only (chronological backtracking), the
+	// asserting literal assigned at its own lower level; 0 means 100, negative never.
+	ChronoLevels int
 }
 
 // DefaultOptions returns the options New uses.

@@ -367,8 +367,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 	if stats {
 		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay, %d by a cycle of placed blocks)\n",
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed+s.PinRefuted, s.Replayed, s.PinRefuted)
-		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d pruned choices\n",
-			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Pruned)
+		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d chronological backtracks, %d pruned choices\n",
+			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Chrono, s.Pruned)
 		if s.SearchStates > 0 {
 			fmt.Fprintf(w, "searches over orders: %d failed states\n", s.SearchStates)
 		}
