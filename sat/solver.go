@@ -1169,4 +1169,3 @@ func (s *Solver) Solve(assumptions ...Lit) Status {
 	s.cancelUntil(0)
 	return status
 }
-
