@@ -802,6 +802,12 @@ func (s *Solver) analyzeFinal(p Lit) {
 		if s.seen[x] == 0 {
 			continue
 		}
+		if s.level[x] == 0 {
+			// A level-0 literal learned after chronological backtracking sits above the
+			// start of level 1: a fact, not an assumption.
+			s.seen[x] = 0
+			continue
+		}
 		if s.reason[x] == reasonNone {
 			s.finalConflict = append(s.finalConflict, l.Not())
 		} else {

@@ -211,12 +211,16 @@ func TestPigeonhole(t *testing.T) {
 
 func TestIncrementalAssumptions(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	for iter := 0; iter < 150; iter++ {
+	var chrono int64
+	for iter := 0; iter < 300; iter++ {
 		n := 8 + rng.Intn(8)
 		cnf := randomCNF(rng, n, int(float64(n)*3.5), 3)
 		s := newSolverWith(n, cnf)
-		if iter%2 == 1 {
+		switch iter % 4 {
+		case 1:
 			s.SetOptions(Options{Restarts: "luby", PhaseSaving: true, LubyUnit: 1, ReduceFirst: 2, ReduceInc: 1})
+		case 3: // chronological backtracking on every jump of two levels, learned units included
+			s.SetOptions(Options{Heuristic: "static", Restarts: "luby", PhaseSaving: true, LubyUnit: 2, ReduceFirst: 2, ReduceInc: 1, ChronoLevels: 1})
 		}
 		for round := 0; round < 8; round++ {
 			if round == 4 { // clauses added between calls
@@ -276,7 +280,12 @@ func TestIncrementalAssumptions(t *testing.T) {
 				t.Fatalf("iter %d round %d: formula with assumptions %v (from %v) is SAT", iter, round, sub, fc)
 			}
 		}
+		chrono += s.Stats().Chrono
 	}
+	if chrono < 20 {
+		t.Fatalf("weak test: %d chronological backtracks", chrono)
+	}
+	t.Logf("%d chronological backtracks", chrono)
 }
 
 func TestConflictLimit(t *testing.T) {
