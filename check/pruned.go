@@ -803,6 +803,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.TilingProps += sub.res.Stats.TilingProps
 	st.CountProps += sub.res.Stats.CountProps
 	st.Learned += sub.res.Stats.Learned
+	st.Chrono += sub.res.Stats.Chrono
 	st.SearchStates += sub.res.Stats.SearchStates
 	st.OrientedPairs += sub.res.Stats.OrientedPairs
 	if found {

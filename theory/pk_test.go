@@ -123,7 +123,8 @@ func TestInitKnownCycle(t *testing.T) {
 // graphs with reorder forced to sort and forced to scan: both must leave the
 // same order (the scan is only a faster way to list the affected positions).
 func TestReorderScanMatchesSort(t *testing.T) {
-	defer func(f int) { reorderScanFactor = f }(reorderScanFactor)
+	defer func(f, s int) { reorderScanFactor, reorderShiftFactor = f, s }(reorderScanFactor, reorderShiftFactor)
+	reorderShiftFactor = 0 // Pearce–Kelly's moves of both sides only
 	rng := rand.New(rand.NewPCG(3, 4))
 	for iter := range 300 {
 		n := 20 + rng.IntN(300)
@@ -151,5 +152,71 @@ func TestReorderScanMatchesSort(t *testing.T) {
 		if !slices.Equal(sorted.ord, scanned.ord) {
 			t.Fatalf("iter %d (n=%d, m=%d): the scan left another order than the sort", iter, n, m)
 		}
+	}
+}
+
+// TestReorderShiftRandom inserts random edges into larger graphs (some with long
+// paths, where one side of a reorder is much larger than the other) with reorder
+// forced to move one side alone (shiftAfter, shiftBefore) and forced to move both
+// (Pearce–Kelly): each run must accept exactly the edges that close no cycle, report
+// a shortest cycle for the others (the same length both ways), and keep a valid order.
+func TestReorderShiftRandom(t *testing.T) {
+	defer func(s int) { reorderShiftFactor = s }(reorderShiftFactor)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var shifted int
+	for iter := range 400 {
+		n := 10 + rng.IntN(200)
+		m := rng.IntN(3 * n)
+		from, to := make([]int, m), make([]int, m)
+		for i := range m {
+			from[i] = rng.IntN(n)
+			if iter%2 == 0 {
+				// Mostly forward edges between nearby nodes: long chains, lopsided sides.
+				to[i] = min(n-1, from[i]+1+rng.IntN(4))
+				if rng.IntN(8) == 0 {
+					from[i], to[i] = to[i], rng.IntN(n)
+				}
+			} else {
+				to[i] = rng.IntN(n)
+			}
+		}
+		run := func(factor int) (*Graph, []bool, []int) {
+			reorderShiftFactor = factor
+			g := NewGraph(n)
+			for i := range m {
+				g.AddEdge(from[i], to[i], nil)
+			}
+			// Start from a shuffled order so that many insertions reorder.
+			perm := rng.Perm(n)
+			for p, x := range perm {
+				g.ord[x], g.nodeAt[p] = int32(p), int32(x)
+			}
+			ok := make([]bool, m)
+			cyc := make([]int, m)
+			var inserted []int32
+			for e := range int32(m) {
+				if ok[e] = g.insert(e); ok[e] {
+					inserted = append(inserted, e)
+				} else {
+					cyc[e] = len(g.cycle)
+					for i, f := range g.cycle {
+						if next := g.cycle[(i+1)%len(g.cycle)]; g.to[f] != g.from[next] {
+							t.Fatalf("iter %d: cycle %v not connected", iter, g.cycle)
+						}
+					}
+				}
+				checkOrder(t, g, inserted)
+			}
+			return g, ok, cyc
+		}
+		g1, ok1, cyc1 := run(1 << 30)
+		_, ok2, cyc2 := run(0)
+		if !slices.Equal(ok1, ok2) || !slices.Equal(cyc1, cyc2) {
+			t.Fatalf("iter %d (n=%d, m=%d): shifting accepted %v (cycles %v), Pearce–Kelly %v (cycles %v)", iter, n, m, ok1, cyc1, ok2, cyc2)
+		}
+		shifted += int(g1.Stats.Reorders)
+	}
+	if shifted < 10000 {
+		t.Fatalf("weak test: %d positions shifted", shifted)
 	}
 }
