@@ -78,6 +78,7 @@ func runCheck(args []string) int {
 	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
 	heuristic := fs.String("heuristic", "", "solver decision heuristic: vsids or static (default: a portfolio, static first)")
 	restarts := fs.String("restarts", "", "solver restart policy: glucose, luby or none (default: glucose in the portfolio)")
+	chronoLevels := fs.Int("chrono-levels", 0, "solver: a conflict that would jump back over more than this many decision levels backtracks one level only (chronological backtracking); 0 means 100, -1 never")
 	export := fs.String("export", "", "write each model's solver instance as PREFIX-MODEL.cnf (DIMACS) and PREFIX-MODEL.graph, whatever decides the model")
 	prof := fs.String("profile", "", "write a cpu or mem profile (pprof) to the current directory")
 	dirHelp := "also write the evidence into this directory (as Elle's --directory): index.html, counterexample.edn, <model>/<anomaly>.txt, <model>/<anomaly>-N.dot; with several files, one subdirectory per file"
@@ -136,7 +137,7 @@ func runCheck(args []string) int {
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
 		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, MergedLNS: *mergedLNS, NoSerialSearch: *noSerialSearch, NoLocalSearch: *noLocalSearch, NoGCursorPins: *noGCursor,
-			Heuristic: *heuristic, Restarts: *restarts, ExportPrefix: *export}}
+			Heuristic: *heuristic, Restarts: *restarts, ChronoLevels: *chronoLevels, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
 		code := checkFile(file, cf)
