@@ -616,17 +616,30 @@ func (g *Graph) insert(e int32) bool {
 	return true
 }
 
-// biSearch looks for a shortest path v ~> u, where ord[v] < ord[u], growing the forward
-// set from v (over nodes ordered before u) and the backward set from u (over nodes
-// ordered after v) breadth-first, a whole level of the smaller frontier at a time: every
-// such path stays within that window, the sets meet exactly when one exists, and the
-// first level with a meeting, scanned to its end, holds a shortest one. It returns the
-// meeting edge x->y (x in the forward tree, parent; y in the backward tree, parentB),
-// or -1 when one side is complete without meeting the other (no path), or -2 when the
-// sets reached limit nodes together (limit 0: none). The sets are left in g.queue and
-// g.backList, marked with stampF and stampB, with fHead and bHead their expanded
-// prefixes.
-func (g *Graph) biSearch(u, v int32, limit int) (meetEdge int32, fHead, bHead int) {
+// reorderScanFactor: reorder scans the positions between the edge's ends
+// instead of sorting the affected nodes when that range is at most this many
+// times their number. A variable so that a test can force either way.
+var reorderScanFactor = 8
+
+// reorderShiftFactor: once one side of reorder's search is complete, the other is
+// completed (and both move, as in Pearce–Kelly) only while it grows by at most the
+// range between the edge's ends divided by this; beyond, the complete side moves alone
+// (shiftAfter, shiftBefore: one pass over the range). A variable so that a test can
+// force either way (0: never shift).
+var reorderShiftFactor = 16
+
+// reorder handles the insertion of u->v with ord[u] > ord[v]. The forward set F
+// (reached from v over nodes with ord < ord[u]) and the backward set B (reaching u
+// over nodes with ord > ord[v]) meet exactly when the edge closes a cycle. Both grow
+// breadth-first, a whole level of the smaller frontier at a time, so a cycle is found
+// after about twice the smaller side's share of the path; the first level with a
+// meeting, scanned to its end, holds a shortest cycle. When one side is complete
+// without meeting the other there is no cycle, and moving that side alone past the
+// other end restores the order: F right after u, or B right before v. Pearce–Kelly
+// moves both, so it must find both, and on real-time-ordered graphs one of them is
+// often most of the window (a late node's predecessors) while the other is a node or
+// two (an :info transaction's commit): 30M of 34M nodes moved on a 46K-node problem.
+func (g *Graph) reorder(e, u, v int32) bool {
 	ub, lb := g.ord[u], g.ord[v]
 	g.nextStampF()
 	g.nextStampB()
@@ -634,13 +647,9 @@ func (g *Graph) biSearch(u, v int32, limit int) (meetEdge int32, fHead, bHead in
 	back := append(g.backList[:0], u)
 	g.markF[v], g.markB[u] = g.stampF, g.stampB
 	g.distF[v], g.distB[u] = 0, 0
-	best := int32(-1)
-	meetEdge = -1
+	fHead, bHead := 0, 0
+	best, meetEdge := int32(-1), int32(-1)
 	for fHead < len(fwd) && bHead < len(back) && best < 0 {
-		if limit > 0 && len(fwd)+len(back) >= limit {
-			g.queue, g.backList = fwd, back
-			return -2, fHead, bHead
-		}
 		if len(fwd)-fHead <= len(back)-bHead {
 			end := len(fwd)
 			for ; fHead < end; fHead++ {
@@ -678,52 +687,7 @@ func (g *Graph) biSearch(u, v int32, limit int) (meetEdge int32, fHead, bHead in
 		}
 	}
 	g.queue, g.backList = fwd, back
-	return meetEdge, fHead, bHead
-}
-
-// pathVia sets g.path to the path v ~> x, m, y ~> u of biSearch's meeting edge m.
-func (g *Graph) pathVia(v, u, m int32) {
-	g.path = g.path[:0]
-	for x := g.from[m]; x != v; {
-		f := g.parent[x]
-		g.path = append(g.path, f)
-		x = g.from[f]
-	}
-	slices.Reverse(g.path)
-	g.path = append(g.path, m)
-	for y := g.to[m]; y != u; {
-		f := g.parentB[y]
-		g.path = append(g.path, f)
-		y = g.to[f]
-	}
-}
-
-// reorderScanFactor: reorder scans the positions between the edge's ends
-// instead of sorting the affected nodes when that range is at most this many
-// times their number. A variable so that a test can force either way.
-var reorderScanFactor = 8
-
-// reorderShiftFactor: once one side of reorder's search is complete, the other is
-// completed (and both move, as in Pearce–Kelly) only while it grows by at most the
-// range between the edge's ends divided by this; beyond, the complete side moves alone
-// (shiftAfter, shiftBefore: one pass over the range). A variable so that a test can
-// force either way (0: never shift).
-var reorderShiftFactor = 16
-
-// reorder handles the insertion of u->v with ord[u] > ord[v]. The forward set F
-// (reached from v over nodes ordered before u) and the backward set B (reaching u over
-// nodes ordered after v) meet exactly when the edge closes a cycle (biSearch, which
-// finds a shortest one). When one side is complete without meeting the other there is
-// no cycle, and moving that side alone past the other end restores the order: F right
-// after u, or B right before v. Pearce–Kelly moves both, so it must find both, and on
-// real-time-ordered graphs one of them is often most of the window (a late node's
-// predecessors) while the other is a node or two (an :info transaction's commit): 30M
-// of 34M nodes moved on a 46K-node problem.
-func (g *Graph) reorder(e, u, v int32) bool {
-	ub, lb := g.ord[u], g.ord[v]
-	meetEdge, fHead, bHead := g.biSearch(u, v, 0)
-	fwd, back := g.queue, g.backList
-	if meetEdge >= 0 {
+	if best >= 0 {
 		g.meetCycle(v, u, meetEdge, e)
 		return false
 	}
@@ -869,11 +833,29 @@ func (g *Graph) shiftBefore(lb, ub int32) {
 	g.nodeScratch = moved[:0]
 }
 
-// meetCycle sets g.cycle to the cycle of biSearch's meeting edge m: v ~> u, then
+// meetCycle sets g.cycle to the cycle of reorder's meeting edge m = x->y, x in the
+// forward tree from v and y in the backward tree towards u: v ~> x, m, y ~> u, then
 // closing (u->v).
 func (g *Graph) meetCycle(v, u, m, closing int32) {
-	g.pathVia(v, u, m)
-	g.cycle = append(append(g.cycle[:0], g.path...), closing)
+	g.buildCycle(v, g.from[m], m)
+	for y := g.to[m]; y != u; {
+		f := g.parentB[y]
+		g.cycle = append(g.cycle, f)
+		y = g.to[f]
+	}
+	g.cycle = append(g.cycle, closing)
+}
+
+// buildCycle sets g.cycle to the parent path from start to end, then closing.
+func (g *Graph) buildCycle(start, end, closing int32) {
+	g.cycle = g.cycle[:0]
+	for x := end; x != start; {
+		f := g.parent[x]
+		g.cycle = append(g.cycle, f)
+		x = g.from[f]
+	}
+	slices.Reverse(g.cycle)
+	g.cycle = append(g.cycle, closing)
 }
 
 // lookAhead runs after enabling e = u->v: a guarded edge x->y with v ~> x and
@@ -1216,21 +1198,43 @@ func (g *Graph) filterPendingBulk() bool {
 	return true
 }
 
-// reaches reports whether from reaches to over enabled edges (to != from), by
-// biSearch within the window between them, at most SearchLimit nodes. On success
-// g.path holds a shortest path's edge ids.
+// reaches reports whether from reaches to over enabled edges (to != from),
+// searching breadth-first over nodes with ord <= ord[to] and at most
+// SearchLimit nodes. On success g.path holds the path's edge ids.
 func (g *Graph) reaches(from, to int32) bool {
 	g.Stats.Searches++
-	if g.ord[from] > g.ord[to] {
-		return false
+	ub := g.ord[to]
+	g.nextStampF()
+	g.markF[from] = g.stampF
+	q := append(g.queue[:0], from)
+	defer func() { g.queue = q[:0] }()
+	for i := 0; i < len(q); i++ {
+		x := q[i]
+		for k, w := range g.outTo[x] {
+			f := g.out[x][k]
+			if w == to {
+				g.parent[to] = f
+				g.path = g.path[:0]
+				for y := to; y != from; {
+					pf := g.parent[y]
+					g.path = append(g.path, pf)
+					y = g.from[pf]
+				}
+				slices.Reverse(g.path)
+				return true
+			}
+			if g.ord[w] < ub && g.markF[w] != g.stampF {
+				if g.SearchLimit > 0 && len(q) >= g.SearchLimit {
+					return false
+				}
+				g.markF[w] = g.stampF
+				g.parent[w] = f
+				q = append(q, w)
+				g.Stats.Visited++
+			}
+		}
 	}
-	m, _, _ := g.biSearch(to, from, g.SearchLimit)
-	g.Stats.Visited += int64(len(g.queue) + len(g.backList))
-	if m < 0 {
-		return false
-	}
-	g.pathVia(from, to, m)
-	return true
+	return false
 }
 
 // Explain implements sat.Theory: the reason clause of a literal the theory
