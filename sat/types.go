@@ -4,7 +4,9 @@
 // Variables are numbered from 0; a literal is 2*v for v and 2*v+1 for NOT v. The solver
 // keeps two watched literals per clause (with blocker literals), learns first-UIP clauses
 // minimized recursively, branches with VSIDS and phase saving, restarts (glucose-style LBD
-// averages by default, or Luby), and reduces its learned clauses by LBD, keeping glue clauses.
+// averages by default, or Luby; under the static order keeping the trail it would rebuild),
+// backtracks chronologically where a backjump would undo many levels (Options.ChronoLevels),
+// and reduces its learned clauses by LBD, keeping glue clauses.
 // Theory-implied literals get lazy reasons: Theory.Explain is asked only when conflict
 // analysis or minimization needs them.
 //
@@ -16,8 +18,14 @@
 //     analysis, clause minimization and FinalConflict); each answer is cached until the
 //     literal is unassigned. Explanations and conflicts are copied, so the theory may reuse
 //     its buffers.
-//   - Solve ends at level 0 (Backtrack is called with the length of the level-0 trail); the
-//     model is then read with ModelValue.
+//   - After chronological backtracking the trail is not in level order: Backtrack(n) may
+//     leave literals of lower levels at positions n and beyond, which the theory then
+//     reads as new on its next Propagate. Theory-implied ones among them have had their
+//     explanations fetched before Backtrack (Explain is never asked about a literal the
+//     theory was told to forget).
+//   - Solve ends at level 0 (Backtrack is called with the length of the level-0 trail, and
+//     level-0 literals learned after chronological backtracking may follow); the model is
+//     then read with ModelValue.
 //   - A conflict literal that is not false, or an explanation that is not a valid reason,
 //     is a bug in the theory and panics with a message starting "sat: theory".
 package sat
