@@ -604,11 +604,7 @@ func (s *Solver) cancelUntil(lvl int) {
 			s.polarity[v] = l.IsNeg()
 		}
 		s.order.insert(v)
-		r := v
-		if s.staticRank != nil {
-			r = s.staticRank[v]
-		}
-		if r < s.staticNext {
+		if r := s.staticRankOf(v); r < s.staticNext {
 			s.staticNext = r
 		}
 	}
@@ -996,42 +992,43 @@ func (s *Solver) reuseLevel() int {
 	if s.opts.Heuristic != "static" || !s.opts.PhaseSaving {
 		return 0
 	}
-	rank := func(v Var) Var {
-		if s.staticRank != nil {
-			return s.staticRank[v]
-		}
-		return v
-	}
-	at := func(r Var) Var {
-		if s.staticOrder != nil {
-			return s.staticOrder[r]
-		}
-		return r
-	}
-	for int(s.staticNext) < len(s.assigns) && s.assigns[at(s.staticNext)] != LUndef {
-		s.staticNext++
-	}
+	s.advanceStatic()
 	lvl := len(s.assumptions) // assumption levels are made again as they are
-	for lvl < len(s.trailLim) && rank(s.trail[s.trailLim[lvl]].Var()) < s.staticNext {
+	for lvl < len(s.trailLim) && s.staticRankOf(s.trail[s.trailLim[lvl]].Var()) < s.staticNext {
 		lvl++
 	}
 	return min(lvl, len(s.trailLim))
 }
 
+// staticVar is the variable of rank r in the static order; staticRankOf is v's rank.
+func (s *Solver) staticVar(r Var) Var {
+	if s.staticOrder != nil {
+		return s.staticOrder[r]
+	}
+	return r
+}
+
+func (s *Solver) staticRankOf(v Var) Var {
+	if s.staticRank != nil {
+		return s.staticRank[v]
+	}
+	return v
+}
+
+// advanceStatic moves staticNext past the assigned variables: to the rank of the next
+// variable the static heuristic decides (len(assigns) when all are assigned).
+func (s *Solver) advanceStatic() {
+	for int(s.staticNext) < len(s.assigns) && s.assigns[s.staticVar(s.staticNext)] != LUndef {
+		s.staticNext++
+	}
+}
+
 func (s *Solver) pickBranch() Lit {
 	var v Var = -1
 	if s.opts.Heuristic == "static" {
-		at := func(r Var) Var {
-			if s.staticOrder != nil {
-				return s.staticOrder[r]
-			}
-			return r
-		}
-		for int(s.staticNext) < len(s.assigns) && s.assigns[at(s.staticNext)] != LUndef {
-			s.staticNext++
-		}
+		s.advanceStatic()
 		if int(s.staticNext) < len(s.assigns) {
-			v = at(s.staticNext)
+			v = s.staticVar(s.staticNext)
 		}
 	} else {
 		for !s.order.empty() {
