@@ -203,8 +203,8 @@ var (
 // made of agrees with the brute force alone, without the replay or any other shortcut
 // (so the solver decides): VSIDS with glucose, luby or no restarts, the static order,
 // theory propagation off, the tiling as clauses instead of the append-adjacency
-// theory (whose path every other strategy takes), and chronological backtracking forced. The histories cycle through the shapes of
-// TestAgainstBruteForce.
+// theory (whose path every other strategy takes), and chronological backtracking
+// forced. The histories cycle through the shapes of TestAgainstBruteForce.
 func TestSolverStrategiesAgainstBruteForce(t *testing.T) {
 	shapes := []brute.Config{{}, {Strategy: brute.SnapshotLike}, {Strategy: brute.FailInfo}, {Values: 3, MaxTxns: 7}}
 	strategies := []struct {

@@ -577,22 +577,23 @@ func (s *Solver) newDecisionLevel() { s.trailLim = append(s.trailLim, int32(len(
 // After chronological backtracking the trail is not in level order: literals of levels
 // up to lvl may follow the start of level lvl+1. They stay assigned, moved down in
 // their order, and are propagated again (the theory sees them as new trail literals);
-// a theory's implied literal among them keeps its explanation, fetched first.
+// a theory's implied literal among them keeps its explanation, fetched before the
+// theory is told to forget.
 func (s *Solver) cancelUntil(lvl int) {
 	if len(s.trailLim) <= lvl {
 		return
 	}
 	n := int(s.trailLim[lvl])
-	for i := n; i < len(s.trail); i++ {
-		if v := s.trail[i].Var(); s.level[v] <= int32(lvl) && s.reason[v] == reasonTheory {
-			s.reasonLits(v)
-		}
-	}
 	j := n
 	for i := n; i < len(s.trail); i++ {
 		l := s.trail[i]
 		v := l.Var()
 		if s.level[v] <= int32(lvl) {
+			if s.reason[v] == reasonTheory {
+				// Its explanation's literals are of its level or below, still assigned,
+				// and the theory has not been told yet: ask it now, while it can answer.
+				s.reasonLits(v)
+			}
 			s.trailPos[v] = int32(j)
 			s.trail[j] = l
 			j++
