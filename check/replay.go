@@ -183,6 +183,15 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			events, ok, n = siScheduleRepaired(h, in, commit, edges, false, true, nil, c.budget.stop)
 			c.res.Stats.Repairs += n
 		}
+		if !ok && !withGuide && !c.opts.Solver.NoSerialSearch && !c.budget.out() && len(h.Txns) <= maxSerialSearchTxns {
+			// Stuck on a wrong choice among writers of the same values: search the
+			// choices (searchSnapshot).
+			c.progress("searching a snapshot-isolated execution")
+			events, ok = searchSnapshot(h, in, commit, snapshotSearchWork(len(h.Txns)), c.budget.stop)
+			if ok {
+				c.res.Stats.Searched++
+			}
+		}
 		if !ok {
 			return false
 		}

@@ -1,0 +1,631 @@
+package check
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"doppel/encode"
+	"doppel/history"
+)
+
+// searchSnapshot looks for a snapshot-isolated execution (start and commit events, as
+// siSchedule's) by a backtracking search over its states, where the greedy snapshot
+// replays got stuck on a wrong choice among writers of the same values: the snapshot
+// counterpart of searchSerial.
+//
+// A state is the set of transactions started and the set committed; each key's
+// position (its committed length) and holder (the started writer that has not
+// committed: first-committer-wins lets no other writer of the key start before it
+// commits) follow from them. A transaction may start when each of its reads sees its
+// key's position (plus its own earlier appends) and each of its appends lands where
+// the trace holds its value; its appends' positions are then fixed, since it holds
+// their keys until it commits. Within that:
+//   - a read-only transaction starts and commits at once, and so does a commit that
+//     strands no reader (no transaction still to start reads the key at a position the
+//     commit moves past): committing then is never worse than later, since the
+//     committed writer's keys had no other use;
+//   - a transaction whose appends all land past the traces starts at once;
+//   - the choices are the transactions appending inside a trace, tried in the order of
+//     their intervals' midpoints, among the first snapshotSearchWindow transactions not
+//     started in that order (a snapshot lags by a few commits, not by thousands);
+//   - a state searched in full without success is remembered (a Zobrist hash of both
+//     sets), and one where some (key, value) has fewer appends left than the trace's
+//     positions still to fill is given up.
+//
+// A stale snapshot needs no rule of its own: its reader holds back the commits that
+// would move its keys past what it read until it starts. The search only proves: it
+// returns events for verifySI to check, or false when it found none within maxWork
+// (or stop said so).
+func searchSnapshot(h *history.History, in *encode.Inference, commit []encode.Commit, maxWork int64, stop func() bool) ([]siEvent, bool) {
+	s := newSnapSearch(h, in, commit)
+	if s == nil {
+		return nil, false
+	}
+	s.stop, s.maxWork = stop, maxWork
+	if s.dfs() {
+		return slices.Clone(s.events), true
+	}
+	return nil, false
+}
+
+// snapshotSearchWindow is how many transactions not started (in midpoint order, from
+// the first) the search examines at a state.
+const snapshotSearchWindow = 256
+
+// snapshotSearchWork bounds searchSnapshot's work (transactions examined, started or
+// committed).
+func snapshotSearchWork(n int) int64 {
+	return min(max(int64(n)*2_000, 1<<22), 64<<20)
+}
+
+// Transaction states of the snapshot search.
+const (
+	snapNotStarted = iota
+	snapStarted
+	snapCommitted
+	snapSettled // never runs (failed, or not committed)
+)
+
+type snapSearch struct {
+	h      *history.History
+	in     *encode.Inference
+	commit []encode.Commit
+	n      int32
+
+	// Per key: its position, its trace's length, its first slot (positions 0..len of
+	// the trace are slots base+position) and its holder (-1: none).
+	pos, traceLen, base, holder []int32
+	traceAt, slotClass          []int32 // per slot: the trace's value and its class (-1: past the trace)
+	// pending counts, per slot, the reads of transactions that must run and have not
+	// started, each at its snapshot's length.
+	pending []int32
+	// readersAt[readerStart[slot]:readerStart[slot+1]]: the transactions that must run
+	// and read the slot's key at its position (their snapshot's length), once each.
+	readerStart, readersAt []int32
+	// Per (key, value) class: demand, the trace positions not yet taken; supply, the
+	// appends of it by transactions not started that must or may run. opClass: per
+	// micro-op, its append's class (-1: none).
+	demand, supply, opClass []int32
+
+	state  []uint8
+	events []siEvent
+	open   []int32 // started, not committed
+	// mustLeft counts the transactions that must still commit: those that must run,
+	// and the optional ones that started.
+	mustLeft int
+
+	prio       []int64
+	zobS, zobC []uint64
+	hash       uint64
+	failed     map[uint64]struct{}
+
+	// candidates by prio; the ones not started as a doubly linked list over their
+	// indices (index len(candidates): head and tail). Starts unlink, undoing them
+	// relinks in reverse.
+	candidates, next, prev, candAt []int32
+	// blockKey, blockPos: per transaction, a key and the position at which it cannot
+	// start (key -1: none); it depends on that key's position alone.
+	blockKey, blockPos []int32
+
+	local, stamp []int32
+	epoch        int32
+	choices      []int32
+
+	work, maxWork, nextStop int64
+	nodes                   int
+	stop                    func() bool
+	aborted, stopped        bool
+}
+
+func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Commit) *snapSearch {
+	n := int32(len(h.Txns))
+	nk := len(in.Keys)
+	s := &snapSearch{h: h, in: in, commit: commit, n: n,
+		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk), holder: make([]int32, nk),
+		local: make([]int32, nk), stamp: make([]int32, nk),
+		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
+		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
+		failed: map[uint64]struct{}{},
+	}
+	classOf := map[uint64]int32{}
+	slots := int32(0)
+	for k := range in.Keys {
+		s.base[k], s.traceLen[k], s.holder[k] = slots, int32(len(in.Keys[k].Trace)), -1
+		slots += s.traceLen[k] + 1
+	}
+	s.traceAt, s.slotClass, s.pending = make([]int32, slots), make([]int32, slots), make([]int32, slots)
+	s.readerStart = make([]int32, slots+1)
+	var readerSlots []int32 // (slot, transaction) pairs
+	for k := range in.Keys {
+		for p, v := range in.Keys[k].Trace {
+			c, ok := classOf[uint64(k)<<32|uint64(uint32(v))]
+			if !ok {
+				c = int32(len(s.demand))
+				classOf[uint64(k)<<32|uint64(uint32(v))] = c
+				s.demand = append(s.demand, 0)
+			}
+			s.traceAt[s.base[k]+int32(p)], s.slotClass[s.base[k]+int32(p)] = v, c
+			s.demand[c]++
+		}
+		s.traceAt[s.base[k]+s.traceLen[k]], s.slotClass[s.base[k]+s.traceLen[k]] = -1, -1
+	}
+	s.supply = make([]int32, len(s.demand))
+	s.opClass = make([]int32, len(h.Ops))
+	rng := rand.New(rand.NewPCG(3, 4))
+	horizon := int64(infoHorizonOf(h))
+	for t := int32(0); t < n; t++ {
+		s.zobS[t], s.zobC[t] = rng.Uint64(), rng.Uint64()
+		s.blockKey[t], s.candAt[t] = -1, -1
+		tx := &h.Txns[t]
+		s.prio[t] = s.midpoint(t, horizon)
+		if commit[t] == encode.NotCommitted || tx.Status == history.Fail {
+			s.state[t] = snapSettled
+			continue
+		}
+		s.epoch++
+		inside := false
+		for i := tx.OpStart; i < tx.OpEnd; i++ {
+			op := &h.Ops[i]
+			s.opClass[i] = -1
+			k := op.Key
+			if s.stamp[k] != s.epoch {
+				s.stamp[k], s.local[k] = s.epoch, 0
+			}
+			if op.Kind == history.Append {
+				s.local[k]++
+				if c, ok := classOf[uint64(k)<<32|uint64(uint32(op.Value))]; ok {
+					s.opClass[i] = c
+					s.supply[c]++
+					inside = true
+				}
+				continue
+			}
+			if !s.reads(t) || !op.Known {
+				continue
+			}
+			b := op.End - op.Start - s.local[k]
+			if b < 0 || b > s.traceLen[k] {
+				return nil // never readable: leave it to the solver
+			}
+			s.pending[s.base[k]+b]++
+			readerSlots = append(readerSlots, s.base[k]+b, t)
+		}
+		if commit[t] == encode.Committed || inside {
+			s.candidates = append(s.candidates, t)
+			if commit[t] == encode.Committed {
+				s.mustLeft++
+			}
+		} else {
+			s.state[t] = snapSettled // an optional one that fills no position never needs to run
+		}
+	}
+	for c := range s.demand {
+		if s.supply[c] < s.demand[c] {
+			return nil
+		}
+	}
+	for i := 0; i < len(readerSlots); i += 2 {
+		s.readerStart[readerSlots[i]+1]++
+	}
+	for i := int32(0); i < slots; i++ {
+		s.readerStart[i+1] += s.readerStart[i]
+	}
+	s.readersAt = make([]int32, len(readerSlots)/2)
+	fill := slices.Clone(s.readerStart[:slots])
+	for i := 0; i < len(readerSlots); i += 2 {
+		slot, t := readerSlots[i], readerSlots[i+1]
+		if f := fill[slot]; f > s.readerStart[slot] && s.readersAt[f-1] == t {
+			continue // the same transaction's second read there
+		}
+		s.readersAt[fill[slot]] = t
+		fill[slot]++
+	}
+	for i := int32(0); i < slots; i++ {
+		for j := fill[i]; j < s.readerStart[i+1]; j++ {
+			s.readersAt[j] = -1 // room left by a repeated read
+		}
+	}
+	slices.SortFunc(s.candidates, func(a, b int32) int {
+		if s.prio[a] != s.prio[b] {
+			if s.prio[a] < s.prio[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	m := int32(len(s.candidates))
+	s.next, s.prev = make([]int32, m+1), make([]int32, m+1)
+	for i := int32(0); i <= m; i++ {
+		s.next[i], s.prev[i] = (i+1)%(m+1), (i+m)%(m+1)
+		if i < m {
+			s.candAt[s.candidates[i]] = i
+		}
+	}
+	return s
+}
+
+// midpoint estimates when t took effect: the middle of its interval, and for one
+// without a completion (:info) its invoke plus half the longest :ok duration.
+func (s *snapSearch) midpoint(t int32, horizon int64) int64 {
+	tx := &s.h.Txns[t]
+	inv := int64(tx.Invoke)
+	switch {
+	case tx.Complete >= 0 && inv < 0:
+		return 2 * int64(tx.Complete)
+	case tx.Complete >= 0:
+		return inv + int64(tx.Complete)
+	}
+	return 2*inv + horizon
+}
+
+// reads reports whether t's reads constrain it (it must run and completed :ok).
+func (s *snapSearch) reads(t int32) bool {
+	return s.commit[t] == encode.Committed && s.h.Txns[t].Status == history.OK
+}
+
+// Kinds of starts.
+const (
+	startNo     = iota // may not start now
+	startFree          // no choice: start at once
+	startChoice        // appends inside a trace: a choice
+)
+
+// startable says whether t may start in the current state, and how.
+func (s *snapSearch) startable(t int32) int {
+	if k := s.blockKey[t]; k >= 0 && s.pos[k] == s.blockPos[t] {
+		return startNo
+	}
+	h := s.h
+	tx := &h.Txns[t]
+	reads := s.reads(t)
+	s.epoch++
+	inside, writes := false, false
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		k := op.Key
+		if s.stamp[k] != s.epoch {
+			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
+		}
+		at := s.local[k]
+		if op.Kind == history.Append {
+			if hd := s.holder[k]; hd >= 0 {
+				return startNo // not noted: the holder's start may be undone without k moving
+			}
+			if at < s.traceLen[k] {
+				if s.traceAt[s.base[k]+at] != op.Value {
+					s.blockKey[t], s.blockPos[t] = k, s.pos[k]
+					return startNo
+				}
+				inside = true
+			}
+			writes = true
+			s.local[k] = at + 1
+			continue
+		}
+		if reads && op.Known && op.End-op.Start != at {
+			s.blockKey[t], s.blockPos[t] = k, s.pos[k]
+			return startNo
+		}
+	}
+	switch {
+	case !writes:
+		return startFree
+	case !inside && s.commit[t] != encode.Committed:
+		return startNo // an optional one fills nothing here
+	case s.waitsFor(t):
+		return startNo
+	}
+	// A writer is a choice even where its appends all land past the traces: holding its
+	// keys from now may keep out a writer that must start first.
+	return startChoice
+}
+
+// waitsFor reports whether the writer t, started now, would leave a transaction that
+// must run unable to: one that reads a key t appends to at its position (t's commit
+// strands it) and appends to one of them too (t's hold keeps it out until then).
+func (s *snapSearch) waitsFor(t int32) bool {
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind != history.Append {
+			continue
+		}
+		slot := s.base[op.Key] + min(s.pos[op.Key], s.traceLen[op.Key])
+		if s.pos[op.Key] > s.traceLen[op.Key] || s.pending[slot] == 0 {
+			continue
+		}
+		for _, r := range s.readersAt[s.readerStart[slot]:s.readerStart[slot+1]] {
+			if r >= 0 && r != t && s.state[r] == snapNotStarted && s.appendsToAny(r, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// appendsToAny reports whether r appends to a key t appends to.
+func (s *snapSearch) appendsToAny(r, t int32) bool {
+	for _, a := range s.h.TxnOps(int(r)) {
+		if a.Kind != history.Append {
+			continue
+		}
+		for _, b := range s.h.TxnOps(int(t)) {
+			if b.Kind == history.Append && b.Key == a.Key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// start starts t (startable said it may); it reports false when some value can no
+// longer fill its trace positions (t is then still started: undo it).
+func (s *snapSearch) start(t int32) bool {
+	h := s.h
+	tx := &h.Txns[t]
+	reads := s.reads(t)
+	ok := true
+	s.epoch++
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		k := op.Key
+		if s.stamp[k] != s.epoch {
+			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
+		}
+		if op.Kind == history.Append {
+			if p := s.local[k]; p < s.traceLen[k] {
+				s.demand[s.slotClass[s.base[k]+p]]--
+			}
+			if c := s.opClass[i]; c >= 0 {
+				s.supply[c]--
+				ok = ok && s.supply[c] >= s.demand[c]
+			}
+			s.holder[k] = t
+			s.local[k]++
+			continue
+		}
+		if reads && op.Known {
+			s.pending[s.base[k]+s.pos[k]]-- // at its snapshot: before its own appends
+		}
+	}
+	s.work++
+	s.state[t] = snapStarted
+	s.events = append(s.events, siEvent{Txn: t})
+	s.hash ^= s.zobS[t]
+	s.open = append(s.open, t)
+	if i := s.candAt[t]; i >= 0 {
+		s.next[s.prev[i]], s.prev[s.next[i]] = s.next[i], s.prev[i]
+	}
+	if s.commit[t] != encode.Committed {
+		s.mustLeft++ // an optional one that started must commit
+	}
+	return ok
+}
+
+// unstart reverts start(t).
+func (s *snapSearch) unstart(t int32) {
+	if s.commit[t] != encode.Committed {
+		s.mustLeft--
+	}
+	if i := s.candAt[t]; i >= 0 {
+		s.next[s.prev[i]], s.prev[s.next[i]] = i, i
+	}
+	s.removeOpen(t)
+	s.hash ^= s.zobS[t]
+	s.state[t] = snapNotStarted
+	h := s.h
+	tx := &h.Txns[t]
+	reads := s.reads(t)
+	s.epoch++
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		k := op.Key
+		if s.stamp[k] != s.epoch {
+			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
+		}
+		if op.Kind == history.Append {
+			if p := s.local[k]; p < s.traceLen[k] {
+				s.demand[s.slotClass[s.base[k]+p]]++
+			}
+			if c := s.opClass[i]; c >= 0 {
+				s.supply[c]++
+			}
+			s.holder[k] = -1
+			s.local[k]++
+			continue
+		}
+		if reads && op.Known {
+			s.pending[s.base[k]+s.pos[k]]++
+		}
+	}
+}
+
+// removeOpen takes t out of open.
+func (s *snapSearch) removeOpen(t int32) {
+	for i := len(s.open) - 1; i >= 0; i-- {
+		if s.open[i] == t {
+			s.open[i] = s.open[len(s.open)-1]
+			s.open = s.open[:len(s.open)-1]
+			return
+		}
+	}
+}
+
+// safeCommit reports whether committing the started t strands no reader: no
+// transaction still to start reads one of t's keys at a position t's appends move it
+// past.
+func (s *snapSearch) safeCommit(t int32) bool {
+	h := s.h
+	tx := &h.Txns[t]
+	s.epoch++
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		op := &h.Ops[i]
+		if op.Kind != history.Append {
+			continue
+		}
+		k := op.Key
+		if s.stamp[k] != s.epoch {
+			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
+		}
+		if p := s.local[k]; p <= s.traceLen[k] && s.pending[s.base[k]+p] > 0 {
+			return false
+		}
+		s.local[k]++
+	}
+	return true
+}
+
+// commitTxn commits the started t.
+func (s *snapSearch) commitTxn(t int32) {
+	h := s.h
+	tx := &h.Txns[t]
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		if op := &h.Ops[i]; op.Kind == history.Append {
+			s.pos[op.Key]++
+			s.holder[op.Key] = -1
+		}
+	}
+	s.work++
+	s.state[t] = snapCommitted
+	s.events = append(s.events, siEvent{Txn: t, Commit: true})
+	s.hash ^= s.zobC[t]
+	s.removeOpen(t)
+	s.mustLeft--
+}
+
+// uncommit reverts commitTxn(t).
+func (s *snapSearch) uncommit(t int32) {
+	h := s.h
+	tx := &h.Txns[t]
+	for i := tx.OpStart; i < tx.OpEnd; i++ {
+		if op := &h.Ops[i]; op.Kind == history.Append {
+			s.pos[op.Key]--
+			s.holder[op.Key] = t
+		}
+	}
+	s.state[t] = snapStarted
+	s.hash ^= s.zobC[t]
+	s.open = append(s.open, t)
+	s.mustLeft++
+}
+
+// undoTo reverts events until mark of them are left.
+func (s *snapSearch) undoTo(mark int) {
+	for len(s.events) > mark {
+		ev := s.events[len(s.events)-1]
+		s.events = s.events[:len(s.events)-1]
+		if ev.Commit {
+			s.uncommit(ev.Txn)
+		} else {
+			s.unstart(ev.Txn)
+		}
+	}
+}
+
+// settle runs what needs no choice until none is left: safe commits, and starts of
+// read-only transactions (with their commits) and of those appending past the traces
+// only. It reports false when a start left some value unable to fill its positions.
+func (s *snapSearch) settle() bool {
+	end := int32(len(s.candidates))
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(s.open); {
+			if t := s.open[i]; s.safeCommit(t) {
+				s.commitTxn(t) // takes t out of open: look at index i again
+				changed = true
+				continue
+			}
+			i++
+		}
+		seen := 0
+		for i := s.next[end]; i != end && seen < snapshotSearchWindow; seen++ {
+			t := s.candidates[i]
+			i = s.next[i] // before start unlinks t
+			s.work++
+			if s.startable(t) != startFree {
+				continue
+			}
+			if !s.start(t) {
+				return false
+			}
+			changed = true
+		}
+	}
+	return true
+}
+
+// done reports whether every transaction that must commit did, and every trace is
+// filled.
+func (s *snapSearch) done() bool {
+	if s.mustLeft > 0 {
+		return false
+	}
+	for k := range s.pos {
+		if s.pos[k] < s.traceLen[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// dfs searches from the current state; on success s.events is a complete execution.
+func (s *snapSearch) dfs() bool {
+	mark := len(s.events)
+	entry := s.hash
+	if _, seen := s.failed[entry]; seen {
+		return false
+	}
+	if !s.settle() {
+		s.undoTo(mark)
+		s.failed[entry] = struct{}{}
+		return false
+	}
+	if _, seen := s.failed[s.hash]; seen {
+		s.undoTo(mark)
+		s.failed[entry] = struct{}{}
+		return false
+	}
+	s.nodes++
+	if s.stop != nil && (s.nodes%256 == 1 || s.work >= s.nextStop) {
+		s.nextStop = s.work + stopEveryWork
+		s.stopped = s.stop()
+	}
+	if s.maxWork > 0 && s.work > s.maxWork || s.stopped {
+		s.aborted = true
+	}
+	if s.done() {
+		return true
+	}
+
+	// The choices, in the order of their midpoints (the candidates' order).
+	first := len(s.choices)
+	end := int32(len(s.candidates))
+	seen := 0
+	for i := s.next[end]; i != end && seen < snapshotSearchWindow; i = s.next[i] {
+		seen++
+		s.work++
+		if t := s.candidates[i]; s.startable(t) == startChoice {
+			s.choices = append(s.choices, t)
+		}
+	}
+	for i := first; i < len(s.choices) && !s.aborted; i++ {
+		t := s.choices[i]
+		s.work++
+		if _, seen := s.failed[s.hash^s.zobS[t]]; seen {
+			continue
+		}
+		at := len(s.events)
+		if s.start(t) && s.dfs() {
+			return true
+		}
+		s.undoTo(at)
+	}
+	s.choices = s.choices[:first]
+	if !s.aborted {
+		s.failed[s.hash] = struct{}{}
+	}
+	s.undoTo(mark)
+	if !s.aborted {
+		s.failed[entry] = struct{}{}
+	}
+	return false
+}
