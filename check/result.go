@@ -101,6 +101,10 @@ type SolverOptions struct {
 	// NoSerialSearch skips the backtracking search for a serial order (searchSerial)
 	// where the greedy replays got stuck.
 	NoSerialSearch bool
+	// NoSnapshotSearch skips the backtracking search for a snapshot-isolated execution
+	// (searchSnapshot) where the greedy snapshot replays got stuck; NoSerialSearch
+	// skips it too.
+	NoSnapshotSearch bool
 	// NoLocalSearch leaves the local search for a serial order (package localsearch)
 	// out of the serializable search's rounds.
 	NoLocalSearch bool

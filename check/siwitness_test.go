@@ -27,12 +27,17 @@ func TestSnapshotWitnessForWeakAgainstBruteForce(t *testing.T) {
 				cfg = brute.Config{Strategy: brute.FailInfo}
 			}
 			h := brute.Random(rng, cfg)
-			res, err := Check(h, Options{Models: []string{m}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := brute.Check(h, m); (res.Valid == Valid) != want || res.Valid == Unknown {
-				t.Fatalf("seed %d: %s: checker says %v, brute force says valid=%v\n%s", seed, m, res.Valid, want, brute.Format(h))
+			// Also without the snapshot search, which proves most of them before the
+			// witness is reached.
+			want := brute.Check(h, m)
+			for _, noSearch := range []bool{false, true} {
+				res, err := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoSnapshotSearch: noSearch}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (res.Valid == Valid) != want || res.Valid == Unknown {
+					t.Fatalf("seed %d: %s (no snapshot search %v): checker says %v, brute force says valid=%v\n%s", seed, m, noSearch, res.Valid, want, brute.Format(h))
+				}
 			}
 		}
 	}

@@ -36,8 +36,14 @@ import (
 // would move its keys past what it read until it starts. The search only proves: it
 // returns events for verifySI to check, or false when it found none within maxWork
 // (or stop said so).
-func searchSnapshot(h *history.History, in *encode.Inference, commit []encode.Commit, maxWork int64, stop func() bool) ([]siEvent, bool) {
-	s := newSnapSearch(h, in, commit)
+//
+// With realtime, a transaction starts only once every transaction that completed before
+// it was invoked committed (strong snapshot isolation, which most databases give): the
+// choices are then the transactions in flight, and a writer far ahead of its time
+// cannot take a position (on othergen's snapshot store with :info the search without
+// the gates wandered among those).
+func searchSnapshot(h *history.History, in *encode.Inference, commit []encode.Commit, realtime bool, maxWork int64, stop func() bool) ([]siEvent, bool) {
+	s := newSnapSearch(h, in, commit, realtime)
 	if s == nil {
 		return nil, false
 	}
@@ -107,9 +113,23 @@ type snapSearch struct {
 	// start (key -1: none); it depends on that key's position alone.
 	blockKey, blockPos []int32
 
+	// Real-time gates (realtime; nil otherwise): rtCompleted, the :ok transactions by
+	// completion; rtGate[t], how many of them completed before t was invoked; rtRan,
+	// how many of them committed in a row from the first; rtSaved, rtRan before each
+	// commit (restored by uncommit). The candidates are sorted by gate first.
+	rtCompleted, rtGate, rtSaved []int32
+	rtRan                        int32
+	infoHorizon                  int32
+
 	local, stamp []int32
 	epoch        int32
 	choices      []int32
+	// claimAt[k] == claimEpoch: a transaction that must run, not started and earlier by
+	// its midpoint than the one examined, appends the value next in k's trace as its
+	// first append to k (dfs's walk); deferred is the walk's scratch.
+	claimAt, contestAt []int32
+	claimEpoch         int32
+	deferred           []int32
 
 	work, maxWork, nextStop int64
 	nodes                   int
@@ -117,12 +137,12 @@ type snapSearch struct {
 	aborted, stopped        bool
 }
 
-func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Commit) *snapSearch {
+func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Commit, realtime bool) *snapSearch {
 	n := int32(len(h.Txns))
 	nk := len(in.Keys)
 	s := &snapSearch{h: h, in: in, commit: commit, n: n,
 		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk), holder: make([]int32, nk),
-		local: make([]int32, nk), stamp: make([]int32, nk),
+		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk), contestAt: make([]int32, nk),
 		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
 		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
 		failed: map[uint64]struct{}{},
@@ -225,7 +245,15 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 			s.readersAt[j] = -1 // room left by a repeated read
 		}
 	}
+	if realtime {
+		p := &encode.Problem{In: in, Commit: commit}
+		s.rtCompleted, s.rtGate = p.RealtimeGates()
+		s.infoHorizon = infoHorizonOf(h)
+	}
 	slices.SortFunc(s.candidates, func(a, b int32) int {
+		if ga, gb := s.gate(a), s.gate(b); ga != gb {
+			return int(ga - gb)
+		}
 		if s.prio[a] != s.prio[b] {
 			if s.prio[a] < s.prio[b] {
 				return -1
@@ -271,6 +299,31 @@ const (
 	startChoice        // appends inside a trace: a choice
 )
 
+// pastHorizon reports, with real-time gates, whether the optional t's horizon passed:
+// the last transaction that completed and committed in a row completed more than the
+// longest :ok duration after t's invoke (as searchStrict's limitInfo).
+func (s *snapSearch) pastHorizon(t int32) bool {
+	if s.rtGate == nil || s.rtRan == 0 || s.infoHorizon <= 0 {
+		return false
+	}
+	inv := s.h.Txns[t].Invoke
+	return inv >= 0 && s.h.Txns[s.rtCompleted[s.rtRan-1]].Complete-inv > s.infoHorizon
+}
+
+// gate is how many of rtCompleted must have committed before t may start (0 without
+// gates).
+func (s *snapSearch) gate(t int32) int32 {
+	if s.rtGate == nil {
+		return 0
+	}
+	return s.rtGate[t]
+}
+
+// closed reports whether t's gate is closed; the candidates after it are closed too.
+func (s *snapSearch) closed(t int32) bool {
+	return s.rtGate != nil && s.rtGate[t] > s.rtRan
+}
+
 // startable says whether t may start in the current state, and how.
 func (s *snapSearch) startable(t int32) int {
 	if k := s.blockKey[t]; k >= 0 && s.pos[k] == s.blockPos[t] {
@@ -313,6 +366,8 @@ func (s *snapSearch) startable(t int32) int {
 		return startFree
 	case !inside && s.commit[t] != encode.Committed:
 		return startNo // an optional one fills nothing here
+	case s.commit[t] != encode.Committed && s.pastHorizon(t):
+		return startNo
 	case s.waitsFor(t):
 		return startNo
 	}
@@ -486,6 +541,12 @@ func (s *snapSearch) commitTxn(t int32) {
 	}
 	s.work++
 	s.state[t] = snapCommitted
+	if s.rtGate != nil {
+		s.rtSaved = append(s.rtSaved, s.rtRan)
+		for s.rtRan < int32(len(s.rtCompleted)) && s.state[s.rtCompleted[s.rtRan]] == snapCommitted {
+			s.rtRan++
+		}
+	}
 	s.events = append(s.events, siEvent{Txn: t, Commit: true})
 	s.hash ^= s.zobC[t]
 	s.removeOpen(t)
@@ -503,6 +564,10 @@ func (s *snapSearch) uncommit(t int32) {
 		}
 	}
 	s.state[t] = snapStarted
+	if s.rtGate != nil {
+		s.rtRan = s.rtSaved[len(s.rtSaved)-1]
+		s.rtSaved = s.rtSaved[:len(s.rtSaved)-1]
+	}
 	s.hash ^= s.zobC[t]
 	s.open = append(s.open, t)
 	s.mustLeft++
@@ -539,6 +604,9 @@ func (s *snapSearch) settle() bool {
 		seen := 0
 		for i := s.next[end]; i != end && seen < snapshotSearchWindow; seen++ {
 			t := s.candidates[i]
+			if s.closed(t) {
+				break // sorted by gate: the rest are closed too
+			}
 			i = s.next[i] // before start unlinks t
 			s.work++
 			if s.startable(t) != startFree {
@@ -600,13 +668,53 @@ func (s *snapSearch) dfs() bool {
 	first := len(s.choices)
 	end := int32(len(s.candidates))
 	seen := 0
+	s.claimEpoch++
+	s.deferred = s.deferred[:0]
 	for i := s.next[end]; i != end && seen < snapshotSearchWindow; i = s.next[i] {
 		seen++
 		s.work++
-		if t := s.candidates[i]; s.startable(t) == startChoice {
+		t := s.candidates[i]
+		if s.closed(t) {
+			break
+		}
+		must := s.commit[t] == encode.Committed
+		switch {
+		case s.startable(t) != startChoice:
+		case s.claimed(t, s.claimAt):
+			s.deferred = append(s.deferred, t)
+		default:
 			s.choices = append(s.choices, t)
+			if must {
+				s.claim(t, s.contestAt)
+			}
+		}
+		if must {
+			s.claim(t, s.claimAt)
 		}
 	}
+	// Deferred to the end, in this order:
+	//   - choices that take a position a transaction that must run, earlier by its
+	//     midpoint and not started, could take next (it waits for another key: on
+	//     othergen's snapshot store a write-only transaction far ahead of its time took
+	//     it, and the search found out hundreds of events below);
+	//   - optional ones that take a position a choice that must run could take (a decoy
+	//     that never committed but fits takes a position a writer that must run needs).
+	// An optional one nothing contests stays in its place: a committed :info transaction
+	// is often the only writer of a position.
+	kept := first
+	for _, t := range s.choices[first:] {
+		if s.commit[t] != encode.Committed && s.claimed(t, s.contestAt) {
+			s.deferred = append(s.deferred, t)
+			continue
+		}
+		s.choices[kept] = t
+		kept++
+	}
+	s.choices = s.choices[:kept]
+	slices.SortStableFunc(s.deferred, func(a, b int32) int {
+		return cmpBool(s.commit[a] != encode.Committed, s.commit[b] != encode.Committed)
+	})
+	s.choices = append(s.choices, s.deferred...)
 	for i := first; i < len(s.choices) && !s.aborted; i++ {
 		t := s.choices[i]
 		s.work++
@@ -628,4 +736,47 @@ func (s *snapSearch) dfs() bool {
 		s.failed[entry] = struct{}{}
 	}
 	return false
+}
+
+// claim marks in at the keys whose next trace position t's first append to them fits.
+func (s *snapSearch) claim(t int32, at []int32) {
+	s.epoch++
+	for _, op := range s.h.TxnOps(int(t)) {
+		k := op.Key
+		if op.Kind != history.Append || s.stamp[k] == s.epoch {
+			continue
+		}
+		s.stamp[k] = s.epoch
+		if p := s.pos[k]; p < s.traceLen[k] && s.traceAt[s.base[k]+p] == op.Value {
+			at[k] = s.claimEpoch
+		}
+	}
+}
+
+// claimed reports whether t's first append to some key takes a position marked in at
+// (claim).
+func (s *snapSearch) claimed(t int32, at []int32) bool {
+	s.epoch++
+	for _, op := range s.h.TxnOps(int(t)) {
+		k := op.Key
+		if op.Kind != history.Append || s.stamp[k] == s.epoch {
+			continue
+		}
+		s.stamp[k] = s.epoch
+		if s.pos[k] < s.traceLen[k] && at[k] == s.claimEpoch {
+			return true
+		}
+	}
+	return false
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -28,7 +28,7 @@ func TestSnapshotSearchAgainstBruteForce(t *testing.T) {
 		if want {
 			valid++
 		}
-		events, ok := searchSnapshot(h, in, commitsOf(h), 0, nil)
+		events, ok := searchSnapshot(h, in, commitsOf(h), false, 0, nil)
 		if !ok {
 			if want {
 				t.Errorf("seed %d: snapshot isolated by the brute force, the search found no execution\n%s", seed, brute.Format(h))
@@ -46,6 +46,58 @@ func TestSnapshotSearchAgainstBruteForce(t *testing.T) {
 	t.Logf("%d histories checked, %d snapshot isolated by the brute force, the search found %d", checked, valid, found)
 	if found == 0 || found != valid {
 		t.Fatalf("the search found %d of %d snapshot-isolated histories", found, valid)
+	}
+}
+
+// TestSnapshotSearchWithinRealTimeAgainstBruteForce runs the search within real-time
+// order (searchSnapshot with realtime) on the same histories: every execution it finds
+// must pass verifySI with real-time order, and the history must be snapshot isolated
+// by the brute force. Without :info's horizon (pastHorizon, a heuristic) the gated
+// search is exhaustive too, so it must find one wherever the brute force says strong
+// snapshot isolated (process order besides real time: a stronger condition); with the
+// horizon it may find fewer.
+func TestSnapshotSearchWithinRealTimeAgainstBruteForce(t *testing.T) {
+	found, strong, horizonFound := 0, 0, 0
+	eachTinyHistory(*snapshotSearchSeeds, 137, func(seed int, h *history.History, in *encode.Inference, _ bool) {
+		si := brute.Check(h, brute.SnapshotIsolation)
+		wantStrong := brute.Check(h, brute.StrongSnapshotIsolation)
+		if wantStrong {
+			strong++
+		}
+		for _, horizon := range []bool{false, true} {
+			s := newSnapSearch(h, in, commitsOf(h), true)
+			if s == nil {
+				if wantStrong {
+					t.Fatalf("seed %d: no search set up on a strong snapshot isolated history\n%s", seed, brute.Format(h))
+				}
+				return
+			}
+			if !horizon {
+				s.infoHorizon = 0
+			}
+			ok := s.dfs()
+			if !ok {
+				if wantStrong && !horizon {
+					t.Errorf("seed %d: strong snapshot isolated by the brute force, the gated search found no execution\n%s", seed, brute.Format(h))
+				}
+				continue
+			}
+			if horizon {
+				horizonFound++
+			} else {
+				found++
+			}
+			if err := verifySI(h, in, s.events, false, true); err != nil {
+				t.Fatalf("seed %d (horizon %v): the searched execution does not verify with real-time order: %v\n%s", seed, horizon, err, brute.Format(h))
+			}
+			if !si {
+				t.Fatalf("seed %d: the gated search found an execution, the brute force says not snapshot isolated\n%s", seed, brute.Format(h))
+			}
+		}
+	})
+	t.Logf("%d strong snapshot isolated by the brute force; the gated search found %d, %d with the horizon", strong, found, horizonFound)
+	if found == 0 || found < strong || horizonFound == 0 {
+		t.Fatalf("the gated search found %d (%d with the horizon) where the brute force has %d strong snapshot isolated", found, horizonFound, strong)
 	}
 }
 
@@ -69,7 +121,7 @@ func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
 			t.Errorf("the greedy replay (older snapshots %v) found an execution: the test no longer shows the search's use", older)
 		}
 	}
-	events, ok := searchSnapshot(h, in, commit, snapshotSearchWork(len(h.Txns)), nil)
+	events, ok := searchSnapshot(h, in, commit, false, snapshotSearchWork(len(h.Txns)), nil)
 	if !ok {
 		t.Fatal("the search found no snapshot-isolated execution")
 	}
