@@ -58,6 +58,10 @@ func searchSnapshot(h *history.History, in *encode.Inference, commit []encode.Co
 // the first) the search examines at a state.
 const snapshotSearchWindow = 256
 
+// snapshotClaimAhead is how many transactions that must run, past the first closed
+// real-time gate, claim positions in dfs's walk.
+const snapshotClaimAhead = 32
+
 // snapshotSearchWork bounds searchSnapshot's work (transactions examined, started or
 // committed).
 func snapshotSearchWork(n int) int64 {
@@ -602,13 +606,17 @@ func (s *snapSearch) settle() bool {
 			i++
 		}
 		seen := 0
-		for i := s.next[end]; i != end && seen < snapshotSearchWindow; seen++ {
+		for i := s.next[end]; i != end && seen < snapshotSearchWindow; {
 			t := s.candidates[i]
 			if s.closed(t) {
 				break // sorted by gate: the rest are closed too
 			}
 			i = s.next[i] // before start unlinks t
 			s.work++
+			if s.commit[t] != encode.Committed {
+				continue // never free (startable); nor counted in the window, see dfs
+			}
+			seen++
 			if s.startable(t) != startFree {
 				continue
 			}
@@ -670,23 +678,37 @@ func (s *snapSearch) dfs() bool {
 	seen := 0
 	s.claimEpoch++
 	s.deferred = s.deferred[:0]
+	ahead := 0 // must-run transactions past the first closed gate, looked at for claims
 	for i := s.next[end]; i != end && seen < snapshotSearchWindow; i = s.next[i] {
-		seen++
 		s.work++
 		t := s.candidates[i]
 		if s.closed(t) {
-			break
+			// Those whose gates open soon claim positions too: an optional one that
+			// never committed took the position of a writer that must run whose gate
+			// was still closed (othergen's snapshot store with :info, 20K).
+			if s.commit[t] == encode.Committed {
+				if ahead++; ahead > snapshotClaimAhead {
+					break
+				}
+				s.claim(t, s.claimAt)
+			}
+			continue
 		}
 		must := s.commit[t] == encode.Committed
+		// Only those that must run count in the window: optional ones that never start
+		// (decoys, or never committed) stay first in the list, and at 20K transactions
+		// with 5% :info they filled it.
+		if must {
+			seen++
+		} else if s.pastHorizon(t) {
+			continue
+		}
 		switch {
 		case s.startable(t) != startChoice:
 		case s.claimed(t, s.claimAt):
 			s.deferred = append(s.deferred, t)
 		default:
 			s.choices = append(s.choices, t)
-			if must {
-				s.claim(t, s.contestAt)
-			}
 		}
 		if must {
 			s.claim(t, s.claimAt)
@@ -703,7 +725,7 @@ func (s *snapSearch) dfs() bool {
 	// is often the only writer of a position.
 	kept := first
 	for _, t := range s.choices[first:] {
-		if s.commit[t] != encode.Committed && s.claimed(t, s.contestAt) {
+		if s.commit[t] != encode.Committed && s.claimed(t, s.claimAt) {
 			s.deferred = append(s.deferred, t)
 			continue
 		}
