@@ -47,12 +47,67 @@ func searchSnapshot(h *history.History, in *encode.Inference, commit []encode.Co
 	if s == nil {
 		return nil, false
 	}
-	s.stop, s.maxWork = stop, maxWork
-	if s.dfs() {
+	s.stop = stop
+	if s.runs(maxWork) {
 		return slices.Clone(s.events), true
 	}
 	return nil, false
 }
+
+// runs searches in runs of the depth-first search within maxWork (0: one exhaustive
+// run); on success s.events is a complete execution.
+func (s *snapSearch) runs(maxWork int64) bool {
+	// Runs: after each that fails, the deepest state it reached names the writers that
+	// took the positions a transaction stuck there needed (blameCandidates), and the
+	// next run keeps one of them out of that position. A ban is kept when the run got
+	// deeper; otherwise it is lifted (with the states remembered under it) and the next
+	// candidate tried. A run stops once it got no deeper in snapshotStall units of
+	// work; all share maxWork. On othergen's stale snapshots at 10K (seed 3) the one
+	// run got stuck 80 events below a wrong choice between two concurrent writers;
+	// banning the one blamed, the second run went through.
+	var cands [][3]int32
+	next, deepest := 0, -1
+	var last [3]int32
+	for r := 0; ; r++ {
+		s.aborted = false
+		s.maxWork = maxWork
+		s.best, s.low, s.bestWork = s.best[:0], 0, s.work
+		if s.dfs() {
+			return true
+		}
+		if !s.aborted || s.stopped || r == snapshotRuns-1 || maxWork > 0 && s.work >= maxWork {
+			return false
+		}
+		if len(s.best) > deepest {
+			deepest = len(s.best)
+			cands, next = s.blameCandidates(), 0
+		} else {
+			delete(s.banned, last) // no deeper: lift it, try the next
+			clear(s.failed)
+		}
+		for next < len(cands) {
+			if _, ok := s.banned[cands[next]]; !ok {
+				break
+			}
+			next++
+		}
+		if next == len(cands) {
+			return false
+		}
+		last = cands[next]
+		next++
+		if s.banned == nil {
+			s.banned = map[[3]int32]struct{}{}
+		}
+		s.banned[last] = struct{}{}
+	}
+}
+
+// snapshotStall: a run that got no deeper in this much work stops (searchSnapshot).
+const snapshotStall = 2 << 20
+
+// snapshotRuns is how many runs searchSnapshot makes at most.
+const snapshotRuns = 16
 
 // snapshotSearchWindow is how many transactions not started (in midpoint order, from
 // the first) the search examines at a state.
@@ -108,6 +163,13 @@ type snapSearch struct {
 	zobS, zobC []uint64
 	hash       uint64
 	failed     map[uint64]struct{}
+	// banned: (writer, key, position) kept out by blame; best, the events of the
+	// deepest state of this run (best[:low] is also the current path's prefix).
+	banned   map[[3]int32]struct{}
+	best     []siEvent
+	low      int
+	bestWork int64 // the work when best last grew
+	stall    int64 // snapshotStall, or a test's
 
 	// candidates by prio; the ones not started as a doubly linked list over their
 	// indices (index len(candidates): head and tail). Starts unlink, undoing them
@@ -149,7 +211,7 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk), contestAt: make([]int32, nk),
 		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
 		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
-		failed: map[uint64]struct{}{},
+		failed: map[uint64]struct{}{}, stall: snapshotStall,
 	}
 	classOf := map[uint64]int32{}
 	slots := int32(0)
@@ -353,6 +415,11 @@ func (s *snapSearch) startable(t int32) int {
 				if s.traceAt[s.base[k]+at] != op.Value {
 					s.blockKey[t], s.blockPos[t] = k, s.pos[k]
 					return startNo
+				}
+				if at == s.pos[k] && s.banned != nil {
+					if _, no := s.banned[[3]int32{t, k, at}]; no {
+						return startNo
+					}
 				}
 				inside = true
 			}
@@ -584,6 +651,7 @@ func (s *snapSearch) uncommit(t int32) {
 
 // undoTo reverts events until mark of them are left.
 func (s *snapSearch) undoTo(mark int) {
+	s.low = min(s.low, mark)
 	for len(s.events) > mark {
 		ev := s.events[len(s.events)-1]
 		s.events = s.events[:len(s.events)-1]
@@ -666,11 +734,15 @@ func (s *snapSearch) dfs() bool {
 		return false
 	}
 	s.nodes++
+	if len(s.events) > len(s.best) {
+		s.best = append(s.best[:min(s.low, len(s.best))], s.events[min(s.low, len(s.best)):]...)
+		s.low, s.bestWork = len(s.events), s.work
+	}
 	if s.stop != nil && (s.nodes%256 == 1 || s.work >= s.nextStop) {
 		s.nextStop = s.work + stopEveryWork
 		s.stopped = s.stop()
 	}
-	if s.maxWork > 0 && s.work > s.maxWork || s.stopped {
+	if s.maxWork > 0 && (s.work > s.maxWork || s.work-s.bestWork > s.stall) || s.stopped {
 		s.aborted = true
 	}
 	if s.done() {
@@ -806,4 +878,114 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
+}
+
+// blameCandidates goes back to the deepest state of the last run and looks at the
+// first transactions there that must run and cannot start: where one's block on a key
+// does not fit at the key's position (its values, or a read still to start inside it),
+// the nearest earlier position where it would have fit went to another writer, mostly
+// the wrong one of two concurrent writers of the same values, a choice the search
+// could not get back to (the subtree between was too big). It returns those (writer,
+// key, position of its block), the first stuck transaction's first; the search is left
+// in its first state.
+func (s *snapSearch) blameCandidates() [][3]int32 {
+	for _, ev := range s.best {
+		if ev.Commit {
+			s.commitTxn(ev.Txn)
+		} else {
+			s.start(ev.Txn)
+		}
+	}
+	// writerAt[k][p]: who took position p of k on the way.
+	writerAt := make([][]int32, len(s.pos))
+	for _, ev := range s.best {
+		if !ev.Commit {
+			continue
+		}
+		for _, op := range s.h.TxnOps(int(ev.Txn)) {
+			if op.Kind == history.Append {
+				writerAt[op.Key] = append(writerAt[op.Key], ev.Txn)
+			}
+		}
+	}
+	var out [][3]int32
+	end := int32(len(s.candidates))
+	looked := 0
+	for i := s.next[end]; i != end && looked < snapshotBlameLook; i = s.next[i] {
+		u := s.candidates[i]
+		if s.commit[u] != encode.Committed || s.closed(u) {
+			continue
+		}
+		looked++
+		if s.startable(u) != startNo {
+			continue
+		}
+		for _, k := range s.txnKeys(u) {
+			vals := s.appendsTo(u, k)
+			if len(vals) == 0 || s.fits(k, s.pos[k], vals) {
+				continue
+			}
+			for p := s.pos[k] - 1; p >= max(0, s.pos[k]-snapshotBlameBack); p-- {
+				if !s.fits(k, p, vals) {
+					continue
+				}
+				if w := writerAt[k][p]; w != u {
+					start := p // where w's block begins: the position its start took
+					for start > 0 && writerAt[k][start-1] == w {
+						start--
+					}
+					if b := [3]int32{w, k, start}; !slices.Contains(out, b) {
+						out = append(out, b)
+					}
+				}
+				break
+			}
+		}
+	}
+	s.undoTo(0)
+	return out
+}
+
+// snapshotBlameLook: how many of the first transactions not started blame looks at;
+// snapshotBlameBack: how far back on a key it looks for a position that fitted.
+const (
+	snapshotBlameLook = 16
+	snapshotBlameBack = 64
+)
+
+// txnKeys lists the keys t appends to, once each.
+func (s *snapSearch) txnKeys(t int32) []int32 {
+	var ks []int32
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && !slices.Contains(ks, op.Key) {
+			ks = append(ks, op.Key)
+		}
+	}
+	return ks
+}
+
+// appendsTo lists the values t appends to k, in order.
+func (s *snapSearch) appendsTo(t, k int32) []int32 {
+	var vs []int32
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind == history.Append && op.Key == k {
+			vs = append(vs, op.Value)
+		}
+	}
+	return vs
+}
+
+// fits reports whether a block of vals fits k's trace at position p, with no read of
+// a transaction still to start inside it.
+func (s *snapSearch) fits(k, p int32, vals []int32) bool {
+	for j, v := range vals {
+		q := p + int32(j)
+		if q >= s.traceLen[k] {
+			return true // past the trace: any value
+		}
+		if s.traceAt[s.base[k]+q] != v || j > 0 && s.pending[s.base[k]+q] > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -49,6 +49,45 @@ func TestSnapshotSearchAgainstBruteForce(t *testing.T) {
 	}
 }
 
+// TestSnapshotSearchBlameAgainstBruteForce runs the search in runs with blame's bans
+// (snapSearch.runs) on the same histories, with a stall of a few units so that most
+// runs stop early and name writers to keep out: every execution found must verify,
+// on a history the brute force finds snapshot isolated, and some must be found after
+// a ban.
+func TestSnapshotSearchBlameAgainstBruteForce(t *testing.T) {
+	found, banned, afterBan := 0, 0, 0
+	eachTinyHistory(*snapshotSearchSeeds, 139, func(seed int, h *history.History, in *encode.Inference, _ bool) {
+		for _, realtime := range []bool{false, true} {
+			s := newSnapSearch(h, in, commitsOf(h), realtime)
+			if s == nil {
+				return
+			}
+			s.stall = int64(2 + seed%5)
+			ok := s.runs(1 << 12)
+			if len(s.banned) > 0 {
+				banned++
+			}
+			if !ok {
+				continue
+			}
+			found++
+			if len(s.banned) > 0 {
+				afterBan++
+			}
+			if err := verifySI(h, in, s.events, false, realtime); err != nil {
+				t.Fatalf("seed %d (real time %v): the execution does not verify: %v\n%s", seed, realtime, err, brute.Format(h))
+			}
+			if !brute.Check(h, brute.SnapshotIsolation) {
+				t.Fatalf("seed %d (real time %v): the search found an execution, the brute force says not snapshot isolated\n%s", seed, realtime, brute.Format(h))
+			}
+		}
+	})
+	t.Logf("found %d executions, %d searches banned something, %d found after a ban", found, banned, afterBan)
+	if found == 0 || afterBan == 0 {
+		t.Fatalf("found %d, %d after a ban: the test no longer reaches the bans", found, afterBan)
+	}
+}
+
 // TestSnapshotSearchWithinRealTimeAgainstBruteForce runs the search within real-time
 // order (searchSnapshot with realtime) on the same histories: every execution it finds
 // must pass verifySI with real-time order, and the history must be snapshot isolated
@@ -124,6 +163,35 @@ func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
 	events, ok := searchSnapshot(h, in, commit, false, snapshotSearchWork(len(h.Txns)), nil)
 	if !ok {
 		t.Fatal("the search found no snapshot-isolated execution")
+	}
+	if err := verifySI(h, in, events, false, false); err != nil {
+		t.Fatalf("the execution found does not verify: %v", err)
+	}
+}
+
+// TestSnapshotSearchBlameGetsBack: on othergen's stale snapshots (3K, seed 14) one run
+// of the snapshot search gets stuck below a wrong choice and runs out of work; the
+// runs after it, each keeping a writer that blameCandidates names out of a position,
+// find an execution.
+func TestSnapshotSearchBlameGetsBack(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-stale-3000-s14.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.Infer(h)
+	if in.CheckValues(); len(in.Findings) > 0 {
+		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
+	}
+	commit := commitsOf(h)
+	work := snapshotSearchWork(len(h.Txns))
+	s := newSnapSearch(h, in, commit, false)
+	s.maxWork = work
+	if s.dfs() {
+		t.Fatal("one run found an execution: the test no longer shows the blame's use")
+	}
+	events, ok := searchSnapshot(h, in, commit, false, work, nil)
+	if !ok {
+		t.Fatal("the search with blame found no execution")
 	}
 	if err := verifySI(h, in, events, false, false); err != nil {
 		t.Fatalf("the execution found does not verify: %v", err)
