@@ -502,33 +502,7 @@ func (s *snapSearch) appendsToAny(r, t int32) bool {
 // start starts t (startable said it may); it reports false when some value can no
 // longer fill its trace positions (t is then still started: undo it).
 func (s *snapSearch) start(t int32) bool {
-	h := s.h
-	tx := &h.Txns[t]
-	reads := s.reads(t)
-	ok := true
-	s.epoch++
-	for i := tx.OpStart; i < tx.OpEnd; i++ {
-		op := &h.Ops[i]
-		k := op.Key
-		if s.stamp[k] != s.epoch {
-			s.stamp[k], s.local[k] = s.epoch, s.pos[k]
-		}
-		if op.Kind == history.Append {
-			if p := s.local[k]; p < s.traceLen[k] {
-				s.demand[s.slotClass[s.base[k]+p]]--
-			}
-			if c := s.opClass[i]; c >= 0 {
-				s.supply[c]--
-				ok = ok && s.supply[c] >= s.demand[c]
-			}
-			s.holder[k] = t
-			s.local[k]++
-			continue
-		}
-		if reads && op.Known {
-			s.pending[s.base[k]+s.pos[k]]-- // at its snapshot: before its own appends
-		}
-	}
+	ok := s.take(t, -1, t)
 	s.work++
 	s.state[t] = snapStarted
 	s.events = append(s.events, siEvent{Txn: t})
@@ -554,9 +528,18 @@ func (s *snapSearch) unstart(t int32) {
 	s.removeOpen(t)
 	s.hash ^= s.zobS[t]
 	s.state[t] = snapNotStarted
+	s.take(t, 1, -1)
+}
+
+// take accounts for t's start (d = -1, holder t) or its undoing (d = 1, holder -1): the
+// trace positions its appends take (demand), its appends (supply), the keys it holds,
+// and its reads at its snapshot (pending: before its own appends). It reports whether
+// every value it appends can still fill its trace positions.
+func (s *snapSearch) take(t, d, holder int32) bool {
 	h := s.h
 	tx := &h.Txns[t]
 	reads := s.reads(t)
+	ok := true
 	s.epoch++
 	for i := tx.OpStart; i < tx.OpEnd; i++ {
 		op := &h.Ops[i]
@@ -566,19 +549,21 @@ func (s *snapSearch) unstart(t int32) {
 		}
 		if op.Kind == history.Append {
 			if p := s.local[k]; p < s.traceLen[k] {
-				s.demand[s.slotClass[s.base[k]+p]]++
+				s.demand[s.slotClass[s.base[k]+p]] += d
 			}
 			if c := s.opClass[i]; c >= 0 {
-				s.supply[c]++
+				s.supply[c] += d
+				ok = ok && s.supply[c] >= s.demand[c]
 			}
-			s.holder[k] = -1
+			s.holder[k] = holder
 			s.local[k]++
 			continue
 		}
 		if reads && op.Known {
-			s.pending[s.base[k]+s.pos[k]]++
+			s.pending[s.base[k]+s.pos[k]] += d
 		}
 	}
+	return ok
 }
 
 // removeOpen takes t out of open.
