@@ -457,10 +457,29 @@ func (s *snapSearch) startable(t int32) int {
 		return startNo
 	case s.waitsFor(t):
 		return startNo
+	case !s.readsSomething(t) && !s.safeCommit(t):
+		// Nothing it reads fixes its snapshot, so it may as well start right before its
+		// commit: it waits until that strands no reader, and holds no key meanwhile (an
+		// :info transaction that held a key kept its readers, which waited for other
+		// keys, from ever starting).
+		return startNo
 	}
 	// A writer is a choice even where its appends all land past the traces: holding its
 	// keys from now may keep out a writer that must start first.
 	return startChoice
+}
+
+// readsSomething reports whether t has a read that constrains its snapshot.
+func (s *snapSearch) readsSomething(t int32) bool {
+	if !s.reads(t) {
+		return false
+	}
+	for _, op := range s.h.TxnOps(int(t)) {
+		if op.Kind != history.Append && op.Known {
+			return true
+		}
+	}
+	return false
 }
 
 // waitsFor reports whether the writer t, started now, would leave a transaction that
