@@ -410,7 +410,7 @@ func (s *snapSearch) startable(t int32) int {
 	tx := &h.Txns[t]
 	reads := s.reads(t)
 	s.epoch++
-	inside, writes := false, false
+	inside, writes, fixed := false, false, false // fixed: a read fixes its snapshot
 	for i := tx.OpStart; i < tx.OpEnd; i++ {
 		op := &h.Ops[i]
 		k := op.Key
@@ -443,9 +443,12 @@ func (s *snapSearch) startable(t int32) int {
 			s.local[k] = at + 1
 			continue
 		}
-		if reads && op.Known && op.End-op.Start != at {
-			s.blockKey[t], s.blockPos[t] = k, s.pos[k]
-			return startNo
+		if reads && op.Known {
+			if op.End-op.Start != at {
+				s.blockKey[t], s.blockPos[t] = k, s.pos[k]
+				return startNo
+			}
+			fixed = true
 		}
 	}
 	switch {
@@ -457,7 +460,7 @@ func (s *snapSearch) startable(t int32) int {
 		return startNo
 	case s.waitsFor(t):
 		return startNo
-	case !s.readsSomething(t) && !s.safeCommit(t):
+	case !fixed && !s.safeCommit(t):
 		// Nothing it reads fixes its snapshot, so it may as well start right before its
 		// commit: it waits until that strands no reader, and holds no key meanwhile (an
 		// :info transaction that held a key kept its readers, which waited for other
@@ -467,19 +470,6 @@ func (s *snapSearch) startable(t int32) int {
 	// A writer is a choice even where its appends all land past the traces: holding its
 	// keys from now may keep out a writer that must start first.
 	return startChoice
-}
-
-// readsSomething reports whether t has a read that constrains its snapshot.
-func (s *snapSearch) readsSomething(t int32) bool {
-	if !s.reads(t) {
-		return false
-	}
-	for _, op := range s.h.TxnOps(int(t)) {
-		if op.Kind != history.Append && op.Known {
-			return true
-		}
-	}
-	return false
 }
 
 // waitsFor reports whether the writer t, started now, would leave a transaction that
