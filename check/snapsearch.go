@@ -24,10 +24,11 @@ import (
 //     strands no reader (no transaction still to start reads the key at a position the
 //     commit moves past): committing then is never worse than later, since the
 //     committed writer's keys had no other use;
-//   - a transaction whose appends all land past the traces starts at once;
-//   - the choices are the transactions appending inside a trace, tried in the order of
-//     their intervals' midpoints, among the first snapshotSearchWindow transactions not
-//     started in that order (a snapshot lags by a few commits, not by thousands);
+//   - a writer whose reads fix nothing starts only where its commit strands no reader
+//     (its snapshot may as well be taken right before its commit);
+//   - the choices are the writers that may start, tried in the order of their
+//     intervals' midpoints, among the first snapshotSearchWindow transactions that must
+//     run and have not started (a snapshot lags by a few commits, not by thousands);
 //   - a state searched in full without success is remembered (a Zobrist hash of both
 //     sets), and one where some (key, value) has fewer appends left than the trace's
 //     positions still to fill is given up.
@@ -144,9 +145,7 @@ const (
 
 type snapSearch struct {
 	h      *history.History
-	in     *encode.Inference
 	commit []encode.Commit
-	n      int32
 
 	// Per key: its position, its trace's length, its first slot (positions 0..len of
 	// the trace are slots base+position) and its holder (-1: none).
@@ -201,12 +200,12 @@ type snapSearch struct {
 	local, stamp []int32
 	epoch        int32
 	choices      []int32
-	// claimAt[k] == claimEpoch: a transaction that must run, not started and earlier by
-	// its midpoint than the one examined, appends the value next in k's trace as its
-	// first append to k (dfs's walk); deferred is the walk's scratch.
-	claimAt, contestAt []int32
-	claimEpoch         int32
-	deferred           []int32
+	// claimAt[k] == claimEpoch: a transaction that must run and has not started, met
+	// so far in dfs's walk, appends the value next in k's trace as its first append to
+	// k; deferred is the walk's scratch.
+	claimAt    []int32
+	claimEpoch int32
+	deferred   []int32
 
 	work, maxWork, nextStop int64
 	nodes                   int
@@ -217,9 +216,9 @@ type snapSearch struct {
 func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Commit, realtime bool) *snapSearch {
 	n := int32(len(h.Txns))
 	nk := len(in.Keys)
-	s := &snapSearch{h: h, in: in, commit: commit, n: n,
+	s := &snapSearch{h: h, commit: commit,
 		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk), holder: make([]int32, nk),
-		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk), contestAt: make([]int32, nk),
+		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk),
 		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
 		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
 		failed: map[uint64]struct{}{}, stall: snapshotStall,
@@ -249,12 +248,12 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 	s.supply = make([]int32, len(s.demand))
 	s.opClass = make([]int32, len(h.Ops))
 	rng := rand.New(rand.NewPCG(3, 4))
-	horizon := int64(infoHorizonOf(h))
+	horizon := infoHorizonOf(h)
 	for t := int32(0); t < n; t++ {
 		s.zobS[t], s.zobC[t] = rng.Uint64(), rng.Uint64()
 		s.blockKey[t], s.candAt[t] = -1, -1
 		tx := &h.Txns[t]
-		s.prio[t] = s.midpoint(t, horizon)
+		s.prio[t] = s.midpoint(t, int64(horizon))
 		if commit[t] == encode.NotCommitted || tx.Status == history.Fail {
 			s.state[t] = snapSettled
 			continue
@@ -325,7 +324,7 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 	if realtime {
 		p := &encode.Problem{In: in, Commit: commit}
 		s.rtCompleted, s.rtGate = p.RealtimeGates()
-		s.infoHorizon = infoHorizonOf(h)
+		s.infoHorizon = horizon
 	}
 	slices.SortFunc(s.candidates, func(a, b int32) int {
 		if ga, gb := s.gate(a), s.gate(b); ga != gb {
@@ -419,7 +418,7 @@ func (s *snapSearch) startable(t int32) int {
 		}
 		at := s.local[k]
 		if op.Kind == history.Append {
-			if hd := s.holder[k]; hd >= 0 {
+			if s.holder[k] >= 0 {
 				return startNo // not noted: the holder's start may be undone without k moving
 			}
 			if at < s.traceLen[k] {
@@ -669,8 +668,8 @@ func (s *snapSearch) undoTo(mark int) {
 }
 
 // settle runs what needs no choice until none is left: safe commits, and starts of
-// read-only transactions (with their commits) and of those appending past the traces
-// only. It reports false when a start left some value unable to fill its positions.
+// read-only transactions (their commits follow). It reports false when a start left
+// some value unable to fill its positions.
 func (s *snapSearch) settle() bool {
 	end := int32(len(s.candidates))
 	for changed := true; changed; {
@@ -801,8 +800,9 @@ func (s *snapSearch) dfs() bool {
 	//     midpoint and not started, could take next (it waits for another key: on
 	//     othergen's snapshot store a write-only transaction far ahead of its time took
 	//     it, and the search found out hundreds of events below);
-	//   - optional ones that take a position a choice that must run could take (a decoy
-	//     that never committed but fits takes a position a writer that must run needs).
+	//   - optional ones that take a position a transaction that must run could take, one
+	//     met anywhere in the walk (a decoy that never committed but fits takes a
+	//     position a writer that must run needs).
 	// An optional one nothing contests stays in its place: a committed :info transaction
 	// is often the only writer of a position.
 	kept := first
