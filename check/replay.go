@@ -161,7 +161,15 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			// followed it, before the repairs (on othergen's snapshot store with :info
 			// at 10K, 0.2 CPU-s where the repairs took 0.7-1.8 and failed).
 			c.progress("searching a snapshot-isolated execution")
-			events, ok = searchSnapshot(h, in, commit, withGuide, snapshotSearchWork(len(h.Txns)), c.budget.stop)
+			gates := []snapGates{{on: true}}
+			if !withGuide {
+				gates = snapshotGates(h)
+			}
+			for _, g := range gates {
+				if events, ok = searchSnapshot(h, in, commit, g, snapshotSearchWork(len(h.Txns)), c.budget.stop); ok || c.budget.out() {
+					break
+				}
+			}
 			if ok {
 				c.res.Stats.Searched++
 			}

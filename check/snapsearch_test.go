@@ -28,7 +28,7 @@ func TestSnapshotSearchAgainstBruteForce(t *testing.T) {
 		if want {
 			valid++
 		}
-		events, ok := searchSnapshot(h, in, commitsOf(h), false, 0, nil)
+		events, ok := searchSnapshot(h, in, commitsOf(h), snapGates{}, 0, nil)
 		if !ok {
 			if want {
 				t.Errorf("seed %d: snapshot isolated by the brute force, the search found no execution\n%s", seed, brute.Format(h))
@@ -57,8 +57,9 @@ func TestSnapshotSearchAgainstBruteForce(t *testing.T) {
 func TestSnapshotSearchBlameAgainstBruteForce(t *testing.T) {
 	found, banned, afterBan := 0, 0, 0
 	eachTinyHistory(*snapshotSearchSeeds, 139, func(seed int, h *history.History, in *encode.Inference, _ bool) {
-		for _, realtime := range []bool{false, true} {
-			s := newSnapSearch(h, in, commitsOf(h), realtime)
+		for _, g := range []snapGates{{}, {on: true}, {on: true, soft: true}, {on: true, lag: 3}} {
+			s := newSnapSearch(h, in, commitsOf(h), g)
+			realtime := g.on && !g.soft && g.lag == 0
 			if s == nil {
 				return
 			}
@@ -88,6 +89,57 @@ func TestSnapshotSearchBlameAgainstBruteForce(t *testing.T) {
 	}
 }
 
+// TestSnapshotSearchRelaxedGatesAgainstBruteForce runs the search with the gates the
+// unguided attempt relaxes (snapshotGates: a lag, soft gates, both) on the same
+// histories, exhaustively and without :info's horizon: each relaxes the real-time
+// gates, so each must find an execution wherever the brute force says strong snapshot
+// isolated, every execution must pass verifySI, and some must be found where real-time
+// order holds none (the relaxation reaches lagging snapshots).
+func TestSnapshotSearchRelaxedGatesAgainstBruteForce(t *testing.T) {
+	gates := []snapGates{{on: true, lag: 3}, {on: true, soft: true}, {on: true, soft: true, lag: 2}}
+	found, beyond := make([]int, len(gates)), make([]int, len(gates))
+	strong := 0
+	eachTinyHistory(*snapshotSearchSeeds, 149, func(seed int, h *history.History, in *encode.Inference, _ bool) {
+		si := brute.Check(h, brute.SnapshotIsolation)
+		wantStrong := brute.Check(h, brute.StrongSnapshotIsolation)
+		if wantStrong {
+			strong++
+		}
+		for i, g := range gates {
+			s := newSnapSearch(h, in, commitsOf(h), g)
+			if s == nil {
+				if wantStrong {
+					t.Fatalf("seed %d: no search set up on a strong snapshot isolated history\n%s", seed, brute.Format(h))
+				}
+				return
+			}
+			s.infoHorizon = 0
+			if !s.dfs() {
+				if wantStrong {
+					t.Errorf("seed %d (%+v): strong snapshot isolated by the brute force, the search found no execution\n%s", seed, g, brute.Format(h))
+				}
+				continue
+			}
+			found[i]++
+			if err := verifySI(h, in, s.events, false, false); err != nil {
+				t.Fatalf("seed %d (%+v): the searched execution does not verify: %v\n%s", seed, g, err, brute.Format(h))
+			}
+			if !si {
+				t.Fatalf("seed %d (%+v): the search found an execution, the brute force says not snapshot isolated\n%s", seed, g, brute.Format(h))
+			}
+			if !wantStrong {
+				beyond[i]++
+			}
+		}
+	})
+	t.Logf("%d strong snapshot isolated by the brute force; found %v, of them not strong %v (gates %+v)", strong, found, beyond, gates)
+	for i := range gates {
+		if found[i] < strong || beyond[i] == 0 {
+			t.Fatalf("gates %+v: found %d where the brute force has %d strong snapshot isolated, %d beyond", gates[i], found[i], strong, beyond[i])
+		}
+	}
+}
+
 // TestSnapshotSearchWithinRealTimeAgainstBruteForce runs the search within real-time
 // order (searchSnapshot with realtime) on the same histories: every execution it finds
 // must pass verifySI with real-time order, and the history must be snapshot isolated
@@ -104,7 +156,7 @@ func TestSnapshotSearchWithinRealTimeAgainstBruteForce(t *testing.T) {
 			strong++
 		}
 		for _, horizon := range []bool{false, true} {
-			s := newSnapSearch(h, in, commitsOf(h), true)
+			s := newSnapSearch(h, in, commitsOf(h), snapGates{on: true})
 			if s == nil {
 				if wantStrong {
 					t.Fatalf("seed %d: no search set up on a strong snapshot isolated history\n%s", seed, brute.Format(h))
@@ -160,7 +212,7 @@ func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
 			t.Errorf("the greedy replay (older snapshots %v) found an execution: the test no longer shows the search's use", older)
 		}
 	}
-	events, ok := searchSnapshot(h, in, commit, false, snapshotSearchWork(len(h.Txns)), nil)
+	events, ok := searchSnapshot(h, in, commit, snapGates{}, snapshotSearchWork(len(h.Txns)), nil)
 	if !ok {
 		t.Fatal("the search found no snapshot-isolated execution")
 	}
@@ -184,12 +236,12 @@ func TestSnapshotSearchBlameGetsBack(t *testing.T) {
 	}
 	commit := commitsOf(h)
 	work := snapshotSearchWork(len(h.Txns))
-	s := newSnapSearch(h, in, commit, false)
+	s := newSnapSearch(h, in, commit, snapGates{})
 	s.maxWork = work
 	if s.dfs() {
 		t.Fatal("one run found an execution: the test no longer shows the blame's use")
 	}
-	events, ok := searchSnapshot(h, in, commit, false, work, nil)
+	events, ok := searchSnapshot(h, in, commit, snapGates{}, work, nil)
 	if !ok {
 		t.Fatal("the search with blame found no execution")
 	}
