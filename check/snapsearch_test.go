@@ -221,6 +221,43 @@ func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
 	}
 }
 
+// TestSnapshotSearchRelaxedGatesProveStaleInfo: on othergen's lagging snapshots with
+// :info transactions (2K, seed 102) the search without gates runs out of work; the
+// gates the unguided attempt tries first (snapshotGates) find an execution.
+func TestSnapshotSearchRelaxedGatesProveStaleInfo(t *testing.T) {
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-stale-info-2000-s102.edn.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.Infer(h)
+	if in.CheckValues(); len(in.Findings) > 0 {
+		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
+	}
+	commit := commitsOf(h)
+	work := snapshotSearchWork(len(h.Txns))
+	for _, g := range []snapGates{{}, {on: true}} {
+		if _, ok := searchSnapshot(h, in, commit, g, work, nil); ok {
+			t.Fatalf("gates %+v found an execution: the test no longer shows the relaxed gates' use", g)
+		}
+	}
+	gates := snapshotGates(h)
+	for _, g := range gates[:len(gates)-1] {
+		events, ok := searchSnapshot(h, in, commit, g, work, nil)
+		if !ok {
+			t.Logf("gates %+v: no execution", g)
+			continue
+		}
+		if err := verifySI(h, in, events, false, false); err != nil {
+			t.Fatalf("gates %+v: the execution found does not verify: %v", g, err)
+		}
+		if verifySI(h, in, events, false, true) == nil {
+			t.Logf("gates %+v: the execution keeps real-time order too", g)
+		}
+		return
+	}
+	t.Fatal("no relaxed gates found a snapshot-isolated execution")
+}
+
 // TestSnapshotSearchBlameGetsBack: on othergen's stale snapshots (3K, seed 14) one run
 // of the snapshot search gets stuck below a wrong choice and runs out of work; the
 // runs after it, each keeping a writer that blameCandidates names out of a position,
