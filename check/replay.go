@@ -166,7 +166,11 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 				gates = snapshotGates(h)
 			}
 			for _, g := range gates {
-				if events, ok = searchSnapshot(h, in, commit, g, snapshotSearchWork(len(h.Txns)), c.budget.stop); ok || c.budget.out() {
+				work := snapshotSearchWork(len(h.Txns))
+				if g.lag > 0 || g.soft {
+					work *= relaxedGateWork
+				}
+				if events, ok = searchSnapshot(h, in, commit, g, work, c.budget.stop); ok || c.budget.out() {
 					break
 				}
 			}

@@ -149,6 +149,14 @@ func snapshotGates(h *history.History) []snapGates {
 	return []snapGates{{on: true, lag: 4 * med}, {on: true, soft: true}, {on: true, soft: true, lag: 2 * med}, {}}
 }
 
+// relaxedGateWork: the relaxed gates (snapshotGates) search with this many times
+// snapshotSearchWork. Where they find an execution it took up to 31M units at 10K
+// (lagging snapshots with :info, doppel gen's and othergen's); where the history is
+// not snapshot isolated their searches mostly run out of states long before the bound
+// (0.1-1.5M units on a faulty store's intermediate reads at 10K, where the search
+// without gates used its whole 20M).
+const relaxedGateWork = 4
+
 // snapshotStall: a run that got no deeper in this much work stops (searchSnapshot).
 const snapshotStall = 2 << 20
 
