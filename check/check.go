@@ -146,6 +146,9 @@ type checker struct {
 	// deferredSnapshot: the snapshot replays proveByReplay left for after the
 	// serializable-family models are decided (runDeferredSnapshot); nil: none.
 	deferredSnapshot func()
+	// relaxedSnapshot: the snapshot search with relaxed real-time gates, the last
+	// snapshot attempt proveByReplay leaves (runRelaxedSnapshot); nil: none.
+	relaxedSnapshot func() bool
 	// replayQuick: proveByReplay runs its quick pass (no repairs, no snapshot
 	// replays; provePerReadFirst); quickSearched: the inference whose strict search
 	// that pass ran (not run again on it).
@@ -238,6 +241,9 @@ func (c *checker) run(names []string) Result {
 		c.progress("replaying serially")
 		t1 := time.Now()
 		c.proveByReplay(in, names)
+		if c.deferredSnapshot == nil {
+			c.runRelaxedSnapshot()
+		}
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
 		if len(c.proven) == len(names) {
 			if c.opts.Solver.ExportPrefix != "" {
