@@ -253,6 +253,16 @@ func TestSnapshotSearchRelaxedGatesProveStaleInfo(t *testing.T) {
 		if verifySI(h, in, events, false, true) == nil {
 			t.Logf("gates %+v: the execution keeps real-time order too", g)
 		}
+		// And the whole check, where the relaxed gates come after the serial attempts
+		// (relaxedSnapshot): valid, by a search, with a limit on the solver it would
+		// otherwise reach.
+		res, err := Check(h, Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid != Valid || res.Stats.Searched == 0 {
+			t.Fatalf("the check says %v after %d searched executions", res.Valid, res.Stats.Searched)
+		}
 		return
 	}
 	t.Fatal("no relaxed gates found a snapshot-isolated execution")
