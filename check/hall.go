@@ -24,7 +24,10 @@ type hallCheck struct {
 	// by window start, and the widest of their windows. Per append (an index of lo,
 	// hi, txn): its window and its transaction.
 	classOf        map[uint64]int32
-	posStart, pos  []int32
+	// classAt[keyBase[k]+p]: the class of key k's trace value at position p (matchable
+	// is asked in the searches' inner loops: no map there).
+	keyBase, classAt []int32
+	posStart, pos    []int32
 	wStart, ws     []int32
 	lo, hi, txn    []int32
 	maxWidth, heap []int32
@@ -37,7 +40,9 @@ func classKey(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(
 func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must func(w int32) bool) *hallCheck {
 	hc := &hallCheck{ran: ran, classOf: map[uint64]int32{}}
 	var cls []int32 // per trace position, key by key
+	hc.keyBase = make([]int32, len(in.Keys))
 	for k := range in.Keys {
+		hc.keyBase[k] = int32(len(cls))
 		for _, v := range in.Keys[k].Trace {
 			c, ok := hc.classOf[classKey(int32(k), v)]
 			if !ok {
@@ -47,6 +52,7 @@ func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must fu
 			cls = append(cls, c)
 		}
 	}
+	hc.classAt = cls
 	n := len(hc.classOf)
 	hc.posStart = make([]int32, n+1)
 	for _, c := range cls {
@@ -115,10 +121,10 @@ func (hc *hallCheck) feasible() bool {
 	return true
 }
 
-// matchable checks the class of value v on key k, whose length is now pos.
-func (hc *hallCheck) matchable(k, v, pos int32) bool {
-	c, ok := hc.classOf[classKey(k, v)]
-	return !ok || hc.match(c, pos, false)
+// matchable checks the class of the value at position p of key k's trace, the key's
+// length being now pos.
+func (hc *hallCheck) matchable(k, p, pos int32) bool {
+	return hc.match(hc.classAt[hc.keyBase[k]+p], pos, false)
 }
 
 // match sweeps class c's positions from pos. Where no released writer waits, the rest

@@ -221,7 +221,7 @@ func (s *rcSerial) strandedLast() bool {
 	for i, wi := range ws {
 		k := s.in.Writers[wi].Key
 		for q := saved[i]; q < s.pos[k]; q++ {
-			if s.lastStart[k][q] > 0 || !s.hall.matchable(k, s.in.Keys[k].Trace[q], s.pos[k]) {
+			if s.lastStart[k][q] > 0 || !s.hall.matchable(k, q, s.pos[k]) {
 				return true
 			}
 		}

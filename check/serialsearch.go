@@ -406,7 +406,7 @@ type serialSearch struct {
 	win       *encode.Windows
 	lastStart []int32
 	// hall checks Hall's condition on the positions each step takes (noMatching: it
-	// failed before the search); consumed is apply's scratch, (key, value) pairs.
+	// failed before the search); consumed is apply's scratch, (key, trace position) pairs.
 	hall       *hallCheck
 	noMatching bool
 	consumed   []int32
@@ -710,7 +710,7 @@ func (s *serialSearch) apply(t int32) bool {
 			if p := s.pos[k]; p < s.traceLen[k] {
 				s.demand[s.slotClass[s.base[k]+p]]--
 				if s.win != nil {
-					s.consumed = append(s.consumed, k, s.traceAt[s.base[k]+p])
+					s.consumed = append(s.consumed, k, p)
 				}
 			}
 			if c := s.opClass[i]; c >= 0 {
