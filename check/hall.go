@@ -23,14 +23,14 @@ type hallCheck struct {
 	// pos[posStart[c]:posStart[c+1]], ascending; its appends ws[wStart[c]:wStart[c+1]]
 	// by window start, and the widest of their windows. Per append (an index of lo,
 	// hi, txn): its window and its transaction.
-	classOf        map[uint64]int32
+	classOf map[uint64]int32
 	// classAt[keyBase[k]+p]: the class of key k's trace value at position p (matchable
 	// is asked in the searches' inner loops: no map there).
 	keyBase, classAt []int32
 	posStart, pos    []int32
-	wStart, ws     []int32
-	lo, hi, txn    []int32
-	maxWidth, heap []int32
+	wStart, ws       []int32
+	lo, hi, txn      []int32
+	maxWidth, heap   []int32
 }
 
 func classKey(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
