@@ -198,14 +198,7 @@ func TestSnapshotSearchWithinRealTimeAgainstBruteForce(t *testing.T) {
 // up to 10 commits before the latest) the greedy snapshot replays get stuck, and the
 // solver found nothing in 30 s; the search finds an execution.
 func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
-	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "snapshot-stale-5000-s3.edn.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := encode.Infer(h)
-	if in.CheckValues(); len(in.Findings) > 0 {
-		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
-	}
+	h, in := snapshotIsolatedHistory(t, "snapshot-stale-5000-s3.edn.gz")
 	commit := commitsOf(h)
 	for _, older := range []bool{false, true} {
 		if _, ok := siSchedule(h, in, commit, nil, false, older, nil); ok {
@@ -225,14 +218,7 @@ func TestSnapshotSearchProvesStaleSnapshots(t *testing.T) {
 // :info transactions (2K, seed 102) the search without gates runs out of work; the
 // gates the unguided attempt tries first (snapshotGates) find an execution.
 func TestSnapshotSearchRelaxedGatesProveStaleInfo(t *testing.T) {
-	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-stale-info-2000-s102.edn.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := encode.Infer(h)
-	if in.CheckValues(); len(in.Findings) > 0 {
-		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
-	}
+	h, in := snapshotIsolatedHistory(t, "si-stale-info-2000-s102.edn.gz")
 	commit := commitsOf(h)
 	work := snapshotSearchWork(len(h.Txns))
 	for _, g := range []snapGates{{}, {on: true}} {
@@ -273,14 +259,7 @@ func TestSnapshotSearchRelaxedGatesProveStaleInfo(t *testing.T) {
 // runs after it, each keeping a writer that blameCandidates names out of a position,
 // find an execution.
 func TestSnapshotSearchBlameGetsBack(t *testing.T) {
-	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "si-stale-3000-s14.edn.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := encode.Infer(h)
-	if in.CheckValues(); len(in.Findings) > 0 {
-		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
-	}
+	h, in := snapshotIsolatedHistory(t, "si-stale-3000-s14.edn.gz")
 	commit := commitsOf(h)
 	work := snapshotSearchWork(len(h.Txns))
 	s := newSnapSearch(h, in, commit, snapGates{})
@@ -295,4 +274,19 @@ func TestSnapshotSearchBlameGetsBack(t *testing.T) {
 	if err := verifySI(h, in, events, false, false); err != nil {
 		t.Fatalf("the execution found does not verify: %v", err)
 	}
+}
+
+// snapshotIsolatedHistory reads testdata/search/name, a snapshot-isolated history, and
+// infers it; it fails the test on findings.
+func snapshotIsolatedHistory(t *testing.T, name string) (*history.History, *encode.Inference) {
+	t.Helper()
+	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := encode.Infer(h)
+	if in.CheckValues(); len(in.Findings) > 0 {
+		t.Fatalf("findings on a snapshot-isolated history: %v", in.Findings)
+	}
+	return h, in
 }
