@@ -73,7 +73,7 @@ func runCheck(args []string) int {
 	noPrune := fs.Bool("no-prune", false, "solver: build the whole problem, without narrowing where each block can start first (for testing the solver)")
 	noLocalSearch := fs.Bool("no-local-search", false, "solver: leave the local search for a serial order out of the serializable search's rounds (for testing)")
 	noSerialSearch := fs.Bool("no-serial-search", false, "solver: skip the backtracking search for a serial order where the greedy replays got stuck (for testing)")
-	noSnapshotSearch := fs.Bool("no-snapshot-search", false, "solver: skip the backtracking search for a snapshot-isolated execution where the greedy snapshot replays got stuck (for testing)")
+	noSnapshotSearch := fs.Bool("no-snapshot-search", false, "solver: skip the backtracking search for a snapshot-isolated execution where the greedy snapshot replays got stuck, with real-time gates relaxed or not (for testing)")
 	noGCursor := fs.Bool("no-gcursor-pins", false, "solver: decide the models that forbid G-single on read committed's per-read problem, without placing a block right after what its transaction read before appending (for testing)")
 	mergedLNS := fs.Bool("merged-lns", false, "solver: where the merged appends' chains fail, search a neighbourhood of the replay without them under assumptions (an experiment)")
 	noRepair := fs.Bool("no-repair", false, "solver: leave a stuck replay stuck, without undoing its choices among writers of the same values (for testing the solver)")
