@@ -123,6 +123,17 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// repeat was 40% of the replays' time).
 	var siTried [2]bool
 	var acceptSI func(events []siEvent) bool
+	// snapshotLeftWithoutRealtime: a snapshot or per-read model without real-time order
+	// is asked and not proven (the one an execution that leaves real-time order may
+	// still prove).
+	snapshotLeftWithoutRealtime := func() bool {
+		for _, m := range names {
+			if (models[m].snapshot || models[m].perRead) && !models[m].realtime && !c.proven[m] {
+				return true
+			}
+		}
+		return false
+	}
 	trySI := func(withGuide bool) bool {
 		var want bool // a snapshot or per-read model asked and not proven
 		for _, m := range names {
@@ -182,11 +193,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		// Snapshots older than the guide allows (a lagging replica's): a reader the
 		// guide holds back starts where a commit would strand it. Only for a model
 		// asked without real-time order, the one such an execution may still prove.
-		older := false
-		for _, m := range names {
-			older = older || (models[m].snapshot || models[m].perRead) && !models[m].realtime && !c.proven[m]
-		}
-		older = older && withGuide
+		older := withGuide && snapshotLeftWithoutRealtime()
 		if !ok && older && !c.budget.out() {
 			events, ok = siSchedule(h, in, commit, edges, false, true, c.budget.stop)
 		}
@@ -236,11 +243,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 	// snapshot isolation alone, 7 CPU-s before the serial search found the order), and
 	// is needed where snapshots lag (not serializable, so the serial attempts fail).
 	c.relaxedSnapshot = func() bool {
-		var want bool
-		for _, m := range names {
-			want = want || (models[m].snapshot || models[m].perRead) && !models[m].realtime && !c.proven[m]
-		}
-		if !want || c.replayQuick || c.budget.out() || noReplay(true) || onlyStrictSearch || c.opts.Solver.NoSerialSearch ||
+		if !snapshotLeftWithoutRealtime() || c.replayQuick || c.budget.out() || noReplay(true) || onlyStrictSearch || c.opts.Solver.NoSerialSearch ||
 			c.opts.Solver.NoSnapshotSearch || len(h.Txns) > maxSerialSearchTxns || !siTried[0] {
 			return false
 		}
