@@ -84,7 +84,7 @@ type backSearch struct {
 	prio      []int64
 	zob       []uint64
 	hash      uint64
-	failed    map[uint64]struct{}
+	failed    stateSet
 
 	own, stamp []int32 // per key, scratch of fits: t's appends to it (stamp == epoch)
 	epoch      int32
@@ -104,7 +104,7 @@ func newBackSearch(h *history.History, in *encode.Inference, commit []encode.Com
 		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk),
 		own: make([]int32, nk), stamp: make([]int32, nk),
 		left: make([]bool, n), appends: make([]bool, n), prio: make([]int64, n), zob: make([]uint64, n),
-		seen: make([]int32, n), failed: map[uint64]struct{}{},
+		seen:    make([]int32, n),
 		opClass: make([]int32, len(h.Ops)),
 	}
 	for t := int32(0); t < n; t++ {
@@ -386,7 +386,7 @@ func (s *backSearch) undoTo(mark int) {
 // dfs places the read-only transactions that fit, then tries each appending one that
 // fits as the last, latest midpoint first.
 func (s *backSearch) dfs() bool {
-	if _, seen := s.failed[s.hash]; seen {
+	if s.failed.has(s.hash) {
 		return false
 	}
 	entry := s.hash
@@ -396,7 +396,7 @@ func (s *backSearch) dfs() bool {
 		for _, t := range s.readers[s.readerStart[sl]:s.readerStart[sl+1]] {
 			if s.left[t] && !s.appends[t] && s.fits(t) && !s.place(t) {
 				s.undoTo(mark)
-				s.failed[entry] = struct{}{}
+				s.failed.add(entry)
 				return false
 			}
 		}
@@ -404,9 +404,9 @@ func (s *backSearch) dfs() bool {
 	if s.leftCount == 0 {
 		return true
 	}
-	if _, seen := s.failed[s.hash]; seen {
+	if s.failed.has(s.hash) {
 		s.undoTo(mark)
-		s.failed[entry] = struct{}{}
+		s.failed.add(entry)
 		return false
 	}
 	if s.work >= s.nextStop {
@@ -454,7 +454,7 @@ func (s *backSearch) dfs() bool {
 	slices.SortFunc(ch, func(a, b int32) int { return cmp.Compare(s.prio[b], s.prio[a]) })
 	for i := start; i < len(s.choices) && !s.aborted; i++ {
 		t := s.choices[i]
-		if _, seen := s.failed[s.hash^s.zob[t]]; seen {
+		if s.failed.has(s.hash ^ s.zob[t]) {
 			continue
 		}
 		if s.place(t) && s.dfs() {
@@ -464,8 +464,8 @@ func (s *backSearch) dfs() bool {
 	}
 	s.choices = s.choices[:start]
 	if !s.aborted {
-		s.failed[s.hash] = struct{}{}
-		s.failed[entry] = struct{}{}
+		s.failed.add(s.hash)
+		s.failed.add(entry)
 	}
 	s.undoTo(mark)
 	return false

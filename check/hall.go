@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math"
 	"slices"
 
 	"doppel/encode"
@@ -20,17 +21,18 @@ import (
 type hallCheck struct {
 	ran []bool // per transaction, owned by the search
 	// classOf: per (key, value) of the traces, its class. Per class: its positions
-	// pos[posStart[c]:posStart[c+1]], ascending; its appends ws[wStart[c]:wStart[c+1]]
-	// by window start, and the widest of their windows. Per append (an index of lo,
-	// hi, txn): its window and its transaction.
+	// pos[posStart[c]:posStart[c+1]], ascending; its appends, indices
+	// wStart[c]:wStart[c+1] of lo, hi and txn (each append's window and transaction),
+	// by window start; and the widest of their windows.
 	classOf map[uint64]int32
 	// classAt[keyBase[k]+p]: the class of key k's trace value at position p (matchable
 	// is asked in the searches' inner loops: no map there).
 	keyBase, classAt []int32
 	posStart, pos    []int32
-	wStart, ws       []int32
+	wStart           []int32
 	lo, hi, txn      []int32
-	maxWidth, heap   []int32
+	maxWidth         []int32
+	due              []int32 // scratch of match: per trace position, the released windows ending there
 }
 
 func classKey(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
@@ -53,6 +55,11 @@ func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must fu
 		}
 	}
 	hc.classAt = cls
+	longest := 0
+	for k := range in.Keys {
+		longest = max(longest, len(in.Keys[k].Trace))
+	}
+	hc.due = make([]int32, longest)
 	n := len(hc.classOf)
 	hc.posStart = make([]int32, n+1)
 	for _, c := range cls {
@@ -99,14 +106,20 @@ func newHallCheck(in *encode.Inference, win *encode.Windows, ran []bool, must fu
 		hc.wStart[c+1] += hc.wStart[c]
 	}
 	fill = slices.Clone(hc.wStart)
-	hc.ws = make([]int32, len(wc))
+	ws := make([]int32, len(wc))
 	for e, c := range wc {
-		hc.ws[fill[c]] = int32(e)
+		ws[fill[c]] = int32(e)
 		fill[c]++
 	}
 	for c := range n {
-		slices.SortFunc(hc.ws[hc.wStart[c]:hc.wStart[c+1]], func(a, b int32) int { return int(hc.lo[a] - hc.lo[b]) })
+		slices.SortFunc(ws[hc.wStart[c]:hc.wStart[c+1]], func(a, b int32) int { return int(hc.lo[a] - hc.lo[b]) })
 	}
+	// Laid out in that order, so that match's sweeps read them in a row.
+	lo, hi, txn := make([]int32, len(wc)), make([]int32, len(wc)), make([]int32, len(wc))
+	for i, e := range ws {
+		lo[i], hi[i], txn[i] = hc.lo[e], hc.hi[e], hc.txn[e]
+	}
+	hc.lo, hc.hi, hc.txn = lo, hi, txn
 	return hc
 }
 
@@ -130,84 +143,70 @@ func (hc *hallCheck) matchable(k, p, pos int32) bool {
 // match sweeps class c's positions from pos. Where no released writer waits, the rest
 // is a part of the matching that held before the search (feasible, whole), so a sweep
 // that is not whole stops there: it mostly walks a few windows' widths.
+//
+// The released writers' window ends are counted per trace position (due), with the
+// least one waiting (first): each position goes to the window that ends first, and
+// the next least is found by walking up from it, a few positions on a dense trace (a
+// binary heap's pops took 40% of match's time on hot keys).
 func (hc *hallCheck) match(c, pos int32, whole bool) bool {
-	ws := hc.ws[hc.wStart[c]:hc.wStart[c+1]]
-	if len(ws) == 0 {
+	from, to := int(hc.wStart[c]), int(hc.wStart[c+1])
+	if from == to {
 		return true
 	}
-	lo, hi := hc.lo, hc.hi
-	heap := hc.heap[:0]
+	lo, hi, txn, ran, due := hc.lo[:to], hc.hi[:to], hc.txn[:to], hc.ran, hc.due
+	waiting, first, last := 0, int32(math.MaxInt32), int32(-1)
+	release := func(d int32) {
+		due[d]++
+		waiting++
+		first, last = min(first, d), max(last, d)
+	}
 	// Released before pos: those whose windows may still reach it (a wider one not
 	// run has ended before pos: the searches' stranding test has failed it already,
 	// or the sweep that took its last position).
-	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
-	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-hc.maxWidth[c]; i-- {
-		if !hc.ran[hc.txn[ws[i]]] {
-			heap = pushDeadline(heap, hi[ws[i]])
+	j, _ := slices.BinarySearch(lo[from:], pos+1)
+	j += from
+	for i := j - 1; i >= from && lo[i] >= pos-hc.maxWidth[c]; i-- {
+		if !ran[txn[i]] {
+			release(hi[i])
 		}
 	}
 	ps := hc.pos[hc.posStart[c]:hc.posStart[c+1]]
 	q0, _ := slices.BinarySearch(ps, pos)
 	ok := true
 	for _, q := range ps[q0:] {
-		for j < len(ws) && lo[ws[j]] <= q {
-			if !hc.ran[hc.txn[ws[j]]] {
-				heap = pushDeadline(heap, hi[ws[j]])
+		for j < to && lo[j] <= q {
+			if !ran[txn[j]] {
+				release(hi[j])
 			}
 			j++
 		}
-		if len(heap) == 0 {
+		if waiting == 0 {
 			if !whole {
 				break
 			}
 			continue
 		}
-		if heap[0] < q {
+		if first < q {
 			ok = false
 			break
 		}
-		heap = popDeadline(heap)
+		due[first]--
+		if waiting--; waiting == 0 {
+			first, last = math.MaxInt32, -1
+		} else {
+			for due[first] == 0 {
+				first++
+			}
+		}
 	}
-	if ok && len(heap) > 0 {
+	if ok && waiting > 0 {
 		ok = false // positions ran out
 	}
-	for ; ok && whole && j < len(ws); j++ {
-		ok = hc.ran[hc.txn[ws[j]]]
+	for d := first; d <= last; d++ {
+		due[d] = 0
 	}
-	hc.heap = heap[:0]
+	for ; ok && whole && j < to; j++ {
+		ok = ran[txn[j]]
+	}
 	return ok
-}
-
-// pushDeadline and popDeadline keep a binary min-heap of window ends.
-func pushDeadline(h []int32, d int32) []int32 {
-	h = append(h, d)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p] <= h[i] {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-	return h
-}
-
-func popDeadline(h []int32) []int32 {
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && h[l] < h[m] {
-			m = l
-		}
-		if l+1 < n && h[l+1] < h[m] {
-			m = l + 1
-		}
-		if m == i {
-			return h
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"doppel/encode"
@@ -38,4 +40,106 @@ func TestHallCheckCountsEveryAppendOfABlock(t *testing.T) {
 	if !hc.feasible() {
 		t.Error("A with a window reaching the trace's end: infeasible")
 	}
+}
+
+// TestHallMatchAgainstHeap compares match's counted deadlines with the binary-heap
+// earliest-deadline-first sweep it replaced, on random traces, windows, blocks of one
+// to three appends, transactions run, start positions and sweeps whole or not.
+func TestHallMatchAgainstHeap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	checked := 0
+	for iter := 0; iter < 20000; iter++ {
+		n := 1 + rng.IntN(24)
+		vals := 1 + rng.IntN(3)
+		in := &encode.Inference{Keys: []encode.Key{{Trace: make([]int32, n)}}}
+		for p := range in.Keys[0].Trace {
+			in.Keys[0].Trace[p] = int32(1 + rng.IntN(vals))
+		}
+		nw := 1 + rng.IntN(12)
+		win := &encode.Windows{}
+		for w := range nw {
+			ln := 1 + rng.IntN(3)
+			start := int32(len(in.WriterVals))
+			for range ln {
+				in.WriterVals = append(in.WriterVals, int32(1+rng.IntN(vals)))
+			}
+			in.Writers = append(in.Writers, encode.Writer{Txn: int32(w), Key: 0, Start: start, End: start + int32(ln)})
+			lo := int32(rng.IntN(n))
+			win.Lo = append(win.Lo, lo)
+			win.Hi = append(win.Hi, lo+int32(rng.IntN(n-int(lo)+1)))
+		}
+		ran := make([]bool, nw)
+		hc := newHallCheck(in, win, ran, func(int32) bool { return true })
+		for range 8 {
+			for w := range ran {
+				ran[w] = rng.IntN(3) == 0
+			}
+			pos, whole := int32(rng.IntN(n+1)), rng.IntN(2) == 0
+			for c := range hc.maxWidth {
+				got, want := hc.match(int32(c), pos, whole), heapMatch(hc, int32(c), pos, whole)
+				if got != want {
+					t.Fatalf("iteration %d, class %d, pos %d, whole %v: match %v, heap %v", iter, c, pos, whole, got, want)
+				}
+				for d, x := range hc.due {
+					if x != 0 {
+						t.Fatalf("iteration %d: match left %d due at %d", iter, x, d)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d sweeps agree", checked)
+}
+
+// heapMatch is match as it was, with a binary min-heap of window ends.
+func heapMatch(hc *hallCheck, c, pos int32, whole bool) bool {
+	ws := make([]int32, 0) // the appends of class c
+	for i := hc.wStart[c]; i < hc.wStart[c+1]; i++ {
+		ws = append(ws, i)
+	}
+	if len(ws) == 0 {
+		return true
+	}
+	lo, hi := hc.lo, hc.hi
+	var h []int32
+	push := func(d int32) {
+		h = append(h, d)
+		slices.Sort(h)
+	}
+	j, _ := slices.BinarySearchFunc(ws, pos+1, func(w, p int32) int { return int(lo[w] - p) })
+	for i := j - 1; i >= 0 && lo[ws[i]] >= pos-hc.maxWidth[c]; i-- {
+		if !hc.ran[hc.txn[ws[i]]] {
+			push(hi[ws[i]])
+		}
+	}
+	ps := hc.pos[hc.posStart[c]:hc.posStart[c+1]]
+	q0, _ := slices.BinarySearch(ps, pos)
+	for _, q := range ps[q0:] {
+		for j < len(ws) && lo[ws[j]] <= q {
+			if !hc.ran[hc.txn[ws[j]]] {
+				push(hi[ws[j]])
+			}
+			j++
+		}
+		if len(h) == 0 {
+			if !whole {
+				break
+			}
+			continue
+		}
+		if h[0] < q {
+			return false
+		}
+		h = h[1:]
+	}
+	if len(h) > 0 {
+		return false
+	}
+	for ; whole && j < len(ws); j++ {
+		if !hc.ran[hc.txn[ws[j]]] {
+			return false
+		}
+	}
+	return true
 }

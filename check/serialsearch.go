@@ -335,7 +335,7 @@ type serialSearch struct {
 	zob  []uint64 // per transaction, a random key of the memo's hash
 	hash uint64
 	// failed holds the hashes of states fully searched without success.
-	failed map[uint64]struct{}
+	failed stateSet
 
 	// candidates: every transaction that may still run (not a NotCommitted one, not an
 	// optional one without an append inside a trace), sorted by gate (rtGate; all 0
@@ -424,7 +424,7 @@ func newSerialSearch(h *history.History, in *encode.Inference, commit []encode.C
 		pos: make([]int32, nk), traceLen: make([]int32, nk), base: make([]int32, nk),
 		local: make([]int32, nk), stamp: make([]int32, nk),
 		ran: make([]bool, n), prio: make([]int64, n), zob: make([]uint64, n),
-		classOf: map[uint64]int32{}, failed: map[uint64]struct{}{},
+		classOf: map[uint64]int32{},
 	}
 	slots := int32(0)
 	for k := range in.Keys {
@@ -815,7 +815,7 @@ func (s *serialSearch) dfs() bool {
 	// once: they follow from it, so the memo keeps it too (fail), and a state
 	// searched in full is skipped before they run.
 	entry := s.hash
-	if _, seen := s.failed[entry]; seen {
+	if s.failed.has(entry) {
 		return false
 	}
 	// Run what changes nothing another transaction needs, until none is left.
@@ -839,13 +839,13 @@ func (s *serialSearch) dfs() bool {
 			}
 		}
 	}
-	if _, seen := s.failed[s.hash]; seen {
+	if s.failed.has(s.hash) {
 		s.undoTo(mark)
 		s.fail(entry)
 		return false
 	}
 	if !s.noOrdered && !s.ordered() {
-		s.failed[s.hash] = struct{}{}
+		s.failed.add(s.hash)
 		s.undoTo(mark)
 		s.fail(entry)
 		return false
@@ -885,7 +885,7 @@ func (s *serialSearch) dfs() bool {
 		// window checks (hallCheck, then half the search's time) and the
 		// transactions that follow it at once.
 		s.work++
-		if _, seen := s.failed[s.hash^s.zob[t]]; seen {
+		if s.failed.has(s.hash ^ s.zob[t]) {
 			continue
 		}
 		if s.apply(t) && s.dfs() {
@@ -906,7 +906,7 @@ func (s *serialSearch) dfs() bool {
 		}
 	}
 	if !s.aborted {
-		s.failed[s.hash] = struct{}{}
+		s.failed.add(s.hash)
 		s.undoTo(mark)
 		s.fail(entry)
 		return false
@@ -916,7 +916,7 @@ func (s *serialSearch) dfs() bool {
 }
 
 // fail remembers the state hashed h (as a choice reached it) as searched in full.
-func (s *serialSearch) fail(h uint64) { s.failed[h] = struct{}{} }
+func (s *serialSearch) fail(h uint64) { s.failed.add(h) }
 
 // undoTo reverts transactions until mark of them are left.
 func (s *serialSearch) undoTo(mark int) {

@@ -88,7 +88,7 @@ func (s *snapSearch) runs(maxWork int64) bool {
 			cands, next = s.blameCandidates(), 0
 		} else {
 			delete(s.banned, last) // no deeper: lift it, try the next
-			clear(s.failed)
+			s.failed.clear()
 		}
 		for next < len(cands) {
 			if _, ok := s.banned[cands[next]]; !ok {
@@ -214,7 +214,7 @@ type snapSearch struct {
 	prio       []int64
 	zobS, zobC []uint64
 	hash       uint64
-	failed     map[uint64]struct{}
+	failed     stateSet
 	// banned: (writer, key, position) kept out by blame; best, the events of the
 	// deepest state of this run (best[:low] is also the current path's prefix).
 	banned   map[[3]int32]struct{}
@@ -268,7 +268,7 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk),
 		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
 		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
-		failed: map[uint64]struct{}{}, stall: snapshotStall,
+		stall: snapshotStall,
 	}
 	classOf := map[uint64]int32{}
 	slots := int32(0)
@@ -807,17 +807,17 @@ func (s *snapSearch) done() bool {
 func (s *snapSearch) dfs() bool {
 	mark := len(s.events)
 	entry := s.hash
-	if _, seen := s.failed[entry]; seen {
+	if s.failed.has(entry) {
 		return false
 	}
 	if !s.settle() {
 		s.undoTo(mark)
-		s.failed[entry] = struct{}{}
+		s.failed.add(entry)
 		return false
 	}
-	if _, seen := s.failed[s.hash]; seen {
+	if s.failed.has(s.hash) {
 		s.undoTo(mark)
-		s.failed[entry] = struct{}{}
+		s.failed.add(entry)
 		return false
 	}
 	s.nodes++
@@ -910,7 +910,7 @@ func (s *snapSearch) dfs() bool {
 	for i := first; i < len(s.choices) && !s.aborted; i++ {
 		t := s.choices[i]
 		s.work++
-		if _, seen := s.failed[s.hash^s.zobS[t]]; seen {
+		if s.failed.has(s.hash ^ s.zobS[t]) {
 			continue
 		}
 		at := len(s.events)
@@ -921,11 +921,11 @@ func (s *snapSearch) dfs() bool {
 	}
 	s.choices = s.choices[:first]
 	if !s.aborted {
-		s.failed[s.hash] = struct{}{}
+		s.failed.add(s.hash)
 	}
 	s.undoTo(mark)
 	if !s.aborted {
-		s.failed[entry] = struct{}{}
+		s.failed.add(entry)
 	}
 	return false
 }
