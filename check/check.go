@@ -25,6 +25,7 @@ func Check(h *history.History, opts Options) (Result, error) {
 	c.budget.states = &c.res.Stats.SearchStates
 	c.budget.mem = startMemWatch(opts.MaxMemory)
 	defer c.budget.mem.stop()
+	defer c.dropAhead()
 	return c.run(names), nil
 }
 
@@ -73,6 +74,8 @@ type checker struct {
 	// narrowings keeps each model's narrowing (prune.Run on the one inference it was
 	// run on), for the rounds of decideAlternating: narrowing is deterministic.
 	narrowings map[narrowingKey]*prune.Result
+	// ahead: a narrowing running beside a search (narrowAhead); nil: none.
+	ahead *aheadNarrowing
 	// stagesDone, set during decideAlternating's rounds, counts per model the leading
 	// bounded solver stages (and strictWitness's, under strictWitnessStages) that ended at
 	// their own bound without a verdict: a later round rebuilds the same problem, where

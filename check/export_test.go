@@ -89,3 +89,14 @@ func StrictInfoHorizon(off bool) (restore func()) {
 	noInfoHorizon = off
 	return func() { noInfoHorizon = o }
 }
+
+// NarrowAhead, for the external tests, runs no narrowing ahead of the strict search
+// when off; the returned function restores it.
+func NarrowAhead(off bool) (restore func()) {
+	o := noNarrowAhead
+	noNarrowAhead = off
+	return func() { noNarrowAhead = o }
+}
+
+// NarrowingsAhead is how many narrowings started ahead of a search are running.
+func NarrowingsAhead() int32 { return narrowingsAhead.Load() }

@@ -298,7 +298,11 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			c.quickSearched = in
 		}
 		c.progress("searching a strict-serializable order")
+		c.narrowAhead(in, strictModel)
 		order, found := c.searchStrictFirst(in, commit)
+		if found || c.opts.Solver.NoPrune || c.budget.out() {
+			c.dropAhead()
+		}
 		if !found && !c.opts.Solver.NoPrune && !c.budget.out() {
 			// Again within strict serializability's windows, where the search
 			// wanders: :info transactions that never committed but fit the traces

@@ -211,3 +211,53 @@ func hotKeysWithInfo(t *testing.T, txns int, seed int64) *history.History {
 	spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 1, 3, txns, seed
 	return simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.02})
 }
+
+// TestNarrowAheadTakenOrDropped: the strict-serializability narrowing started beside
+// the strict search without windows (narrowAhead) is the one the windowed search then
+// uses, so every verdict and what the narrowing narrowed are the same as with the
+// narrowing run after it; where the first search finds the order (hot keys without
+// :info at 2K) it is dropped. None outlives Check.
+func TestNarrowAheadTakenOrDropped(t *testing.T) {
+	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	plain := workload.DefaultSpec()
+	plain.Sessions, plain.Ops, plain.Keys, plain.KeyDist, plain.Reads = 30, 2, 20, "hotspot", 0.2
+	plain.DupKeys, plain.ValDomain, plain.Txns, plain.Seed = 1, 3, 2000, 1
+	for _, tc := range []struct {
+		name     string
+		h        *history.History
+		narrowed bool // the windowed search runs (the first search finds nothing)
+	}{
+		{"hot keys with :info, 2K seed 3", hotKeysWithInfo(t, 2000, 3), true},
+		{"hot keys, 2K seed 1", simulate(t, plain, workload.SimOptions{Behaviour: workload.SimSerializable}), false},
+	} {
+		var res [2]check.Result
+		for i, off := range []bool{true, false} {
+			work := int64(30_000_000)
+			if tc.narrowed {
+				// The first search's budget cut to a third of 1M units: it finds
+				// nothing there, the search within windows does.
+				work = 1_000_000
+			}
+			restoreWork := check.StrictSearchTurns(work, false)
+			restore := check.NarrowAhead(off)
+			r, err := check.Check(tc.h, check.Options{Models: models, Timeout: time.Minute})
+			restore()
+			restoreWork()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := check.NarrowingsAhead(); n != 0 {
+				t.Errorf("%s, ahead off %v: %d narrowings still running after Check", tc.name, off, n)
+			}
+			res[i] = r
+		}
+		for i, r := range res {
+			if r.Valid != check.Valid || r.Stats.Searched != 1 || (r.Stats.Pruned > 0) != tc.narrowed {
+				t.Errorf("%s, ahead off %v: %v, %d searched orders, %d narrowed; want valid, one order, narrowed %v", tc.name, i == 0, r.Valid, r.Stats.Searched, r.Stats.Pruned, tc.narrowed)
+			}
+		}
+		if res[0].Stats.Pruned != res[1].Stats.Pruned {
+			t.Errorf("%s: the narrowing ahead narrowed %d, the one after the search %d", tc.name, res[1].Stats.Pruned, res[0].Stats.Pruned)
+		}
+	}
+}
