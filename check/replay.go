@@ -248,8 +248,22 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return false
 		}
 		c.progress("searching a snapshot-isolated execution with relaxed real-time gates")
+		var again []snapGates // those that ran out of work
 		for _, g := range snapshotGates(h) {
-			events, ok := searchSnapshot(h, in, commit, g, relaxedGateWork*snapshotSearchWork(len(h.Txns)), c.budget.stop)
+			events, ok, out := searchSnapshotWork(h, in, commit, g, relaxedGateWork*snapshotSearchWork(len(h.Txns)), c.budget.stop)
+			if c.budget.out() {
+				return false
+			}
+			if ok {
+				c.res.Stats.Searched++
+				return acceptSI(events)
+			}
+			if out {
+				again = append(again, g)
+			}
+		}
+		for _, g := range again {
+			events, ok := searchSnapshot(h, in, commit, g, relaxedGateMoreWork*snapshotSearchWork(len(h.Txns)), c.budget.stop)
 			if c.budget.out() {
 				return false
 			}

@@ -289,3 +289,28 @@ func snapshotIsolatedHistory(t *testing.T, name string) (*history.History, *enco
 	}
 	return h, in
 }
+
+// TestRelaxedGatesSearchAgainWithMoreWork: snapshots lagging by up to 30 commits with
+// 5% :info (testdata/search/si-lag30-info-3000-s78.edn.gz: doppel gen --behaviour
+// snapshot --stale 0.3 --stale-commits 30 --info 0.05 --sessions 16 --ops 4 --keys 30
+// --dup-keys 1 --val-domain 3 --txns 3000 --seed 78). Every relaxed gate runs out of
+// work at 4x; a second search with 16x proves the history valid. With the second
+// search at 4x too (it then ends as the first did) nothing proves it within 100
+// conflicts.
+func TestRelaxedGatesSearchAgainWithMoreWork(t *testing.T) {
+	h, _ := snapshotIsolatedHistory(t, "si-lag30-info-3000-s78.edn.gz")
+	for _, more := range []int64{relaxedGateWork, relaxedGateMoreWork} {
+		saved := relaxedGateMoreWork
+		relaxedGateMoreWork = more
+		res, err := Check(h, Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 100})
+		relaxedGateMoreWork = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		proved := res.Valid == Valid && res.Stats.Searched == 1 && res.Stats.ReplayRejected == 0
+		if proved != (more > relaxedGateWork) {
+			t.Fatalf("second search with %dx the work: %v, %d searched executions, %d rejected", more, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+		}
+		t.Logf("second search with %dx the work: %v", more, res.Valid)
+	}
+}
