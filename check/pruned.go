@@ -459,11 +459,11 @@ func (c *checker) decideSnapshotNarrowed(in *encode.Inference, names []string, r
 
 // narrowing narrows the blocks of in for model m (prune.Run at m's level), once: the
 // result is kept for the next caller unless a limit cut it short. One started ahead
-// for the same (narrowAhead) is waited for and taken; one for another is dropped.
+// for the same (narrowAhead) is waited for and taken; one for another is dropped
+// before this one runs.
 func (c *checker) narrowing(in *encode.Inference, m string) *prune.Result {
 	key := narrowingKey{in, m}
 	if pr, kept := c.narrowings[key]; kept {
-		c.dropAhead()
 		return pr
 	}
 	c.progress("narrowing for " + m)

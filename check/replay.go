@@ -248,28 +248,28 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return false
 		}
 		c.progress("searching a snapshot-isolated execution with relaxed real-time gates")
-		var again []snapGates // those that ran out of work
-		for _, g := range snapshotGates(h) {
-			events, ok, out := searchSnapshotWork(h, in, commit, g, relaxedGateWork*snapshotSearchWork(len(h.Txns)), c.budget.stop)
-			if c.budget.out() {
-				return false
-			}
-			if ok {
-				c.res.Stats.Searched++
-				return acceptSI(events)
-			}
-			if out {
-				again = append(again, g)
-			}
+		// Each gate with relaxedGateWork times the bound; then, once all failed, those
+		// that ran out of work again with relaxedGateMoreWork times it.
+		type attempt struct {
+			gates snapGates
+			times int64
 		}
-		for _, g := range again {
-			events, ok := searchSnapshot(h, in, commit, g, relaxedGateMoreWork*snapshotSearchWork(len(h.Txns)), c.budget.stop)
+		var attempts []attempt
+		for _, g := range snapshotGates(h) {
+			attempts = append(attempts, attempt{g, relaxedGateWork})
+		}
+		for i := 0; i < len(attempts); i++ {
+			a := attempts[i]
+			events, ok, out := searchSnapshotWork(h, in, commit, a.gates, a.times*snapshotSearchWork(len(h.Txns)), c.budget.stop)
 			if c.budget.out() {
 				return false
 			}
 			if ok {
 				c.res.Stats.Searched++
 				return acceptSI(events)
+			}
+			if out && a.times < relaxedGateMoreWork {
+				attempts = append(attempts, attempt{a.gates, relaxedGateMoreWork})
 			}
 		}
 		return false
@@ -314,7 +314,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		c.progress("searching a strict-serializable order")
 		c.narrowAhead(in, strictModel)
 		order, found := c.searchStrictFirst(in, commit)
-		if found || c.opts.Solver.NoPrune || c.budget.out() {
+		if found {
 			c.dropAhead()
 		}
 		if !found && !c.opts.Solver.NoPrune && !c.budget.out() {

@@ -162,7 +162,7 @@ func snapshotGates(h *history.History) []snapGates {
 // not snapshot isolated their searches mostly run out of states long before the bound
 // (0.1-1.5M units on a faulty store's intermediate reads at 10K, where the search
 // without gates used its whole 20M).
-const relaxedGateWork = 4
+const relaxedGateWork int64 = 4
 
 // relaxedGateMoreWork: a relaxed gate whose search ran out of work searches again with
 // this many times snapshotSearchWork, once every gate has failed. Lagging snapshots with
@@ -170,7 +170,7 @@ const relaxedGateWork = 4
 // of 4 unknowns with 8x, all 4 with 16x (0.9-2.2 s), where the solver found nothing in
 // 60 s. Searches that run out of states (histories that are not snapshot isolated,
 // mostly) never come back here.
-var relaxedGateMoreWork int64 = 16 // a variable: tests set it to relaxedGateWork
+var relaxedGateMoreWork int64 = 16 // a variable: tests set it to relaxedGateWork (no second search)
 
 // snapshotStall: a run that got no deeper in this much work stops (searchSnapshot).
 const snapshotStall = 2 << 20
