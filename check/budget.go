@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,6 +82,15 @@ func (b *budget) exhaust(why string) {
 
 // stop is out as a function value, for the hooks of long loops (replays, encoding).
 func (b *budget) stop() bool { return b.out() }
+
+// sideStop is the stop hook of work on another goroutine beside the checker's: the
+// time limit and the memory limit, read without recording which was reached (out
+// does that, on the checker's goroutine alone), or cancel.
+func (b *budget) sideStop(cancel *atomic.Bool) func() bool {
+	return func() bool {
+		return cancel.Load() || !b.deadline.IsZero() && !time.Now().Before(b.deadline) || b.mem.exceeded()
+	}
+}
 
 // conflictsLeft is how many more conflicts the solver stages may spend: -1 without a
 // conflict limit.

@@ -82,6 +82,15 @@ func StrictSearchTurns(work int64, off bool) (restore func()) {
 	return func() { strictFirstWork, noStrictTurns = w, o }
 }
 
+// StrictChoices, for the external tests, sets the strict search within windows to
+// take its :info choices by invoke (byInvoke) or in prio's order, with the search in
+// the other order beside it (race) or alone; the returned function restores both.
+func StrictChoices(byInvoke, race bool) (restore func()) {
+	b, r := noInfoByInvoke, noStrictRace
+	noInfoByInvoke, noStrictRace = !byInvoke, !race
+	return func() { noInfoByInvoke, noStrictRace = b, r }
+}
+
 // StrictInfoHorizon, for the external tests, leaves out the strict search within the
 // :info transactions' horizon when off; the returned function restores it.
 func StrictInfoHorizon(off bool) (restore func()) {

@@ -346,13 +346,18 @@ type Stats struct {
 	LocalSearched int `json:"local_searched,omitempty"`
 	// SearchTurns counts the turns the strict search within windows was continued in,
 	// between the solver's rounds (check/strictrounds.go).
-	SearchTurns  int   `json:"search_turns,omitempty"`
-	Edges        int   `json:"edges"`
-	GuardedEdges int   `json:"guarded_edges"` // edges that hold only under some attributions
-	Variables    int   `json:"variables"`
-	Clauses      int   `json:"clauses"`
-	Decisions    int64 `json:"decisions"`
-	Conflicts    int64 `json:"conflicts"`
+	SearchTurns int `json:"search_turns,omitempty"`
+	// StrictRaces counts the strict searches within windows run with the other choice
+	// order beside them (raceStrict), RaceWonBeside those where the one beside found
+	// the order first.
+	StrictRaces   int   `json:"strict_races,omitempty"`
+	RaceWonBeside int   `json:"race_won_beside,omitempty"`
+	Edges         int   `json:"edges"`
+	GuardedEdges  int   `json:"guarded_edges"` // edges that hold only under some attributions
+	Variables     int   `json:"variables"`
+	Clauses       int   `json:"clauses"`
+	Decisions     int64 `json:"decisions"`
+	Conflicts     int64 `json:"conflicts"`
 	// SearchStates counts the failed states of the searches over orders that report
 	// them (read uncommitted's runs and serial searches, read committed's serial
 	// search), which run before or instead of any solver stage.

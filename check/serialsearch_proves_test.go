@@ -132,12 +132,14 @@ func TestWindowedStrictSearchProvesHotKeysWithInfo(t *testing.T) {
 
 // TestStrictSearchTurnsProveHotKeysWithInfo: the hot-key family with 2% :info
 // transactions (as TestWindowedStrictSearchProvesHotKeysWithInfo), where the strict
-// search within windows finds the order after ~23M units of work. With its first run
-// cut to 1M units it runs out, and is kept: continued between the solver's rounds, it
-// finds the order (the solver alone finds none within 30 s); left out of the rounds,
-// nothing proves the history within 3 s. Read committed alone is proved by a turn too.
+// search within windows, its choices in prio's order and alone, finds the order after
+// ~23M units of work. With its first run cut to 1M units it runs out, and is kept:
+// continued between the solver's rounds, it finds the order (the solver alone finds
+// none within 30 s); left out of the rounds, nothing proves the history within 3 s.
+// Read committed alone is proved by a turn too.
 func TestStrictSearchTurnsProveHotKeysWithInfo(t *testing.T) {
 	h := hotKeysWithInfo(t, 2000, 3)
+	defer check.StrictChoices(false, false)()
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
 	for _, off := range []bool{false, true} {
 		restore := check.StrictSearchTurns(1_000_000, off)
@@ -258,6 +260,38 @@ func TestNarrowAheadTakenOrDropped(t *testing.T) {
 		}
 		if res[0].Stats.Pruned != res[1].Stats.Pruned {
 			t.Errorf("%s: the narrowing ahead narrowed %d, the one after the search %d", tc.name, res[1].Stats.Pruned, res[0].Stats.Pruned)
+		}
+	}
+}
+
+// TestStrictRaceFindsWhatEitherOrderFinds: on the history of
+// TestStrictSearchTurnsProveHotKeysWithInfo, with the strict search's first run cut to
+// 1M units and no turns, the search within windows with its :info choices in prio's
+// order finds no order there (that test), and with them by invoke it does. Raced
+// beside each other, the order is found whichever runs on the checker's goroutine:
+// by the one beside when that is the one in invoke order.
+func TestStrictRaceFindsWhatEitherOrderFinds(t *testing.T) {
+	h := hotKeysWithInfo(t, 2000, 3)
+	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
+	defer check.StrictSearchTurns(1_000_000, true)()
+	for _, c := range []struct {
+		byInvoke, race bool
+		wonBeside      int
+	}{{true, false, 0}, {true, true, 0}, {false, true, 1}} {
+		restore := check.StrictChoices(c.byInvoke, c.race)
+		res, err := check.Check(h, check.Options{Models: models, Timeout: 60 * time.Second})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		races := 0
+		if c.race {
+			races = 1
+		}
+		if res.Valid != check.Valid || res.Stats.Searched != 1 || res.Stats.SearchTurns != 0 || res.Stats.ReplayRejected != 0 ||
+			res.Stats.StrictRaces != races || res.Stats.RaceWonBeside != c.wonBeside {
+			t.Fatalf("by invoke %v, raced %v: %v, %d searched, %d turns, %d rejected, %d races, %d won beside; want valid by the first run, %d races, %d won beside",
+				c.byInvoke, c.race, res.Valid, res.Stats.Searched, res.Stats.SearchTurns, res.Stats.ReplayRejected, res.Stats.StrictRaces, res.Stats.RaceWonBeside, races, c.wonBeside)
 		}
 	}
 }

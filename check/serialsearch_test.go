@@ -85,6 +85,7 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 	found, valid, checked := make([]int, len(levels)), 0, 0
 	turns, resumed := 0, 0
 	horizonRuns, horizonFound, horizonMissed, horizonCut := 0, 0, 0, 0
+	byInvokeFound, byInvokeOther := 0, 0
 	eachTinyHistory(*strictSearchSeeds, 101, func(seed int, h *history.History, in *encode.Inference, _ bool) {
 		checked++
 		want := brute.Check(h, "strict-serializable")
@@ -127,6 +128,25 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 				if tOk != ok || ok && !slices.Equal(tOrder, order) {
 					t.Fatalf("seed %d: in turns the search found %v (%v), in one run %v (%v)\n%s", seed, tOk, tOrder, ok, order, brute.Format(h))
 				}
+				// With the :info choices by invoke (chooseInfoByInvoke, the order the
+				// windowed search takes, raced beside prio's): the choices' order
+				// changes which order is found first, never whether one is.
+				if is := newStrictSearch(h, in, commitsOf(h), win, nil); is != nil {
+					is.chooseInfoByInvoke()
+					iOk := is.resume(0)
+					if iOk != ok {
+						t.Fatalf("seed %d: with :info choices by invoke the search found %v, in prio's order %v\n%s", seed, iOk, ok, brute.Format(h))
+					}
+					if iOk {
+						byInvokeFound++
+						if err := verifySerial(h, in, is.order, true, true); err != nil {
+							t.Fatalf("seed %d: with :info choices by invoke the order does not verify: %v\n%s", seed, err, brute.Format(h))
+						}
+						if !slices.Equal(is.order, order) {
+							byInvokeOther++
+						}
+					}
+				}
 				// Within the :info transactions' horizon (searchStrictWithin's first
 				// search): it may miss orders, never find a wrong one.
 				if hs := newStrictSearch(h, in, commitsOf(h), win, nil); hs != nil && hs.limitInfo() {
@@ -155,6 +175,10 @@ func TestStrictSearchAgainstBruteForce(t *testing.T) {
 		}
 	})
 	t.Logf("in turns: %d turns, %d searches resumed more than once", turns, resumed)
+	t.Logf(":info choices by invoke: %d orders found, %d of them another order than prio's", byInvokeFound, byInvokeOther)
+	if byInvokeOther == 0 {
+		t.Errorf("the choices by invoke never found another order: the variant tests nothing")
+	}
 	t.Logf("within the :info horizon: %d searches, %d found an order, %d missed one the search without it found; the horizon kept a transaction back %d times", horizonRuns, horizonFound, horizonMissed, horizonCut)
 	if horizonFound == 0 || horizonCut == 0 {
 		t.Errorf("the horizon was never tried, or never cut: the variant tests nothing")

@@ -377,6 +377,9 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 		if s.Searched+s.LocalSearched > 0 {
 			fmt.Fprintf(w, "serial orders found where the replays got stuck: %d by the backtracking search, %d by local search\n", s.Searched, s.LocalSearched)
 		}
+		if s.StrictRaces > 0 {
+			fmt.Fprintf(w, "the strict search within windows ran beside its other choice order %d times; that one found the order first %d times\n", s.StrictRaces, s.RaceWonBeside)
+		}
 		if s.SearchTurns > 0 {
 			fmt.Fprintf(w, "the strict search within windows continued in %d turns between solver rounds\n", s.SearchTurns)
 		}
