@@ -249,14 +249,22 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 		c.progress("searching a snapshot-isolated execution with relaxed real-time gates")
 		// Each gate with relaxedGateWork times the bound; then, once all failed, those
-		// that ran out of work again with relaxedGateMoreWork times it.
+		// that ran out of work again with relaxedGateMoreWork times it. The gates that
+		// reach far past the first closed gate (snapshotClaimFar) come only after
+		// those second searches: each node walks that far (snapshots 30 commits old
+		// with :info at 5K, found by a second search: 2.1 s, 3.2 with the far gate
+		// first).
 		type attempt struct {
 			gates snapGates
 			times int64
 		}
-		var attempts []attempt
+		var attempts, far []attempt
 		for _, g := range snapshotGates(h) {
-			attempts = append(attempts, attempt{g, relaxedGateWork})
+			if g.ahead > snapshotClaimAhead {
+				far = append(far, attempt{g, relaxedGateWork})
+			} else {
+				attempts = append(attempts, attempt{g, relaxedGateWork})
+			}
 		}
 		for i := 0; i < len(attempts); i++ {
 			a := attempts[i]
@@ -270,6 +278,9 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			}
 			if out && a.times < relaxedGateMoreWork {
 				attempts = append(attempts, attempt{a.gates, relaxedGateMoreWork})
+			}
+			if i == len(attempts)-1 {
+				attempts, far = append(attempts, far...), nil
 			}
 		}
 		return false

@@ -132,6 +132,9 @@ type snapGates struct {
 	// snapshot (a snapshot older than its invoke), among the first snapshotClaimAhead
 	// that must run past the first closed gate.
 	soft bool
+	// ahead (soft; 0: snapshotClaimAhead) is how many of those past the first closed
+	// gate may start so and claim positions.
+	ahead int
 }
 
 // snapshotGates are the relaxed gates searchSnapshot tries in turn where an execution
@@ -153,7 +156,8 @@ func snapshotGates(h *history.History) []snapGates {
 	}
 	slices.Sort(d)
 	med := max(d[len(d)/2], 1)
-	return []snapGates{{on: true, lag: 4 * med}, {on: true, soft: true}, {on: true, soft: true, lag: 2 * med}}
+	return []snapGates{{on: true, lag: 4 * med}, {on: true, soft: true}, {on: true, soft: true, lag: 2 * med},
+		{on: true, soft: true, ahead: snapshotClaimFar}}
 }
 
 // relaxedGateWork: the relaxed gates (snapshotGates) search with this many times
@@ -185,6 +189,14 @@ const snapshotSearchWindow = 256
 // snapshotClaimAhead is how many transactions that must run, past the first closed
 // real-time gate, claim positions in dfs's walk.
 const snapshotClaimAhead = 32
+
+// snapshotClaimFar is the last relaxed gate's claim-ahead (snapGates.ahead): a
+// snapshot that lags by more transactions than snapshotClaimAhead is past the soft
+// gates' reach. othergen's snapshot store with 30% of the snapshots up to 100 or 200
+// ms (10-20 mean durations) old, 5K, with and without 3% :info: 8 of 12 unknown at 10
+// s with the other gates; with this one, 128 or 512, all decided in 0.3-0.7 s. Last,
+// since it costs more where the others find the execution (more claims per node).
+var snapshotClaimFar = 512 // a variable: tests set it to snapshotClaimAhead (no farther reach)
 
 // snapshotSearchWork bounds searchSnapshot's work (transactions examined, started or
 // committed).
@@ -258,6 +270,8 @@ type snapSearch struct {
 	soft     bool
 	fixedNow bool
 	stale    []int32
+	// claimAhead: snapGates.ahead, or snapshotClaimAhead.
+	claimAhead int
 
 	local, stamp []int32
 	epoch        int32
@@ -283,7 +297,10 @@ func newSnapSearch(h *history.History, in *encode.Inference, commit []encode.Com
 		local: make([]int32, nk), stamp: make([]int32, nk), claimAt: make([]int32, nk),
 		state: make([]uint8, n), prio: make([]int64, n), zobS: make([]uint64, n), zobC: make([]uint64, n),
 		blockKey: make([]int32, n), blockPos: make([]int32, n), candAt: make([]int32, n),
-		stall: snapshotStall,
+		stall: snapshotStall, claimAhead: snapshotClaimAhead,
+	}
+	if gates.ahead > 0 {
+		s.claimAhead = gates.ahead
 	}
 	classOf := map[uint64]int32{}
 	slots := int32(0)
@@ -769,7 +786,7 @@ func (s *snapSearch) settle() bool {
 		for i := s.next[end]; i != end && seen < snapshotSearchWindow; {
 			t := s.candidates[i]
 			if s.closed(t) {
-				if !s.soft || ahead >= snapshotClaimAhead {
+				if !s.soft || ahead >= s.claimAhead {
 					break // sorted by gate: the rest are closed too
 				}
 				i = s.next[i]
@@ -867,7 +884,7 @@ func (s *snapSearch) dfs() bool {
 			// never committed took the position of a writer that must run whose gate
 			// was still closed (othergen's snapshot store with :info, 20K).
 			if s.commit[t] == encode.Committed {
-				if ahead++; ahead > snapshotClaimAhead {
+				if ahead++; ahead > s.claimAhead {
 					break
 				}
 				if s.soft && s.startable(t) == startChoice {

@@ -90,13 +90,15 @@ func TestSnapshotSearchBlameAgainstBruteForce(t *testing.T) {
 }
 
 // TestSnapshotSearchRelaxedGatesAgainstBruteForce runs the search with the gates the
-// unguided attempt relaxes (snapshotGates: a lag, soft gates, both) on the same
+// unguided attempt relaxes (snapshotGates: a lag, soft gates, both; soft gates that
+// reach one transaction past the first closed gate, or snapshotClaimFar) on the same
 // histories, exhaustively and without :info's horizon: each relaxes the real-time
 // gates, so each must find an execution wherever the brute force says strong snapshot
 // isolated, every execution must pass verifySI, and some must be found where real-time
 // order holds none (the relaxation reaches lagging snapshots).
 func TestSnapshotSearchRelaxedGatesAgainstBruteForce(t *testing.T) {
-	gates := []snapGates{{on: true, lag: 3}, {on: true, soft: true}, {on: true, soft: true, lag: 2}}
+	gates := []snapGates{{on: true, lag: 3}, {on: true, soft: true}, {on: true, soft: true, lag: 2},
+		{on: true, soft: true, ahead: 1}, {on: true, soft: true, ahead: snapshotClaimFar}}
 	found, beyond := make([]int, len(gates)), make([]int, len(gates))
 	strong := 0
 	eachTinyHistory(*snapshotSearchSeeds, 149, func(seed int, h *history.History, in *encode.Inference, _ bool) {
@@ -312,5 +314,30 @@ func TestRelaxedGatesSearchAgainWithMoreWork(t *testing.T) {
 			t.Fatalf("second search with %dx the work: %v, %d searched executions, %d rejected", more, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
 		}
 		t.Logf("second search with %dx the work: %v", more, res.Valid)
+	}
+}
+
+// TestRelaxedGatesClaimFar: 30% of the snapshots up to 300 ms old (30 mean durations),
+// 3% :info (testdata/search/si-lagfar-info-3000-s951.edn.gz: python3
+// tools/othergen/othergen.py --engine si --txns 3000 --seed 951 --threads 10 --keys 20
+// --vals 3 --stale 0.3 --stale-by 300 --info 0.03). A stale reader sits more
+// transactions past the first closed gate than the soft gates let start: only the last
+// gate, whose reach is snapshotClaimFar, finds the execution. With its reach cut to
+// the soft gates' nothing proves the history within 100 conflicts.
+func TestRelaxedGatesClaimFar(t *testing.T) {
+	h, _ := snapshotIsolatedHistory(t, "si-lagfar-info-3000-s951.edn.gz")
+	for _, far := range []int{snapshotClaimAhead, snapshotClaimFar} {
+		saved := snapshotClaimFar
+		snapshotClaimFar = far
+		res, err := Check(h, Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 100})
+		snapshotClaimFar = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		proved := res.Valid == Valid && res.Stats.Searched == 1 && res.Stats.ReplayRejected == 0
+		if proved != (far > snapshotClaimAhead) {
+			t.Fatalf("last gate's reach %d: %v, %d searched executions, %d rejected", far, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+		}
+		t.Logf("last gate's reach %d: %v", far, res.Valid)
 	}
 }
