@@ -508,6 +508,10 @@ func hardScenarios() []Scenario {
 	// (2.8 CPU-s before chronological backtracking and one-sided reorders, 1.5 after).
 	out = append(out, Scenario{Name: "si-store-info-7000", File: RecordedSIStoreInfo, Hard: true,
 		Models: []string{"snapshot-isolation"}, ExpectValid: map[string]bool{"snapshot-isolation": true}, Timeout: time.Minute})
+	// Snapshots up to 30 mean durations stale with 3% :info: only the relaxed gate that
+	// reaches far past the first closed gate decides it (2026-12-06).
+	out = append(out, Scenario{Name: "si-store-lagfar-3000", File: RecordedSIStoreLagFar, Hard: true,
+		Models: []string{"snapshot-isolation"}, ExpectValid: map[string]bool{"snapshot-isolation": true}, Timeout: time.Minute})
 	return out
 }
 
@@ -524,6 +528,9 @@ const (
 	RecordedSIStore = "testdata/search/si-engine-2000-s1.edn.gz"
 	// RecordedSIStoreInfo is the snapshot store with 5% :info and :fail at 7,000.
 	RecordedSIStoreInfo = "testdata/search/si-engine-info-7000-s2.edn.gz"
+	// RecordedSIStoreLagFar is the snapshot store whose snapshots lag by up to 300 ms,
+	// with 3% :info, at 3,000.
+	RecordedSIStoreLagFar = "testdata/search/si-lagfar-info-3000-s951.edn.gz"
 	// RecordedRCStoreFailInfo is the read-committed store with :fail and :info at 2,000.
 	RecordedRCStoreFailInfo = "testdata/search/rc-engine-failinfo-2000-s1.edn.gz"
 )
