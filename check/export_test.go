@@ -109,3 +109,12 @@ func NarrowAhead(off bool) (restore func()) {
 
 // NarrowingsAhead is how many narrowings started ahead of a search are running.
 func NarrowingsAhead() int32 { return narrowingsAhead.Load() }
+
+// DeferSIRepairs, for the external tests, runs the unguided snapshot replay's repairs
+// in their turn (off) or after the serial attempts where only snapshot models are
+// asked (on, the default); the returned function restores it.
+func DeferSIRepairs(on bool) (restore func()) {
+	o := noDeferSIRepairs
+	noDeferSIRepairs = !on
+	return func() { noDeferSIRepairs = o }
+}

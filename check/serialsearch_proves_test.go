@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -293,5 +294,38 @@ func TestStrictRaceFindsWhatEitherOrderFinds(t *testing.T) {
 			t.Fatalf("by invoke %v, raced %v: %v, %d searched, %d turns, %d rejected, %d races, %d won beside; want valid by the first run, %d races, %d won beside",
 				c.byInvoke, c.race, res.Valid, res.Stats.Searched, res.Stats.SearchTurns, res.Stats.ReplayRejected, res.Stats.StrictRaces, res.Stats.RaceWonBeside, races, c.wonBeside)
 		}
+	}
+}
+
+// TestSnapshotRepairsWaitForSerialAttempts: snapshot isolation alone on hot keys with
+// 2% :info (serializable by construction), where the snapshot replays and searches get
+// stuck and the strict search proves the history. The unguided snapshot replay's
+// repairs, run in their turn, fail there before the serial attempts; left for after
+// them, they never run. The verdict is the same.
+func TestSnapshotRepairsWaitForSerialAttempts(t *testing.T) {
+	h := hotKeysWithInfo(t, 5000, 2)
+	repairs := map[bool]int{}
+	for _, deferred := range []bool{false, true} {
+		restore := check.DeferSIRepairs(deferred)
+		var phases []string
+		res, err := check.Check(h, check.Options{Models: []string{"snapshot-isolation"}, Timeout: 60 * time.Second,
+			Progress: func(p string) { phases = append(phases, p) }})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid != check.Valid || res.Stats.Searched == 0 || res.Stats.ReplayRejected != 0 {
+			t.Fatalf("deferred %v: %v, %d searched, %d rejected; want valid by a searched order", deferred, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+		}
+		strict := slices.Index(phases, "searching a strict-serializable order")
+		repaired := slices.Index(phases, "replaying under snapshot isolation with repairs")
+		if strict < 0 || deferred && repaired >= 0 {
+			t.Fatalf("deferred %v: phases %q; want the strict search, and the deferred repairs not run", deferred, phases)
+		}
+		repairs[deferred] = res.Stats.Repairs
+		t.Logf("deferred %v: %d repairs", deferred, res.Stats.Repairs)
+	}
+	if repairs[true] >= repairs[false] {
+		t.Fatalf("repairs: %d deferred, %d in their turn; want fewer deferred", repairs[true], repairs[false])
 	}
 }
