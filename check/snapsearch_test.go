@@ -300,20 +300,33 @@ func snapshotIsolatedHistory(t *testing.T, name string) (*history.History, *enco
 // search at 4x too (it then ends as the first did) nothing proves it within 100
 // conflicts.
 func TestRelaxedGatesSearchAgainWithMoreWork(t *testing.T) {
-	h, _ := snapshotIsolatedHistory(t, "si-lag30-info-3000-s78.edn.gz")
-	for _, more := range []int64{relaxedGateWork, relaxedGateMoreWork} {
+	provedOnlyWith(t, "si-lag30-info-3000-s78.edn.gz", "a second search with 16x the work", func(on bool) (restore func()) {
 		saved := relaxedGateMoreWork
-		relaxedGateMoreWork = more
+		if !on {
+			relaxedGateMoreWork = relaxedGateWork
+		}
+		return func() { relaxedGateMoreWork = saved }
+	})
+}
+
+// provedOnlyWith checks snapshot isolation on testdata/search's file name with what
+// set turns on and off: the relaxed gates prove it with it (one searched execution,
+// accepted), and without it nothing does within 100 conflicts.
+func provedOnlyWith(t *testing.T, name, what string, set func(on bool) (restore func())) {
+	t.Helper()
+	h, _ := snapshotIsolatedHistory(t, name)
+	for _, on := range []bool{false, true} {
+		restore := set(on)
 		res, err := Check(h, Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 100})
-		relaxedGateMoreWork = saved
+		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
 		proved := res.Valid == Valid && res.Stats.Searched == 1 && res.Stats.ReplayRejected == 0
-		if proved != (more > relaxedGateWork) {
-			t.Fatalf("second search with %dx the work: %v, %d searched executions, %d rejected", more, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
+		if proved != on {
+			t.Fatalf("%s %v: %v, %d searched executions, %d rejected", what, on, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
 		}
-		t.Logf("second search with %dx the work: %v", more, res.Valid)
+		t.Logf("%s %v: %v", what, on, res.Valid)
 	}
 }
 
@@ -325,19 +338,11 @@ func TestRelaxedGatesSearchAgainWithMoreWork(t *testing.T) {
 // gate, whose reach is snapshotClaimFar, finds the execution. With its reach cut to
 // the soft gates' nothing proves the history within 100 conflicts.
 func TestRelaxedGatesClaimFar(t *testing.T) {
-	h, _ := snapshotIsolatedHistory(t, "si-lagfar-info-3000-s951.edn.gz")
-	for _, far := range []int{snapshotClaimAhead, snapshotClaimFar} {
+	provedOnlyWith(t, "si-lagfar-info-3000-s951.edn.gz", "the last gate reaching far", func(on bool) (restore func()) {
 		saved := snapshotClaimFar
-		snapshotClaimFar = far
-		res, err := Check(h, Options{Models: []string{"snapshot-isolation"}, MaxConflicts: 100})
-		snapshotClaimFar = saved
-		if err != nil {
-			t.Fatal(err)
+		if !on {
+			snapshotClaimFar = snapshotClaimAhead
 		}
-		proved := res.Valid == Valid && res.Stats.Searched == 1 && res.Stats.ReplayRejected == 0
-		if proved != (far > snapshotClaimAhead) {
-			t.Fatalf("last gate's reach %d: %v, %d searched executions, %d rejected", far, res.Valid, res.Stats.Searched, res.Stats.ReplayRejected)
-		}
-		t.Logf("last gate's reach %d: %v", far, res.Valid)
-	}
+		return func() { snapshotClaimFar = saved }
+	})
 }
