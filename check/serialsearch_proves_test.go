@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -270,15 +271,18 @@ func TestNarrowAheadTakenOrDropped(t *testing.T) {
 // 1M units and no turns, the search within windows with its :info choices in prio's
 // order finds no order there (that test), and with them by invoke it does. Raced
 // beside each other, the order is found whichever runs on the checker's goroutine:
-// by the one beside when that is the one in invoke order.
+// by the one beside when that is the one in invoke order. With one core (GOMAXPROCS
+// 1) there is no race.
 func TestStrictRaceFindsWhatEitherOrderFinds(t *testing.T) {
 	h := hotKeysWithInfo(t, 2000, 3)
 	models := []string{"serializable", "strict-serializable", "snapshot-isolation"}
 	defer check.StrictSearchTurns(1_000_000, true)()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the race needs two
 	for _, c := range []struct {
 		byInvoke, race bool
 		wonBeside      int
 	}{{true, false, 0}, {true, true, 0}, {false, true, 1}} {
+
 		restore := check.StrictChoices(c.byInvoke, c.race)
 		res, err := check.Check(h, check.Options{Models: models, Timeout: 60 * time.Second})
 		restore()
@@ -294,6 +298,15 @@ func TestStrictRaceFindsWhatEitherOrderFinds(t *testing.T) {
 			t.Fatalf("by invoke %v, raced %v: %v, %d searched, %d turns, %d rejected, %d races, %d won beside; want valid by the first run, %d races, %d won beside",
 				c.byInvoke, c.race, res.Valid, res.Stats.Searched, res.Stats.SearchTurns, res.Stats.ReplayRejected, res.Stats.StrictRaces, res.Stats.RaceWonBeside, races, c.wonBeside)
 		}
+	}
+	runtime.GOMAXPROCS(1) // restored by the defer above
+	defer check.StrictChoices(true, true)()
+	res, err := check.Check(h, check.Options{Models: models, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid != check.Valid || res.Stats.StrictRaces != 0 {
+		t.Fatalf("one core: %v, %d races; want valid without a race", res.Valid, res.Stats.StrictRaces)
 	}
 }
 

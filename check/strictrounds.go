@@ -1,6 +1,7 @@
 package check
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -108,7 +109,9 @@ func (c *checker) searchStrictWithin(in *encode.Inference, commit []encode.Commi
 // finds first: every order is verified before it counts.
 func (c *checker) raceStrict(s *serialSearch, work int64) ([]int32, bool) {
 	var alt *serialSearch
-	if !noStrictRace && s.optionalCandidates() {
+	// Only with a second core to run on: on one, the search beside halves this one's
+	// share.
+	if !noStrictRace && runtime.GOMAXPROCS(0) > 1 && s.optionalCandidates() {
 		alt = newStrictSearch(c.h, s.in, s.commit, s.win, nil)
 	}
 	if alt == nil {
