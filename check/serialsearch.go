@@ -525,9 +525,9 @@ func (s *serialSearch) midpoint(t int32) int64 {
 // transaction at its invoke plus the mean :ok duration, as if it had taken effect
 // when a completed one would have, instead of after every completed one (prio, as
 // the greedy replay guesses). Within strict serializability's windows that is where
-// the decoys are sorted out soonest: hot keys with 2% :info at 10K, seeds 1-40, 7.1M
-// -> 4.6M nodes over the first 24 seeds and 4.0M -> 2.6M over the next 16, the
-// longest 831K (no order within the first budget) -> 816K. Without windows it is
+// the decoys are sorted out soonest: hot keys with 2% :info at 10K, 7.3M -> 4.8M nodes
+// over seeds 1-24 and 4.0M -> 2.6M over seeds 25-40, the longest 831K (no order within
+// the first budget) -> 816K. Without windows it is
 // worse (the same family at 2K: 17K nodes -> 270K, no order in the first budget):
 // there, committed writers fill the positions first.
 func (s *serialSearch) chooseInfoByInvoke() {

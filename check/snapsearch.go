@@ -192,10 +192,11 @@ const snapshotClaimAhead = 32
 
 // snapshotClaimFar is the last relaxed gate's claim-ahead (snapGates.ahead): a
 // snapshot that lags by more transactions than snapshotClaimAhead is past the soft
-// gates' reach. othergen's snapshot store with 30% of the snapshots up to 100 or 200
-// ms (10-20 mean durations) old, 5K, with and without 3% :info: 8 of 12 unknown at 10
-// s with the other gates; with this one, 128 or 512, all decided in 0.3-0.7 s. Last,
-// since it costs more where the others find the execution (more claims per node).
+// gates' reach. othergen's snapshot store with 30% of the snapshots up to 50, 100 or
+// 200 ms (5-20 mean durations) old, 5K, with and without 3% :info: 8 of 18 unknown at
+// 10 s with the other gates, all decided with a reach of 128 or 512 (0.3-0.7 s); on
+// the six slowest of 33 more such histories, 128 left 4 unknown, 256 left 2, 512
+// none, 1024 none but up to twice slower. Last, since each node walks that far.
 var snapshotClaimFar = 512 // a variable: tests set it to snapshotClaimAhead (no farther reach)
 
 // snapshotSearchWork bounds searchSnapshot's work (transactions examined, started or

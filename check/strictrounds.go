@@ -68,8 +68,8 @@ func (c *checker) searchStrictWithin(in *encode.Inference, commit []encode.Commi
 			searches = append(searches, plain)
 		}
 	}
-	for _, s := range searches {
-		if !noInfoByInvoke {
+	if !noInfoByInvoke {
+		for _, s := range searches {
 			s.chooseInfoByInvoke()
 		}
 	}
