@@ -148,8 +148,10 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		return events, ok
 	}
 	// With only snapshot models asked, the unguided replay's repairs wait for the
-	// serial attempts (deferUnguidedRepairs; unguidedRepairsLeft once skipped).
-	var deferUnguidedRepairs, unguidedRepairsLeft bool
+	// serial attempts (see the allSnapshot branch below); unguidedRepairsLeft once
+	// skipped.
+	deferUnguidedRepairs := allSnapshot(names) && !noDeferSIRepairs
+	var unguidedRepairsLeft bool
 	// snapshotLeft: a snapshot or per-read model is asked and not proven.
 	snapshotLeft := func() bool {
 		for _, m := range names {
@@ -319,7 +321,6 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		// proved the history, and on 164 snapshot-isolated histories of eight families
 		// (lagging and :info stores, doppel gen's and othergen's) no repair proved one
 		// (the search before them, or the guided replay, did).
-		deferUnguidedRepairs = !noDeferSIRepairs
 		_ = trySI(true) || trySI(false)
 		if len(c.proven) == len(names) {
 			return
