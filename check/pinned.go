@@ -9,7 +9,8 @@ import (
 
 // Pinned cycles: under the one-base models a committed transaction that reads a key
 // and appends to it has its block right after what it read (a pin), in every
-// attribution. Pins alone give edges that every attribution has: a read that ends
+// attribution; so has a block holding a value no other writer of the key appends, at
+// that value's place in the trace (a value pin). Pins alone give edges that every attribution has: a read that ends
 // before a pinned block reaches its writer by an anti-dependency (then write
 // dependencies), and a pinned block inside a read reaches the reader by write and read
 // dependencies. A cycle of such edges rules out every serial order, and one with no
@@ -37,6 +38,7 @@ func buildPinGraph(h *history.History, in *encode.Inference, stop func() bool, w
 	n := int32(len(h.Txns))
 	g := &pinGraph{n: n, why: why}
 	var pins []pin
+	var vp valuePinScratch
 	blockLen := map[int32]int32{} // writer transaction -> its appends to the key
 	for k := range in.Keys {
 		if stop != nil && k%4096 == 4095 && stop() {
@@ -53,13 +55,16 @@ func buildPinGraph(h *history.History, in *encode.Inference, stop func() bool, w
 				pins = append(pins, pin{txn: r.Txn, pos: r.Len - r.Own, read: ri})
 			}
 		}
-		if len(pins) == 0 {
-			continue
-		}
 		clear(blockLen)
 		for _, wi := range key.Writers {
 			w := &in.Writers[wi]
 			blockLen[w.Txn] = w.End - w.Start
+		}
+		if !noValuePins {
+			pins = valuePins(in, key, pins, &vp)
+		}
+		if len(pins) == 0 {
+			continue
 		}
 		slices.SortFunc(pins, func(a, b pin) int {
 			if a.pos != b.pos {
@@ -111,8 +116,86 @@ func buildPinGraph(h *history.History, in *encode.Inference, stop func() bool, w
 }
 
 // pin is a block placed by its writer's read: it starts at pos, ends before end, and
-// read (an index into Inference.Reads) is the read that places it.
+// read (an index into Inference.Reads) is the read that places it; or placed by a
+// value (valuePins): read is then valuePinRef(p), p the trace position of that value.
 type pin struct{ txn, pos, end, read int32 }
+
+// valuePinRef encodes "placed by the value at trace position p" in a pin's read (and a
+// pin edge's pinFrom or pinTo); valuePinPos decodes it (-1: a read, not a value).
+func valuePinRef(p int32) int32 { return -2 - p }
+
+func valuePinPos(ref int32) int32 {
+	if ref <= -2 {
+		return -2 - ref
+	}
+	return -1
+}
+
+// noValuePins leaves the value pins out (tests: what they add).
+var noValuePins bool
+
+// valuePinScratch is valuePins' per-key memory, reused across keys.
+type valuePinScratch struct {
+	writers map[int32]int32 // value -> how many writers of the key append it (2: two or more)
+	sole    map[int32]int32 // value -> the writer id appending it, when only one does
+	readPin map[int32]bool  // transactions already pinned by a read of the key
+	at      map[int32]int32 // transaction -> where its values place its block (-1: nowhere)
+}
+
+// valuePins adds to pins (the key's read pins) the blocks a value places: a value at
+// trace position p that only one writer of the key appends, and that writer only once,
+// must be that writer's, so its block starts at p minus the value's offset in it, in
+// every attribution (unique values pin every read block; at 10K transactions of two
+// micro-ops a snapshot store's G2-item was left to the searches, 2–3 s). A transaction
+// that a read already pins keeps that pin only.
+func valuePins(in *encode.Inference, key *encode.Key, pins []pin, s *valuePinScratch) []pin {
+	if len(key.Trace) == 0 {
+		return pins
+	}
+	if s.writers == nil {
+		s.writers, s.sole, s.readPin, s.at = map[int32]int32{}, map[int32]int32{}, map[int32]bool{}, map[int32]int32{}
+	}
+	clear(s.writers)
+	clear(s.sole)
+	clear(s.readPin)
+	for _, p := range pins {
+		s.readPin[p.txn] = true
+	}
+	for _, wi := range key.Writers {
+		w := &in.Writers[wi]
+		vals := in.WriterVals[w.Start:w.End]
+		for i, v := range vals {
+			if slices.Index(vals[:i], v) >= 0 {
+				s.writers[v] = 2 // twice in one block: its offset is not known
+				continue
+			}
+			s.writers[v] = min(s.writers[v]+1, 2)
+			s.sole[v] = wi
+		}
+	}
+	clear(s.at)
+	for p, v := range key.Trace {
+		if s.writers[v] != 1 {
+			continue
+		}
+		w := &in.Writers[s.sole[v]]
+		if s.readPin[w.Txn] {
+			continue
+		}
+		pos := int32(p) - int32(slices.Index(in.WriterVals[w.Start:w.End], v))
+		if at, ok := s.at[w.Txn]; ok && at != pos || pos < 0 {
+			pos = -1 // its values are not where one block could hold them: no pin
+		}
+		if at, ok := s.at[w.Txn]; !ok || at >= 0 {
+			s.at[w.Txn] = pos
+		}
+		if pos >= 0 {
+			pins = append(pins, pin{txn: w.Txn, pos: pos, read: valuePinRef(int32(p))})
+		}
+	}
+	// Drop the pins of a writer whose values disagree on where its block starts.
+	return slices.DeleteFunc(pins, func(q pin) bool { return q.read <= -2 && s.at[q.txn] < 0 })
+}
 
 // pinGraph holds edges between transactions, each marked anti-dependency or not: 9
 // bytes an edge, not check's graph over encode.Edge (32 bytes), since at 1M

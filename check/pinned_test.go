@@ -75,8 +75,10 @@ func TestPinnedCyclesAreSound(t *testing.T) {
 		{Values: 3, MaxOps: 6, MaxKeys: 2, Strategy: brute.Corrupted},
 		{Values: 2, MaxTxns: 7, Strategy: brute.SnapshotLike},
 		{Values: 3, MaxTxns: 8, MaxKeys: 2, Strategy: brute.SnapshotLike},
+		{Values: 8, MaxTxns: 8, MaxKeys: 2, Strategy: brute.SnapshotLike},
+		{Values: 8, MaxOps: 6, MaxKeys: 3, Strategy: brute.Corrupted},
 	}
-	serials, snapshots := 0, 0
+	serials, snapshots, byValue := 0, 0, 0
 	for ci, cfg := range cfgs {
 		for seed := 0; seed < *seeds/2; seed++ {
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(31+ci)))
@@ -87,6 +89,13 @@ func TestPinnedCyclesAreSound(t *testing.T) {
 				continue
 			}
 			serial, snapshot := pinnedCycles(h, in, nil)
+			if serial {
+				noValuePins = true
+				if readsOnly, _ := pinnedCycles(h, in, nil); !readsOnly {
+					byValue++
+				}
+				noValuePins = false
+			}
 			if snapshot && !serial {
 				t.Fatalf("config %d seed %d: a snapshot cycle without a serial one\n%s", ci, seed, brute.Format(h))
 			}
@@ -104,8 +113,8 @@ func TestPinnedCyclesAreSound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d serial and %d snapshot pinned cycles", serials, snapshots)
-	if serials == 0 || snapshots == 0 {
-		t.Errorf("no pinned cycle found (%d serial, %d snapshot): the test checks nothing", serials, snapshots)
+	t.Logf("%d serial and %d snapshot pinned cycles, %d serial ones only with value pins", serials, snapshots, byValue)
+	if serials == 0 || snapshots == 0 || byValue == 0 {
+		t.Errorf("no pinned cycle found (%d serial, %d snapshot, %d needing value pins): the test checks nothing", serials, snapshots, byValue)
 	}
 }

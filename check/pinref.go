@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"doppel/encode"
@@ -146,20 +147,28 @@ func (c *checker) pinAnomaly(in *encode.Inference, g *pinGraph, cycle []int32, s
 	name := func(t int32) string { return encode.TxnName(h, t) }
 	// placed says where a pinned block starts and why: its writer read the key right
 	// before appending (or its read shows its own appends last).
-	placed := func(ri int32) string {
-		r := &in.Reads[ri]
+	placed := func(t, k, ref int32) string {
 		var vals []int32
-		for _, wi := range in.Keys[r.Key].Writers {
-			if w := &in.Writers[wi]; w.Txn == r.Txn {
+		for _, wi := range in.Keys[k].Writers {
+			if w := &in.Writers[wi]; w.Txn == t {
 				vals = in.WriterVals[w.Start:w.End]
 			}
 		}
+		if p := valuePinPos(ref); p >= 0 {
+			key := &in.Keys[k]
+			v := key.Trace[p]
+			at := p - int32(slices.Index(vals, v))
+			tr := &in.Reads[key.TraceBy]
+			return fmt.Sprintf("%s's append of %s to key %s starts at position %d (no other transaction appends %s to key %s, and %s read it at position %d)",
+				name(t), encode.ListString(h, vals), h.Keys[k], at+1, encode.ListString(h, []int32{v}), h.Keys[k], name(tr.Txn), p+1)
+		}
+		r := &in.Reads[ref]
 		why := fmt.Sprintf("it read the key with %d values before appending", r.Len)
 		if r.Own > 0 {
 			why = fmt.Sprintf("it read the key with %d values, its own %d appends last", r.Len, r.Own)
 		}
 		return fmt.Sprintf("%s's append of %s to key %s starts at position %d (%s)",
-			name(r.Txn), encode.ListString(h, vals), h.Keys[r.Key], r.Len-r.Own+1, why)
+			name(t), encode.ListString(h, vals), h.Keys[k], r.Len-r.Own+1, why)
 	}
 	readOf := func(ri int32) string {
 		r := &in.Reads[ri]
@@ -184,22 +193,22 @@ func (c *checker) pinAnomaly(in *encode.Inference, g *pinGraph, cycle []int32, s
 		switch g.kind[id] {
 		case encode.WW:
 			st.AMop, st.BMop = c.mop(from, k, history.Append, true), c.mop(to, k, history.Append, false)
-			st.Why = prefix + placed(g.pinFrom[id]) + ", and " + placed(g.pinTo[id]) + ", after it"
+			st.Why = prefix + placed(from, k, g.pinFrom[id]) + ", and " + placed(to, k, g.pinTo[id]) + ", after it"
 		case encode.WR:
 			wr++
 			st.AMop, st.BMop = c.mop(from, k, history.Append, true), opOf(g.read[id])
-			st.Why = prefix + placed(g.pinFrom[id]) + ", and " + readOf(g.read[id]) + ", which includes it"
+			st.Why = prefix + placed(from, k, g.pinFrom[id]) + ", and " + readOf(g.read[id]) + ", which includes it"
 		case encode.RW:
 			rw++
 			st.AMop, st.BMop = opOf(g.read[id]), c.mop(to, k, history.Append, false)
-			st.Why = prefix + readOf(g.read[id]) + ", and " + placed(g.pinTo[id]) + ", past that read"
+			st.Why = prefix + readOf(g.read[id]) + ", and " + placed(to, k, g.pinTo[id]) + ", past that read"
 		}
 		a.Steps = append(a.Steps, st)
 		a.Txns = append(a.Txns, c.txnRef(from))
 		why = append(why, st.Why)
 	}
 	a.Type = encode.CycleType(rw, wr, split, false, false)
-	a.Explanation = "A transaction that reads a key and then appends to it appends right after what it read (nothing comes between in a serial order, nor under snapshot isolation's first-committer-wins), so these places hold in every attribution of the duplicated values. Positions count from 1. " +
+	a.Explanation = "A transaction that reads a key and then appends to it appends right after what it read (nothing comes between in a serial order, nor under snapshot isolation's first-committer-wins), and a value only one transaction appends to a key is that transaction's wherever a read shows it, so these places hold in every attribution of the duplicated values. Positions count from 1. " +
 		strings.Join(why, "; ") + fmt.Sprintf("; so %s would precede itself: a cycle.", name(g.from[cycle[0]]))
 	return a
 }
