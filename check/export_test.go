@@ -118,3 +118,20 @@ func DeferSIRepairs(on bool) (restore func()) {
 	noDeferSIRepairs = !on
 	return func() { noDeferSIRepairs = o }
 }
+
+// SnapshotFirstShare, for the external tests, sets the share of their work the first
+// snapshot searches get where only snapshot models are asked; the returned function
+// restores it.
+func SnapshotFirstShare(share int64) (restore func()) {
+	o := snapshotFirstShare
+	snapshotFirstShare = share
+	return func() { snapshotFirstShare = o }
+}
+
+// RelaxedGates, for the external tests, leaves the snapshot searches with relaxed
+// real-time gates out when off; the returned function restores them.
+func RelaxedGates(on bool) (restore func()) {
+	o := noRelaxedGates
+	noRelaxedGates = !on
+	return func() { noRelaxedGates = o }
+}

@@ -342,3 +342,38 @@ func TestSnapshotRepairsWaitForSerialAttempts(t *testing.T) {
 		t.Fatalf("repairs: %d deferred, %d in their turn; want fewer deferred", repairs[true], repairs[false])
 	}
 }
+
+// TestSnapshotSearchesRunAgainLast: with only snapshot isolation asked, the first
+// snapshot searches get a share of their work; one that ran out of it runs again with
+// the whole bound after the relaxed gates. A stale snapshot store (not serializable,
+// so the serial attempts fail; the relaxed gates, which would prove it, left out)
+// whose first searches get one unit of work each is still proved, by a search run
+// again; with the default share, by a first search, and none runs again.
+func TestSnapshotSearchesRunAgainLast(t *testing.T) {
+	spec := workload.DefaultSpec()
+	spec.Sessions, spec.Ops, spec.Keys, spec.DupKeys, spec.ValDomain, spec.Txns, spec.Seed = 10, 4, 20, 1, 3, 2000, 1
+	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSnapshot, Stale: 0.1, StaleCommits: 10})
+	const again = "searching a snapshot-isolated execution again, with more work"
+	for _, starved := range []bool{true, false} {
+		share := int64(4)
+		if starved {
+			share = 1 << 40
+		}
+		restore := check.SnapshotFirstShare(share)
+		restoreGates := check.RelaxedGates(false)
+		var phases []string
+		res, err := check.Check(h, check.Options{Models: []string{"snapshot-isolation"}, Timeout: 60 * time.Second,
+			Progress: func(p string) { phases = append(phases, p) }})
+		restore()
+		restoreGates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid != check.Valid || res.Stats.Searched == 0 {
+			t.Fatalf("starved %v: %v, %d searched; want valid by a search", starved, res.Valid, res.Stats.Searched)
+		}
+		if ran := slices.Contains(phases, again); ran != starved {
+			t.Fatalf("starved %v: searched again %v; phases %q", starved, ran, phases)
+		}
+	}
+}
