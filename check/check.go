@@ -130,6 +130,7 @@ type checker struct {
 	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
 	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
 	ruOneBaseIn    *encode.Inference
+	ruSerialTried  bool // read uncommitted's full serial attempts ran (replayUncommitted)
 	ruWitnessTried bool
 	// oneBaseIn is the one-base inference of run, for a serial witness of weak models
 	// (serialWitnessForWeak).
