@@ -134,67 +134,83 @@ func valuePinPos(ref int32) int32 {
 // noValuePins leaves the value pins out (tests: what they add).
 var noValuePins bool
 
-// valuePinScratch is valuePins' per-key memory, reused across keys.
+// valuePinScratch is valuePins' memory, flat arrays over value and transaction ids
+// stamped per key (a key's own work stays linear in its writers and trace, however
+// many keys there are).
 type valuePinScratch struct {
-	writers map[int32]int32 // value -> how many writers of the key append it (2: two or more)
-	sole    map[int32]int32 // value -> the writer id appending it, when only one does
-	readPin map[int32]bool  // transactions already pinned by a read of the key
-	at      map[int32]int32 // transaction -> where its values place its block (-1: nowhere)
+	stamp int32
+	// Per value: stamped when a writer of the key appends it; how many do (2: two or
+	// more, or twice in one block: its offset is not known); the writer id, if one.
+	vStamp, vCount, vSole []int32
+	// Per transaction: readPin (stamped: a read of the key pins it already); at
+	// (stamped in atStamp): where its values place its block (-1: nowhere).
+	readPin, atStamp, at []int32
 }
 
 // valuePins adds to pins (the key's read pins) the blocks a value places: a value at
 // trace position p that only one writer of the key appends, and that writer only once,
 // must be that writer's, so its block starts at p minus the value's offset in it, in
 // every attribution (unique values pin every read block; at 10K transactions of two
-// micro-ops a snapshot store's G2-item was left to the searches, 2–3 s). A transaction
-// that a read already pins keeps that pin only.
+// micro-ops a snapshot store's G2-item was left to the searches, 1–3.5 s). A
+// transaction that a read already pins keeps that pin only, and one whose values
+// disagree on where its block starts gets none.
 func valuePins(in *encode.Inference, key *encode.Key, pins []pin, s *valuePinScratch) []pin {
-	if len(key.Trace) == 0 {
+	if len(key.Trace) == 0 || len(key.Writers) == 0 {
 		return pins
 	}
-	if s.writers == nil {
-		s.writers, s.sole, s.readPin, s.at = map[int32]int32{}, map[int32]int32{}, map[int32]bool{}, map[int32]int32{}
+	if s.vStamp == nil {
+		nv, nt := len(in.H.Values), len(in.H.Txns)
+		s.vStamp, s.vCount, s.vSole = make([]int32, nv), make([]int32, nv), make([]int32, nv)
+		s.readPin, s.atStamp, s.at = make([]int32, nt), make([]int32, nt), make([]int32, nt)
 	}
-	clear(s.writers)
-	clear(s.sole)
-	clear(s.readPin)
+	s.stamp++
+	st := s.stamp
 	for _, p := range pins {
-		s.readPin[p.txn] = true
+		s.readPin[p.txn] = st
 	}
 	for _, wi := range key.Writers {
 		w := &in.Writers[wi]
 		vals := in.WriterVals[w.Start:w.End]
 		for i, v := range vals {
-			if slices.Index(vals[:i], v) >= 0 {
-				s.writers[v] = 2 // twice in one block: its offset is not known
-				continue
+			if s.vStamp[v] != st {
+				s.vStamp[v], s.vCount[v], s.vSole[v] = st, 1, wi
+			} else {
+				s.vCount[v] = 2
 			}
-			s.writers[v] = min(s.writers[v]+1, 2)
-			s.sole[v] = wi
+			if slices.Index(vals[:i], v) >= 0 {
+				s.vCount[v] = 2
+			}
 		}
 	}
-	clear(s.at)
+	reads := len(pins)
 	for p, v := range key.Trace {
-		if s.writers[v] != 1 {
+		if s.vStamp[v] != st || s.vCount[v] != 1 {
 			continue
 		}
-		w := &in.Writers[s.sole[v]]
-		if s.readPin[w.Txn] {
+		w := &in.Writers[s.vSole[v]]
+		t := w.Txn
+		if s.readPin[t] == st {
 			continue
 		}
 		pos := int32(p) - int32(slices.Index(in.WriterVals[w.Start:w.End], v))
-		if at, ok := s.at[w.Txn]; ok && at != pos || pos < 0 {
-			pos = -1 // its values are not where one block could hold them: no pin
-		}
-		if at, ok := s.at[w.Txn]; !ok || at >= 0 {
-			s.at[w.Txn] = pos
+		switch {
+		case s.atStamp[t] != st:
+			s.atStamp[t], s.at[t] = st, pos
+		case s.at[t] != pos:
+			s.at[t] = -1
 		}
 		if pos >= 0 {
-			pins = append(pins, pin{txn: w.Txn, pos: pos, read: valuePinRef(int32(p))})
+			pins = append(pins, pin{txn: t, pos: pos, read: valuePinRef(int32(p))})
 		}
 	}
 	// Drop the pins of a writer whose values disagree on where its block starts.
-	return slices.DeleteFunc(pins, func(q pin) bool { return q.read <= -2 && s.at[q.txn] < 0 })
+	kept := pins[:reads]
+	for _, q := range pins[reads:] {
+		if s.at[q.txn] >= 0 {
+			kept = append(kept, q)
+		}
+	}
+	return kept
 }
 
 // pinGraph holds edges between transactions, each marked anti-dependency or not: 9
