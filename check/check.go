@@ -115,7 +115,12 @@ type checker struct {
 	// pinsLooked: pinnedCycles ran on the one-base inference; pinSerial and
 	// pinSnapshot are what it found (refuteByPins, proveByReplay).
 	pinsLooked, pinSerial, pinSnapshot bool
-	pinCycle                           string // the type of the cycle refuteByPins reported
+	// valuePinsLooked: the inference on which proveByReplay, stuck, looked at the
+	// pins with the value pins; valuePinned: they closed a cycle (pinSerial and
+	// pinSnapshot then say what they found), which refuteByPins reports after it.
+	valuePinsLooked *encode.Inference
+	valuePinned     bool
+	pinCycle        string // the type of the cycle refuteByPins reported
 	// perReadIn is the per-read inference once built; perReadTried: its replay ran.
 	perReadIn *encode.Inference
 	// singleIn is the per-read inference with the G-cursor pins, once built: the
@@ -249,6 +254,13 @@ func (c *checker) run(names []string) Result {
 			c.runRelaxedSnapshot()
 		}
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
+		if c.valuePinned && c.pinCycle == "" && len(c.proven) < len(names) && !c.budget.out() {
+			// The replays got stuck where value pins close a cycle: its anomaly.
+			c.progress("looking for cycles of placed blocks")
+			t2 := time.Now()
+			c.refuteByPins(in)
+			c.res.Stats.PruneSeconds += time.Since(t2).Seconds()
+		}
 		if len(c.proven) == len(names) {
 			if c.opts.Solver.ExportPrefix != "" {
 				// The replay decided without the encoding; the user asked for it anyway.

@@ -26,14 +26,14 @@ import (
 func (c *checker) refuteByPins(in *encode.Inference) {
 	if !c.pinsLooked {
 		c.pinsLooked = true
-		c.pinSerial, c.pinSnapshot = pinnedCycles(c.h, in, c.budget.stop)
+		c.pinSerial, c.pinSnapshot = pinnedCycles(c.h, in, c.budget.stop, false)
 	}
 	if !c.pinSerial || c.opts.Solver.NoPrune || c.opts.Solver.ExportPrefix != "" || c.budget.out() {
 		return
 	}
 	// Built again with what shows each edge only now: kept on every history, that
 	// would be 17 more bytes an edge at a million transactions, mostly valid ones.
-	g, ok := buildPinGraph(c.h, in, c.budget.stop, true)
+	g, ok := buildPinGraph(c.h, in, c.budget.stop, true, c.valuePinned && c.valuePinsLooked == in)
 	if !ok {
 		return
 	}
