@@ -145,8 +145,9 @@ func (c *checker) refuteByPins(in *encode.Inference) {
 func (c *checker) pinAnomaly(in *encode.Inference, g *pinGraph, cycle []int32, split bool) Anomaly {
 	h := c.h
 	name := func(t int32) string { return encode.TxnName(h, t) }
-	// placed says where a pinned block starts and why: its writer read the key right
-	// before appending (or its read shows its own appends last).
+	// placed says where transaction t's pinned block on key k starts and why (ref: the
+	// pin's read or value, pin.read): its writer read the key right before appending
+	// (or its read shows its own appends last), or a value only it appends is there.
 	placed := func(t, k, ref int32) string {
 		var vals []int32
 		for _, wi := range in.Keys[k].Writers {
