@@ -904,27 +904,41 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 	if in == nil || c.budget.out() {
 		return nil
 	}
-	if len(in.Findings) == 0 && !skipReplays {
-		c.replayQuick = true
-		c.proveByReplay(in, names)
-		c.replayQuick = false
-		if len(c.proven) == len(names) || c.budget.out() {
-			return in
-		}
-		// Two turns of the strict search it kept, if any (its order proves every
-		// model), before the witnesses and repairs read by read: on hot keys with
-		// :info at 10K those took 17-18 CPU-s to prove read committed, where the
-		// search needs one or two turns (seed 2: its two first turns, 1 s and 2 s,
-		// within the :info horizon).
-		if c.turnKept() || c.turnKept() {
-			return in
-		}
+	if len(in.Findings) == 0 && !skipReplays && c.quickSerialAttempts(in, names) {
+		return in
 	}
 	if c.proveBySessionWitness(rin, names); len(c.proven) == len(names) || c.budget.out() {
 		return in
 	}
 	c.provePerReadPass(rin, names, true)
 	return in
+}
+
+// quickSerialAttempts runs the serial attempts on the one-base inference in in their
+// quick form, then two turns of the strict search they kept, if any (its order proves
+// every model), as the per-read models' paths have them before their witnesses and
+// repairs read by read: on hot keys with :info at 10K those took 17-18 CPU-s to prove
+// read committed, where the search needs one or two turns (seed 2: its two first
+// turns, 1 s and 2 s, within the :info horizon). It reports whether every model of
+// names is proven, or the limits ran out.
+func (c *checker) quickSerialAttempts(in *encode.Inference, names []string) bool {
+	c.replayQuick = true
+	c.proveByReplay(in, names)
+	c.replayQuick = false
+	if c.allProven(names) || c.budget.out() {
+		return true
+	}
+	return c.turnKept() || c.turnKept()
+}
+
+// allProven reports whether a verified order proved every model of names.
+func (c *checker) allProven(names []string) bool {
+	for _, m := range names {
+		if !c.proven[m] {
+			return false
+		}
+	}
+	return true
 }
 
 // perReadClean reports whether the per-read inference in found nothing the per-read

@@ -204,12 +204,7 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 				// repairs ran past 20 s before the serial attempts' turn came.
 				if ob := c.ruOneBase(); ob != nil && len(ob.Findings) == 0 && !skipReplays && !c.budget.out() {
 					c.progress("replaying serially")
-					c.replayQuick = true
-					c.proveByReplay(ob, l)
-					c.replayQuick = false
-					if len(left()) > 0 && !c.budget.out() {
-						_ = c.turnKept() || c.turnKept()
-					}
+					c.quickSerialAttempts(ob, l)
 				}
 			}
 			if l := left(); len(l) > 0 && !c.budget.out() {
