@@ -10,10 +10,10 @@ import (
 // Pinned cycles: under the one-base models a committed transaction that reads a key
 // and appends to it has its block right after what it read (a pin), in every
 // attribution; so has a block holding a value no other writer of the key appends, at
-// that value's place in the trace (a value pin). Pins alone give edges that every attribution has: a read that ends
-// before a pinned block reaches its writer by an anti-dependency (then write
-// dependencies), and a pinned block inside a read reaches the reader by write and read
-// dependencies. A cycle of such edges rules out every serial order, and one with no
+// that value's place in the trace (a value pin). Pins alone give edges that every
+// attribution has: a read that ends before a pinned block reaches its writer by an
+// anti-dependency (then write dependencies), and a pinned block inside a read reaches
+// the reader by write and read dependencies. A cycle of such edges rules out every serial order, and one with no
 // two adjacent anti-dependencies every snapshot-isolated execution, so no replay of
 // that kind can succeed: proveByReplay skips those replays and their repairs (at 100K
 // transactions with an injected G-single, 3–4 s of replays and repairs that could not
@@ -200,13 +200,11 @@ func valuePins(in *encode.Inference, key *encode.Key, pins []pin, s *valuePinScr
 	for _, wi := range key.Writers {
 		w := &in.Writers[wi]
 		vals := in.WriterVals[w.Start:w.End]
-		for i, v := range vals {
+		for _, v := range vals {
+			// A second append of v, by another writer or this one, leaves it unplaced.
 			if s.vStamp[v] != st {
 				s.vStamp[v], s.vCount[v], s.vSole[v] = st, 1, wi
 			} else {
-				s.vCount[v] = 2
-			}
-			if slices.Index(vals[:i], v) >= 0 {
 				s.vCount[v] = 2
 			}
 		}
