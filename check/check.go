@@ -136,6 +136,9 @@ type checker struct {
 	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
 	ruOneBaseIn    *encode.Inference
 	ruSerialTried  bool // read uncommitted's full serial attempts ran (replayUncommitted)
+	ruRelaxedTried bool // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
+	// onSerialOrder, when set, sees every serial order verifyOrder accepts.
+	onSerialOrder  func(order []int32)
 	ruWitnessTried bool
 	// oneBaseIn is the one-base inference of run, for a serial witness of weak models
 	// (serialWitnessForWeak).

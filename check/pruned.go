@@ -348,7 +348,7 @@ func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64,
 		}
 	}
 	c.progress("verifying a serial order found by local search")
-	if err := verifySerialStop(c.h, in, order, false, false, c.budget.stop); err != nil {
+	if err := c.verifyOrder(in, order, false, false); err != nil {
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}
@@ -736,7 +736,7 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 	try := func(edges []encode.Edge, process, realtime bool) bool {
 		for _, byCompletion := range []bool{false, true} {
 			if order, ok := scheduleWithin(h, in, commit, edges, byCompletion, win, c.budget.stop); ok &&
-				accepted(verifySerial(h, in, order, process, realtime)) {
+				accepted(c.verifyOrder(in, order, process, realtime)) {
 				return true
 			}
 		}
@@ -745,7 +745,7 @@ func (c *checker) replayWithin(in *encode.Inference, m string, win *encode.Windo
 		}
 		order, ok, n := scheduleRepaired(h, in, commit, edges, false, win, c.budget.stop)
 		c.res.Stats.Repairs += n
-		return ok && accepted(verifySerial(h, in, order, process, realtime))
+		return ok && accepted(c.verifyOrder(in, order, process, realtime))
 	}
 	spec := models[m]
 	if spec.snapshot {

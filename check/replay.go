@@ -115,7 +115,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return nil, false
 		}
 		c.progress("verifying a serial replay")
-		if err := verifySerialStop(h, in, order, process, realtime, c.budget.stop); err == errStopped {
+		if err := c.verifyOrder(in, order, process, realtime); err == errStopped {
 			return nil, false
 		} else if err != nil {
 			// The replay's bookkeeping disagrees with the plain re-execution: a bug, but
@@ -429,7 +429,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 			return false
 		}
 		c.progress("verifying a searched strict-serializable order")
-		if err := verifySerialStop(h, in, order, true, true, c.budget.stop); err != nil {
+		if err := c.verifyOrder(in, order, true, true); err != nil {
 			if err != errStopped {
 				c.res.Stats.ReplayRejected++
 			}
@@ -479,7 +479,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		}
 		if found {
 			c.progress("verifying a searched serial order")
-			if err := verifySerialStop(h, in, order, false, false, c.budget.stop); err == nil {
+			if err := c.verifyOrder(in, order, false, false); err == nil {
 				unordered, ok = order, true
 				c.res.Stats.Searched++
 			} else if err != errStopped {
@@ -723,6 +723,17 @@ func verifySerial(h *history.History, in *encode.Inference, order []int32, proce
 // errStopped is a verification given up because its stop hook said so: neither an
 // acceptance nor a rejection.
 var errStopped = errors.New("check: the verification was stopped")
+
+// verifyOrder is verifySerialStop on c.h under c's limits; an order it accepts is also
+// shown to c.onSerialOrder, when set (ruRelaxedWitness's checker turns it into a
+// read-uncommitted attribution of another history).
+func (c *checker) verifyOrder(in *encode.Inference, order []int32, process, realtime bool) error {
+	err := verifySerialStop(c.h, in, order, process, realtime, c.budget.stop)
+	if err == nil && c.onSerialOrder != nil {
+		c.onSerialOrder(order)
+	}
+	return err
+}
 
 // verifySerialStop is verifySerial that asks stop (when not nil) every few
 // milliseconds whether to give up, and then returns errStopped: at a million

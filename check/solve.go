@@ -540,7 +540,24 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 		c.res.Warnings = append(c.res.Warnings, "internal error: the solver's model failed verification; verdict withheld")
 		return sat.Unknown, false
 	}
+	if status == sat.Sat && c.onSerialOrder != nil && !v.split {
+		c.verifyOrder(c.p.In, c.modelOrder(solverModel(s), v), false, false)
+	}
 	return status, false
+}
+
+// modelOrder returns a serial order of a solution vals of a view that is not split: the
+// transactions it commits, in a topological order of the edges it enables.
+func (c *checker) modelOrder(vals []bool, v *view) []int32 {
+	holds := c.holdsUnder(vals)
+	n := int32(len(c.h.Txns))
+	var order []int32
+	for _, t := range newGraph(v.nodes, v.edges, holds).reversePostorder(holds) {
+		if t < n && (c.p.Commit[t] == encode.Committed || c.p.CommitVar[t] >= 0 && vals[c.p.CommitVar[t]]) {
+			order = append(order, t)
+		}
+	}
+	return order
 }
 
 // solveHook, when set (by tests), sees each problem handed to the solver.

@@ -221,7 +221,7 @@ func (c *checker) resumeStrict(d time.Duration) bool {
 	}
 	c.keptStrict = nil
 	c.progress("verifying a searched strict-serializable order")
-	if err := verifySerialStop(c.h, k.in, s.order, true, true, c.budget.stop); err != nil {
+	if err := c.verifyOrder(k.in, s.order, true, true); err != nil {
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}

@@ -115,6 +115,7 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 	}
 	c.progress("deciding " + m)
 	x.Progress = func(stage string) { c.progress("deciding " + m + ": " + stage) }
+	x.Witness = func() bool { return c.ruRelaxedWitness(x, names, m) }
 	r := x.Decide(spec.process, spec.realtime, stop, func() bool {
 		if !*replayed {
 			*replayed = true

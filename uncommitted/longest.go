@@ -425,3 +425,53 @@ func pinsOf(h *history.History, o *openKey, l []int32) []int32 {
 	}
 	return pins
 }
+
+// ProveByOrder reports whether the serial order order (transactions of the history,
+// each running its appends in program order, as a serial replay ran them) gives an
+// attribution the definition accepts under the model (process order when process,
+// real-time order too when realtime): each open key's positions go to the appends in
+// order, the first ones that show one of its longest reads (an :ok transaction's, or
+// -1 for any other's), and verifyAttribution decides. The order may come from another
+// history with the same transactions (the relaxed one of the check package's witness):
+// nothing about it is taken on trust.
+func (x *Index) ProveByOrder(order []int32, process, realtime bool) bool {
+	h := x.h
+	openAt := make(map[int32]int32, len(x.open))
+	for i, o := range x.open {
+		openAt[o.key] = int32(i)
+	}
+	lists := make([][]int32, len(x.open)) // per open key, the values in order
+	owner := make([][]int32, len(x.open))
+	for _, t := range order {
+		if t < 0 || int(t) >= len(h.Txns) {
+			return false
+		}
+		ok := h.Txns[t].Status == history.OK
+		for _, op := range h.TxnOps(int(t)) {
+			i, open := openAt[op.Key]
+			if op.Kind != history.Append || !open {
+				continue
+			}
+			lists[i] = append(lists[i], op.Value)
+			w := int32(-1)
+			if ok {
+				w = t
+			}
+			owner[i] = append(owner[i], w)
+		}
+	}
+	attr := make([]keyAttribution, len(x.open))
+	for i, o := range x.open {
+		attr[i].li = -1
+		for li, l := range o.ls {
+			if len(lists[i]) >= len(l) && slices.Equal(lists[i][:len(l)], l) {
+				attr[i] = keyAttribution{li: li, at: owner[i][:len(l)]}
+				break
+			}
+		}
+		if attr[i].li < 0 {
+			return false
+		}
+	}
+	return x.verifyAttribution(process, realtime, attr)
+}

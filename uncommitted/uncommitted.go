@@ -156,6 +156,10 @@ type Index struct {
 	// Progress, if set, is told each stage Decide starts (so that a limit reached
 	// names the stage it was reached in).
 	Progress func(stage string)
+	// Witness, if set, is asked once the longest-reads witness failed, before the
+	// searches: true when the caller proved the model (by an order ProveByOrder
+	// accepted).
+	Witness func() bool
 }
 
 func (x *Index) progress(stage string) {
@@ -408,6 +412,14 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 	}
 	x.progress("proving read uncommitted by the longest reads")
 	if !x.NoSerial && x.LongestReads(process, realtime, stop) {
+		res.ByWitness = true
+		return res // Valid
+	}
+	if stop != nil && stop() {
+		res.Verdict = Unknown
+		return res
+	}
+	if !x.NoSerial && x.Witness != nil && x.Witness() {
 		res.ByWitness = true
 		return res // Valid
 	}
