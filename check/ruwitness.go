@@ -65,8 +65,8 @@ func ruRelaxedHistory(h *history.History) *history.History {
 // by its serial replays and searches (proveByReplay), then on the narrowed problem
 // with capped conflicts, and each order it verifies (a solver's solution as
 // modelOrder's topological order) is shown to x.ProveByOrder under every form, which
-// proves in c.proven those it accepts. It is x's Witness, asked once the
-// longest-reads witness failed; it reports whether model m is proved.
+// proves in c.proven those it accepts. It is x's Witness, asked after the
+// longest-reads witness and the serial search; it reports whether model m is proved.
 func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m string) bool {
 	if c.ruRelaxedTried || c.opts.Solver.NoWitness || c.budget.out() {
 		return c.proven[m]

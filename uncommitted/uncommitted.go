@@ -156,8 +156,8 @@ type Index struct {
 	// Progress, if set, is told each stage Decide starts (so that a limit reached
 	// names the stage it was reached in).
 	Progress func(stage string)
-	// Witness, if set, is asked once the longest-reads witness failed, before the
-	// searches: true when the caller proved the model (by an order ProveByOrder
+	// Witness, if set, is asked once the longest-reads witness and the serial search
+	// decided nothing, before the runs search: true when the caller proved the model (by an order ProveByOrder
 	// accepted).
 	Witness func() bool
 }
@@ -419,14 +419,6 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		res.Verdict = Unknown
 		return res
 	}
-	if !x.NoSerial && x.Witness != nil && x.Witness() {
-		res.ByWitness = true
-		return res // Valid
-	}
-	if stop != nil && stop() {
-		res.Verdict = Unknown
-		return res
-	}
 	if !x.NoSerial {
 		// An order of the writers under process order, when the search applies,
 		// decides the strong forms exactly; where the search over attributions meets a
@@ -443,6 +435,13 @@ func (x *Index) decide(process, realtime bool, stop func() bool, beforeSearch fu
 		case v == Invalid && process:
 			res.Verdict, res.Serial = Invalid, proof
 			return res
+		}
+		// The caller's witness before the runs search: where the serial search does not
+		// apply (uncommitted appends of values L shows) the runs search and the search
+		// over attributions get lost among them.
+		if x.Witness != nil && (stop == nil || !stop()) && x.Witness() {
+			res.ByWitness = true
+			return res // Valid
 		}
 		if !applied && (stop == nil || !stop()) {
 			// Uncommitted appends take positions: the runs search (runs.go).
