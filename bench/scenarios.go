@@ -358,6 +358,29 @@ func hardScenarios() []Scenario {
 			Sim:    workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead}, FaultRate: 0.05},
 			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true, Heavy: sc.txns >= 50_000})
 	}
+	// Aborted and intermediate reads with 5% :fail or 2% :info (`doppel gen --behaviour
+	// faulty --faults aborted-read,intermediate-read --fault-rate 0.02`, the default
+	// shape): the failed transactions' appends of duplicate values lose the runs search;
+	// the relaxed serial witness (check/ruwitness.go) decides.
+	for _, sc := range []struct {
+		txns       int
+		seed       int64
+		fail, info float64
+	}{{2000, 1, 0.05, 0}, {5000, 4, 0.05, 0}, {5000, 4, 0, 0.02}, {10_000, 11, 0.05, 0.02}} {
+		name := "fail"
+		if sc.info > 0 {
+			name = "info"
+			if sc.fail > 0 {
+				name = "fail-info"
+			}
+		}
+		spec := workload.DefaultSpec()
+		spec.Txns, spec.Seed = sc.txns, sc.seed
+		out = append(out, Scenario{Name: fmt.Sprintf("uncommitted-faulty-%s-%s-s%d", name, count(sc.txns), sc.seed), Spec: spec,
+			Sim: workload.SimOptions{Behaviour: workload.SimFaulty, Faults: []string{workload.FaultAbortedRead, workload.FaultIntermediateRead},
+				FaultRate: 0.02, Fail: sc.fail, Info: sc.info},
+			Models: uncommittedModels, ExpectValid: validUncommitted, Hard: true})
+	}
 	for _, kind := range workload.AllInjections {
 		expect := invalidAll
 		if kind == workload.InjectWriteSkew {
