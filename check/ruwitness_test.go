@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"doppel/encode"
 	"doppel/internal/brute"
 	"doppel/uncommitted"
 )
@@ -12,14 +13,15 @@ import (
 var ruWitnessSeeds = flag.Int("ru-witness-seeds", 20000, "random tiny histories per configuration in TestRURelaxedWitnessAgainstBruteForce")
 
 // TestRURelaxedWitnessAgainstBruteForce runs read uncommitted's relaxed serial witness
-// alone (in the checker it runs only once the longest-reads witness failed) on random
-// tiny histories with heavy duplication: every form it proves, the brute force must
-// find valid; and it must prove some (or the test tests nothing).
+// alone (in the checker it runs only once the longest-reads witness and the serial
+// search decided nothing), and its second turn (the longest reads apart) alone, on
+// random tiny histories with heavy duplication: every form they prove, the brute force
+// must find valid; and each must prove some (or the test tests nothing).
 func TestRURelaxedWitnessAgainstBruteForce(t *testing.T) {
 	names := []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
 	for _, cf := range differentialConfigs {
 		t.Run(cf.name, func(t *testing.T) {
-			proved, failedReads := 0, 0
+			proved, apart, failedReads := 0, 0, 0
 			for seed := 0; seed < *ruWitnessSeeds/len(differentialConfigs); seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), 7))
 				h := brute.Random(rng, cf.cfg)
@@ -27,25 +29,41 @@ func TestRURelaxedWitnessAgainstBruteForce(t *testing.T) {
 				if len(x.Findings) > 0 {
 					continue // Decide refutes these before any witness
 				}
-				c := &checker{h: h, opts: Options{Models: names}, proven: map[string]bool{}}
-				c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
-				c.budget.states = &c.res.Stats.SearchStates
+				newChecker := func() *checker {
+					c := &checker{h: h, opts: Options{Models: names}, proven: map[string]bool{}}
+					c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
+					c.budget.states = &c.res.Stats.SearchStates
+					return c
+				}
+				c := newChecker()
 				c.ruRelaxedWitness(x, names, names[0])
+				// And the second turn alone: the longest reads apart, serializability's.
+				a := newChecker()
+				hr, orig := ruRelaxedHistory(h, true)
+				if ir := encode.InferStop(hr, nil); ir.CheckValuesStop(nil) && len(ir.Findings) == 0 {
+					a.ruRelaxedTry(x, names, hr, orig, ir, "serializable")
+				}
 				for _, m := range names {
-					if !c.proven[m] {
-						continue
-					}
-					proved++
-					if !brute.Check(h, m) {
-						t.Fatalf("seed %d: the relaxed witness proved %s, the brute force says not valid\n%s", seed, m, brute.Format(h))
+					for i, p := range []*checker{c, a} {
+						if !p.proven[m] {
+							continue
+						}
+						if i == 1 {
+							apart++
+						} else {
+							proved++
+						}
+						if !brute.Check(h, m) {
+							t.Fatalf("seed %d: the relaxed witness (turn %d) proved %s, the brute force says not valid\n%s", seed, i, m, brute.Format(h))
+						}
 					}
 				}
 				if c.proven[names[0]] && !brute.Check(h, "read-committed") {
 					failedReads++ // proved where read committed is not valid
 				}
 			}
-			t.Logf("%d forms proved, %d of read-uncommitted's where read committed is not valid", proved, failedReads)
-			if proved == 0 || failedReads == 0 && cf.name == "fail-info" {
+			t.Logf("%d forms proved, %d of read-uncommitted's where read committed is not valid; the second turn alone: %d", proved, failedReads, apart)
+			if proved == 0 || apart == 0 || failedReads == 0 && cf.name == "fail-info" {
 				t.Errorf("the witness proved %d forms (%d where read committed is not valid): nothing tested", proved, failedReads)
 			}
 		})
