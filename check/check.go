@@ -135,8 +135,9 @@ type checker struct {
 	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
 	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
 	ruOneBaseIn    *encode.Inference
-	ruSerialTried  bool // read uncommitted's full serial attempts ran (replayUncommitted)
-	ruRelaxedTried bool // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
+	ruSerialTried  bool          // read uncommitted's full serial attempts ran (replayUncommitted)
+	ruRelaxedTried bool          // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
+	ruRelaxedTime  time.Duration // and took this long
 	// onSerialOrder, when set, sees every serial order verifyOrder accepts.
 	onSerialOrder  func(order []int32)
 	ruWitnessTried bool

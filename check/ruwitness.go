@@ -2,6 +2,7 @@ package check
 
 import (
 	"slices"
+	"time"
 
 	"doppel/encode"
 	"doppel/history"
@@ -128,7 +129,9 @@ func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history
 	if !ready {
 		return
 	}
-	sub.h = hr
+	// What it finds is no evidence about c's models: a refutation is neither named
+	// nor explained.
+	sub.h, sub.witnessOnly, sub.opts.VerdictOnly = hr, true, true
 	found := false
 	sub.onSerialOrder = func(order []int32) {
 		if orig != nil {
@@ -172,6 +175,8 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 		return c.proven[m]
 	}
 	c.ruRelaxedTried = true
+	t0 := time.Now()
+	defer func() { c.ruRelaxedTime = time.Since(t0) }()
 	c.progress("replaying serially with reads relaxed (a witness for read uncommitted)")
 	// relaxed infers ruRelaxedHistory(apart); nil when a kept read no serial order
 	// explains (or the limits ran out).
