@@ -123,8 +123,9 @@ func ruRelaxedHistory(h *history.History, apart bool) (hr *history.History, orig
 }
 
 // ruRelaxedTry is one model's turn of ruRelaxedWitness, by a checker of its own on hr
-// (ir its inference; orig maps its transactions to c.h's, nil: the same).
-func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history.History, orig []int32, ir *encode.Inference, target string) {
+// (ir its inference; orig maps its transactions to c.h's, nil: the same); with narrow,
+// the narrowed problem too, where the replays found no order.
+func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history.History, orig []int32, ir *encode.Inference, target string, narrow bool) {
 	sub, ready := c.witnessChecker()
 	if !ready {
 		return
@@ -150,7 +151,7 @@ func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history
 		}
 	}
 	sub.proveByReplay(ir, []string{target})
-	if !found && !c.budget.out() {
+	if narrow && !found && !c.budget.out() {
 		// Where the replays get lost among the duplicates, the narrowed problem with
 		// capped conflicts: the solver's solutions are shown as orders too (modelOrder).
 		c.progress("narrowing for " + target + " with reads relaxed (a witness for read uncommitted)")
@@ -164,12 +165,14 @@ func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history
 
 // ruRelaxedWitness tries, once, to prove the read-uncommitted models names by a serial
 // order of ruRelaxedHistory: a checker of its own decides strict serializability there
-// (then, for forms without real-time order left, the weakest one's serializable
-// model) by its serial replays and searches (proveByReplay), then on the narrowed
-// problem with capped conflicts, and each order it verifies (a solver's solution as
-// modelOrder's topological order) is shown to x.ProveByOrder under every form, which
-// proves in c.proven those it accepts. It is x's Witness, asked after the
-// longest-reads witness and the serial search; it reports whether model m is proved.
+// by its serial replays and searches (proveByReplay), then on the narrowed problem with
+// capped conflicts; then, for forms without real-time order left, the weakest one's
+// serializable model on the history with the longest reads apart, by the replays and
+// searches only. Each order it verifies (a solver's solution as modelOrder's
+// topological order) is shown to x.ProveByOrder under every form, which proves in
+// c.proven those it accepts. It is x's Witness, asked after the longest-reads witness,
+// the serial search and a first pass of the runs search; it reports whether model m is
+// proved.
 func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m string) bool {
 	if c.ruRelaxedTried || c.opts.Solver.NoWitness || c.budget.out() {
 		return c.proven[m]
@@ -196,7 +199,7 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 	// runs after every writer of its key's longest read, real time or not (100
 	// transactions: the solver over attributions had no verdict after 7M conflicts).
 	if hr, orig, ir := relaxed(false); hr != nil {
-		c.ruRelaxedTry(x, names, hr, orig, ir, "strict-serializable")
+		c.ruRelaxedTry(x, names, hr, orig, ir, "strict-serializable", true)
 	}
 	weakest := ""
 	for _, n := range names {
@@ -211,7 +214,7 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 	if weakest != "" && !c.budget.out() {
 		// The longest reads apart, in no order: real time does not narrow here.
 		if hr, orig, ir := relaxed(true); hr != nil {
-			c.ruRelaxedTry(x, names, hr, orig, ir, weakest)
+			c.ruRelaxedTry(x, names, hr, orig, ir, weakest, false)
 		}
 	}
 	return c.proven[m]

@@ -41,7 +41,7 @@ func TestRURelaxedWitnessAgainstBruteForce(t *testing.T) {
 				a := newChecker()
 				hr, orig := ruRelaxedHistory(h, true)
 				if ir := encode.InferStop(hr, nil); ir.CheckValuesStop(nil) && len(ir.Findings) == 0 {
-					a.ruRelaxedTry(x, names, hr, orig, ir, "serializable")
+					a.ruRelaxedTry(x, names, hr, orig, ir, "serializable", false)
 				}
 				for _, m := range names {
 					for i, p := range []*checker{c, a} {
