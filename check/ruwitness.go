@@ -24,18 +24,13 @@ import (
 // ruRelaxedHistory returns a copy of h (micro-ops and transactions copied, the rest
 // shared) where only one longest known read of an :ok transaction per key stays known
 // (the first of the greatest length) and every :fail transaction is :info (no
-// completion: it may have committed at any time after its invoke). With apart, the
-// kept reads are unknown too and each is instead the one read of a transaction of its
-// own, right after its reader (:ok, its reader's interval, no process; event positions
-// spread out to make room), every other read is left out (and the transactions that
-// only read), and orig maps
-// hr's transactions to h's (-1: such a read's): read uncommitted's longest reads are
-// one per key, not a moment every key of one transaction shares.
+// completion: it may have committed at any time after its invoke). With apart, each
+// kept read is instead the one read of a transaction of its own, right after its
+// reader (:ok, its reader's interval, no process; event positions spread out to make
+// room), every other read is left out (and the transactions that only read), and orig
+// maps hr's transactions to h's (-1: such a read's): read uncommitted's longest reads
+// are one per key, not a moment every key of one transaction shares.
 func ruRelaxedHistory(h *history.History, apart bool) (hr *history.History, orig []int32) {
-	hr = new(history.History)
-	*hr = *h
-	hr.Ops = slices.Clone(h.Ops)
-	hr.Txns = slices.Clone(h.Txns)
 	longest := make([]int32, len(h.Keys)) // per key, the read kept (an index into Ops), -1 none
 	reader := make([]int32, len(h.Keys))  // and its transaction
 	for k := range longest {
@@ -56,67 +51,73 @@ func ruRelaxedHistory(h *history.History, apart bool) (hr *history.History, orig
 			}
 		}
 	}
-	for i := range hr.Ops {
-		if op := &hr.Ops[i]; op.Kind == history.Read && (apart || longest[op.Key] != int32(i)) {
-			op.Known = false
-		}
-	}
-	for t := range hr.Txns {
-		if tx := &hr.Txns[t]; tx.Status == history.Fail {
+	// mayCommit makes a :fail transaction :info.
+	mayCommit := func(tx *history.Txn) {
+		if tx.Status == history.Fail {
 			tx.Status, tx.Complete = history.Info, -1
 		}
 	}
-	if apart {
-		// Each kept read's own transaction right after its reader's, with its interval
-		// (the replays' order by midpoint puts it where the database read it).
-		byReader := map[int32][]int32{}
-		for k, i := range longest {
-			if i >= 0 {
-				byReader[reader[k]] = append(byReader[reader[k]], i)
+	hr = new(history.History)
+	*hr = *h
+	if !apart {
+		hr.Ops = slices.Clone(h.Ops)
+		hr.Txns = slices.Clone(h.Txns)
+		for i := range hr.Ops {
+			if op := &hr.Ops[i]; op.Kind == history.Read && longest[op.Key] != int32(i) {
+				op.Known = false
 			}
 		}
-		hr.Txns = make([]history.Txn, 0, len(h.Txns)+len(byReader))
-		hr.Ops = make([]history.MicroOp, 0, len(h.Ops))
-		orig = make([]int32, 0, cap(hr.Txns))
-		// Event positions spread out: a kept read's transaction takes the ones right
-		// after its reader's invoke and completion (no two events share a position,
-		// and real-time order between h's transactions is unchanged).
-		spread := int32(1)
-		for _, is := range byReader {
-			spread = max(spread, int32(len(is))+1)
+		for t := range hr.Txns {
+			mayCommit(&hr.Txns[t])
 		}
-		at := func(p, j int32) int32 {
-			if p < 0 {
-				return p
-			}
-			return spread*p + j
+		return hr, nil
+	}
+	byReader := map[int32][]int32{}
+	for k, i := range longest {
+		if i >= 0 {
+			byReader[reader[k]] = append(byReader[reader[k]], i)
 		}
-		hr.Events = int(spread) * (h.Events + 1)
-		for t := range h.Txns {
-			tx := h.Txns[t]
-			if tx.Status == history.Fail {
-				tx.Status, tx.Complete = history.Info, -1
+	}
+	hr.Txns = make([]history.Txn, 0, len(h.Txns)+len(byReader))
+	hr.Ops = make([]history.MicroOp, 0, len(h.Ops))
+	orig = make([]int32, 0, cap(hr.Txns))
+	// Event positions spread out: a kept read's transaction takes the ones right after
+	// its reader's invoke and completion (no two events share a position, and real-time
+	// order between h's transactions is unchanged; the replays' order by midpoint puts
+	// it where the database read it).
+	spread := int32(1)
+	for _, is := range byReader {
+		spread = max(spread, int32(len(is))+1)
+	}
+	at := func(p, j int32) int32 {
+		if p < 0 {
+			return p
+		}
+		return spread*p + j
+	}
+	hr.Events = int(spread) * (h.Events + 1)
+	for t := range h.Txns {
+		tx := h.Txns[t]
+		mayCommit(&tx)
+		inv, comp := tx.Invoke, tx.Complete
+		tx.Invoke, tx.Complete = at(inv, 0), at(comp, 0)
+		// Its appends only: a transaction that only read is left out (its reads are
+		// unknown here, and read uncommitted has no edge to it).
+		start := int32(len(hr.Ops))
+		for _, op := range h.TxnOps(t) {
+			if op.Kind == history.Append {
+				hr.Ops = append(hr.Ops, op)
 			}
-			inv, comp := tx.Invoke, tx.Complete
-			tx.Invoke, tx.Complete = at(inv, 0), at(comp, 0)
-			// Its appends only: a transaction that only read is left out (its reads
-			// are unknown here, and read uncommitted has no edge to it).
-			start := int32(len(hr.Ops))
-			for _, op := range h.TxnOps(t) {
-				if op.Kind == history.Append {
-					hr.Ops = append(hr.Ops, op)
-				}
-			}
-			if tx.OpStart, tx.OpEnd = start, int32(len(hr.Ops)); tx.OpEnd > start {
-				hr.Txns, orig = append(hr.Txns, tx), append(orig, int32(t))
-			}
-			for j, i := range byReader[int32(t)] {
-				n := int32(len(hr.Ops))
-				hr.Ops = append(hr.Ops, h.Ops[i])
-				hr.Txns = append(hr.Txns, history.Txn{Status: history.OK, Process: -1, Invoke: at(inv, int32(j)+1), Complete: at(comp, int32(j)+1),
-					Index: -1, Line: tx.Line, OpStart: n, OpEnd: n + 1})
-				orig = append(orig, -1)
-			}
+		}
+		if tx.OpStart, tx.OpEnd = start, int32(len(hr.Ops)); tx.OpEnd > start {
+			hr.Txns, orig = append(hr.Txns, tx), append(orig, int32(t))
+		}
+		for j, i := range byReader[int32(t)] {
+			n := int32(len(hr.Ops))
+			hr.Ops = append(hr.Ops, h.Ops[i])
+			hr.Txns = append(hr.Txns, history.Txn{Status: history.OK, Process: -1, Invoke: at(inv, int32(j)+1), Complete: at(comp, int32(j)+1),
+				Index: -1, Line: tx.Line, OpStart: n, OpEnd: n + 1})
+			orig = append(orig, -1)
 		}
 	}
 	return hr, orig
