@@ -534,14 +534,18 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	c.countTiling(s)
 	c.res.Stats.Learned += st.Learned
 	c.res.Stats.Chrono += st.Chrono
-	if status == sat.Sat && !c.modelHolds(solverModel(s), v) {
+	if status != sat.Sat {
+		return status, false
+	}
+	vals := solverModel(s)
+	if !c.modelHolds(vals, v) {
 		// Never a verdict the model does not support: a solver or theory bug shows
 		// as an unknown with a warning, not as "valid".
 		c.res.Warnings = append(c.res.Warnings, "internal error: the solver's model failed verification; verdict withheld")
 		return sat.Unknown, false
 	}
-	if status == sat.Sat && c.onSerialOrder != nil && !v.split {
-		c.verifyOrder(c.p.In, c.modelOrder(solverModel(s), v), false, false)
+	if c.onSerialOrder != nil && !v.split {
+		c.verifyOrder(c.p.In, c.modelOrder(vals, v), false, false)
 	}
 	return status, false
 }
