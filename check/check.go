@@ -138,9 +138,10 @@ type checker struct {
 	ruSerialTried  bool          // read uncommitted's full serial attempts ran (replayUncommitted)
 	ruRelaxedTried bool          // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
 	ruRelaxedTime  time.Duration // and took this long
-	// onSerialOrder, when set, sees every serial order verifyOrder accepts.
-	onSerialOrder  func(order []int32)
 	ruWitnessTried bool
+	// onSerialOrder, when set, sees every serial order verifyOrder accepts (the
+	// relaxed witness's checker: ruRelaxedTry).
+	onSerialOrder func(order []int32)
 	// oneBaseIn is the one-base inference of run, for a serial witness of weak models
 	// (serialWitnessForWeak).
 	oneBaseIn *encode.Inference

@@ -159,8 +159,8 @@ func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history
 		lift := sub.budget.capConflicts(strictWitnessConflicts)
 		sub.decideNarrowed(ir, target)
 		lift()
-		c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
 	}
+	c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds // its replays narrow too
 	c.addWitnessStats(sub, found)
 }
 

@@ -157,8 +157,8 @@ type Index struct {
 	// names the stage it was reached in).
 	Progress func(stage string)
 	// Witness, if set, is asked once the longest-reads witness, the serial search and
-	// a first pass of the runs search decided nothing: true when the caller proved the model (by an order ProveByOrder
-	// accepted).
+	// a first pass of the runs search decided nothing: true when the caller proved the
+	// model (by an order ProveByOrder accepted).
 	Witness func() bool
 }
 
