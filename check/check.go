@@ -917,6 +917,9 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 	if len(in.Findings) == 0 && !skipReplays && c.quickSerialAttempts(in, names) {
 		return in
 	}
+	if c.provePerReadGuidedRepair(rin, names); len(c.proven) == len(names) || c.budget.out() {
+		return in
+	}
 	if c.proveBySessionWitness(rin, names); len(c.proven) == len(names) || c.budget.out() {
 		return in
 	}

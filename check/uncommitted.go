@@ -189,10 +189,10 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 		// 2.5 CPU-s). Their findings are the per-read inference's own, not read
 		// uncommitted's: they are never reported for it.
 		if in := c.perReadInference(); in != nil && in.CheckValuesStop(c.budget.stop) && perReadClean(in) && !c.budget.out() {
-			// Its plain replays, then strong read committed's serial search as a
-			// witness (its order keeps process and real-time order, so it proves
-			// every form), then the replays' repairs, as read committed's own path
-			// orders them (provePerReadFirst). Where the database kept read
+			// Its plain replays, then the guided one with its repairs, then strong
+			// read committed's serial search as a witness (its order keeps process
+			// and real-time order, so it proves every form), then the replays'
+			// repairs, as read committed's own path orders them (provePerReadFirst). Where the database kept read
 			// committed, the search finds the order the runs search gets lost
 			// looking for among the uncommitted appends (othergen's read-committed
 			// store at 5,000 with 5% :fail and :info); the repairs first took 2.4 of
@@ -208,6 +208,9 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 					c.progress("replaying serially")
 					c.quickSerialAttempts(ob, l)
 				}
+			}
+			if l := left(); len(l) > 0 && !c.budget.out() {
+				c.provePerReadGuidedRepair(in, l)
 			}
 			if l := left(); len(l) > 0 && !c.budget.out() {
 				c.strongWitness(in, l)
