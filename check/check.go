@@ -132,6 +132,9 @@ type checker struct {
 	// perReadWin: per model, the windows of narrowing's per-read level (proveByOrderCount).
 	perReadWin   map[string]*encode.Windows
 	perReadTried bool
+	// guidedRepairFailed: the inference on which provePerReadGuidedRepair's replay got
+	// stuck (the whole repaired pass then does not run it again).
+	guidedRepairFailed *encode.Inference
 	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
 	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
 	ruOneBaseIn    *encode.Inference

@@ -278,6 +278,12 @@ func perReadSchedulePinGated(h *history.History, in *encode.Inference, orderEdge
 // gated on pins only (meeting them, then passing them). out says when the limits are reached. It returns the order (unverified)
 // and the repairs taken.
 func perReadReplays(h *history.History, in *encode.Inference, guide []encode.Edge, repair bool, stop, out func() bool) ([]int32, bool, int) {
+	return perReadReplaysAfter(h, in, guide, repair, false, stop, out)
+}
+
+// perReadReplaysAfter is perReadReplays, without the first repaired replay when
+// repairedFailed (provePerReadGuidedRepair ran it on the same inputs and it got stuck).
+func perReadReplaysAfter(h *history.History, in *encode.Inference, guide []encode.Edge, repair, repairedFailed bool, stop, out func() bool) ([]int32, bool, int) {
 	order, ok, _ := perReadSchedule(h, in, guide, false, false, stop)
 	if !ok && !out() {
 		order, ok, _ = perReadSchedule(h, in, guide, true, false, stop)
@@ -285,7 +291,10 @@ func perReadReplays(h *history.History, in *encode.Inference, guide []encode.Edg
 	if ok || out() || !repair {
 		return order, ok, 0
 	}
-	order, ok, n := perReadSchedule(h, in, guide, false, true, stop)
+	n := 0
+	if !repairedFailed {
+		order, ok, n = perReadSchedule(h, in, guide, false, true, stop)
+	}
 	for _, pass := range []bool{false, true} {
 		if ok || out() {
 			break
@@ -447,7 +456,9 @@ func (c *checker) provePerReadPass(in *encode.Inference, names []string, repair 
 	guides = append(guides, nil)
 	for _, guide := range guides {
 		c.progress("replaying read by read")
-		order, ok, n := perReadReplays(h, in, guide, repair, c.budget.stop, c.budget.out)
+		// The guided replay's first repaired run may have got stuck already.
+		repairedFailed := guide != nil && c.guidedRepairFailed == in
+		order, ok, n := perReadReplaysAfter(h, in, guide, repair, repairedFailed, c.budget.stop, c.budget.out)
 		c.res.Stats.Repairs += n
 		if ok && c.acceptPerRead(in, order, names) {
 			return
@@ -472,6 +483,9 @@ func (c *checker) provePerReadGuidedRepair(in *encode.Inference, names []string)
 	c.progress("replaying read by read with repairs")
 	order, ok, n := perReadSchedule(c.h, in, orderGuide(in, commitsOf(c.h)), false, true, c.budget.stop)
 	c.res.Stats.Repairs += n
+	if !ok && !c.budget.out() {
+		c.guidedRepairFailed = in // the whole repaired pass does not run it again
+	}
 	if ok {
 		c.acceptPerRead(in, order, names)
 	}
