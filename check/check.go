@@ -138,10 +138,13 @@ type checker struct {
 	// ruOneBaseIn: the one-base inference read uncommitted's serial replay ran on, asked
 	// alone (replayUncommitted); ruWitnessTried: its strict narrowed witness ran.
 	ruOneBaseIn    *encode.Inference
-	ruSerialTried  bool          // read uncommitted's full serial attempts ran (replayUncommitted)
-	ruRelaxedTried bool          // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
-	ruRelaxedTime  time.Duration // and took this long
-	ruWitnessTried bool
+	ruSerialTried  bool // read uncommitted's full serial attempts ran (replayUncommitted)
+	ruRelaxedTried bool // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
+	// relaxedSolverOnly: relaxedRounds runs no replay or serial search, only its solver
+	// (for testing that path alone).
+	relaxedSolverOnly bool
+	ruRelaxedTime     time.Duration // and took this long
+	ruWitnessTried    bool
 	// onSerialOrder, when set, sees every serial order verifyOrder accepts (the
 	// relaxed witness's checker: ruRelaxedTry).
 	onSerialOrder func(order []int32)
@@ -443,6 +446,10 @@ func (c *checker) decide(in *encode.Inference, names []string, win *encode.Windo
 		case open || v != nil && v.split && c.siPairs():
 			c.progress("deciding " + m)
 			mr.Valid, mr.Message = c.solve(m, v)
+		case mr.Valid == Valid && c.onSerialOrder != nil && v != nil && !v.split:
+			// No choice left and no cycle: the graph's own order is the solution's
+			// (a witness checker's caller verifies it as it does the solver's).
+			c.verifyOrder(p.In, c.modelOrder(nil, v), false, false)
 		}
 	}
 	// A model found not valid must name an anomaly it forbids. When nothing does (the

@@ -103,6 +103,9 @@ func relaxedHistory(h *history.History, reads []relaxedRead, detach bool) *histo
 // maxRelaxRounds bounds the rounds of relaxedWitness (each one narrowing, a few replays).
 const maxRelaxRounds = 4
 
+// relaxedSolveConflicts bounds each of relaxedRounds's solver runs.
+const relaxedSolveConflicts = 2000
+
 // relaxedWitness tries to prove the per-read models of left that a read-by-read replay
 // can prove (replayable) by a serial order of a relaxed history: the lost updates'
 // losers' reads (relaxedReads), then, round by round, the reads whose anti-dependencies
@@ -113,6 +116,19 @@ const maxRelaxRounds = 4
 // orders (read committed), then, for the models with process order still left,
 // attached. in is the per-read inference of c.h. It returns the models still left.
 func (c *checker) relaxedWitness(in *encode.Inference, left []string, results map[string]*ModelResult) []string {
+	var lost []Anomaly
+	for _, a := range c.res.Anomalies {
+		if a.Type == "lost-update" {
+			lost = append(lost, a)
+		}
+	}
+	c.relaxedPerRead(in, c.oneBaseIn, lost, left)
+	return c.takeProven(left, results)
+}
+
+// relaxedPerRead is relaxedWitness on the one-base inference oneBase of c.h, with lost
+// its lost updates; what it proves goes into c.proven.
+func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, left []string) {
 	var want []string
 	process := false
 	for _, m := range left {
@@ -121,20 +137,14 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 			process = process || models[m].process
 		}
 	}
-	// c.oneBaseIn's findings (a key the one-base models cannot tile, diagnosed when they
+	// oneBase's findings (a key the one-base models cannot tile, diagnosed when they
 	// were decided) say nothing about the per-read models: the relaxed history's own
 	// inference is asked, and the verification decides.
-	if len(want) == 0 || c.oneBaseIn == nil || c.opts.Solver.NoWitness || c.budget.out() {
-		return left
+	if len(want) == 0 || oneBase == nil || c.opts.Solver.NoWitness || c.budget.out() {
+		return
 	}
 	t0, prune0 := time.Now(), c.res.Stats.PruneSeconds
-	var lost []Anomaly
-	for _, a := range c.res.Anomalies {
-		if a.Type == "lost-update" {
-			lost = append(lost, a)
-		}
-	}
-	relax := relaxedReads(c.h, c.oneBaseIn, lost)
+	relax := relaxedReads(c.h, oneBase, lost)
 	// Attached only after a detached order that read committed accepts but the orders
 	// did not: otherwise (the history is not even read committed, or no serial order
 	// of the relaxed one was found) the more constrained pass would fail too, and on a
@@ -151,18 +161,18 @@ func (c *checker) relaxedWitness(in *encode.Inference, left []string, results ma
 		lists = true
 		return c.proveOrdered(at, want)
 	}
-	if !c.relaxedRounds(relax, true, true, accept) && lists && process {
-		c.relaxedRounds(relax, false, true, accept)
+	if !c.relaxedRounds(oneBase, relax, true, true, accept) && lists && process {
+		c.relaxedRounds(oneBase, relax, false, true, accept)
 	}
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
-	return c.takeProven(left, results)
 }
 
-// relaxedRounds runs relaxedWitness's rounds from the reads relax, the relaxed
+// relaxedRounds runs relaxedWitness's rounds on the one-base inference oneBase of c.h
+// from the reads relax, the relaxed
 // transactions detached from the orders or not, until accept takes a serial order of
 // the relaxed history; it reports whether one did. Without narrow, only the first
 // round's replays run (no narrowing, no further reads relaxed).
-func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept func(order []int32) bool) bool {
+func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, detach, narrow bool, accept func(order []int32) bool) bool {
 	h := c.h
 	relax = slices.Clone(relax)
 	relaxed := map[int32]bool{}
@@ -177,7 +187,7 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 		levels[1] = prune.Level{Process: true}
 	}
 	for round := 0; round < maxRelaxRounds && !c.budget.out(); round++ {
-		hr, ir := h, c.oneBaseIn
+		hr, ir := h, oneBase
 		if len(relax) > 0 {
 			c.progress("replaying serially with reads relaxed")
 			hr = relaxedHistory(h, relax, detach)
@@ -193,6 +203,9 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 		// by midpoint and by completion, then repaired; it reports whether every model
 		// is proved.
 		replays := func(edges []encode.Edge, win *encode.Windows) bool {
+			if c.relaxedSolverOnly {
+				return false
+			}
 			for _, byCompletion := range []bool{false, true} {
 				if c.budget.out() {
 					return false
@@ -217,8 +230,42 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 			if edges != nil || win != nil || nodes == 0 || c.opts.Solver.NoSerialSearch || c.budget.out() {
 				return false
 			}
-			order, ok := searchSerial(hr, ir, commit, nodes, c.budget.stop)
+			if order, ok := searchSerial(hr, ir, commit, nodes, c.budget.stop); ok && accept(order) {
+				return true
+			}
+			// From the end (searchSerialBackward): it finds the orders where a relaxed
+			// loser must run far from where the forward search tries it.
+			if c.budget.out() {
+				return false
+			}
+			order, ok := searchSerialBackward(hr, ir, commit, backSearchWork(len(hr.Txns)), c.budget.stop)
 			return ok && accept(order)
+		}
+		// solved decides the serial model of level lv on the relaxed history within win
+		// by a checker of its own, its conflicts capped: each of its solutions goes to
+		// accept as the topological order of its graph (modelOrder). Where the replays
+		// and searches get lost among the duplicates, a few dozen conflicts find one.
+		solved := func(hr *history.History, ir *encode.Inference, lv prune.Level, win *encode.Windows) bool {
+			sub, ready := c.witnessChecker()
+			if !ready || c.budget.out() {
+				return false
+			}
+			m := "serializable"
+			switch {
+			case lv.Realtime:
+				m = "strict-serializable"
+			case lv.Process:
+				m = "strong-session-serializable"
+			}
+			sub.h, sub.witnessOnly, sub.opts.VerdictOnly = hr, true, true
+			found := false
+			sub.onSerialOrder = func(order []int32) { found = found || accept(order) }
+			c.progress("deciding " + m + " with reads relaxed")
+			lift := sub.budget.capConflicts(relaxedSolveConflicts)
+			sub.decide(ir, []string{m}, win, m, map[string]*ModelResult{})
+			lift()
+			c.addWitnessStats(sub, found)
+			return found
 		}
 		// With nothing relaxed the history is the real one, whose serial replays ran.
 		if len(relax) > 0 && (replays(guide, nil) || replays(nil, nil)) {
@@ -247,7 +294,7 @@ func (c *checker) relaxedRounds(relax []relaxedRead, detach, narrow bool, accept
 				case !lv.Realtime:
 					edges = process
 				}
-				if replays(edges, pr.Win) {
+				if replays(edges, pr.Win) || solved(hr, ir, lv, pr.Win) {
 					return true
 				}
 				continue
@@ -302,7 +349,7 @@ func (c *checker) relaxedSnapshotWitness() bool {
 	// The replays of the relaxed history only: where they do not find an order, its
 	// narrowing (unbounded, or within snapshot isolation's bounds) cost 1-6 CPU-s at
 	// 10K (write skew, seeds 9, 27, 41) and the next witness still had to decide.
-	return c.relaxedRounds(c.serialCycleReads, true, false, accept)
+	return c.relaxedRounds(c.oneBaseIn, c.serialCycleReads, true, false, accept)
 }
 
 // addSerialCycleReads records the reads whose anti-dependencies a serializable-family

@@ -111,6 +111,7 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 		x = uncommitted.NewIndex(c.h)
 		x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
 		x.Conflicts = &c.res.Stats.Conflicts
+		x.ConflictsLeft = c.budget.conflictsLeft
 		x.States = &c.res.Stats.SearchStates
 		*xp = x
 	}
@@ -218,6 +219,9 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 			if l := left(); len(l) > 0 && !c.budget.out() {
 				c.provePerRead(in, names)
 			}
+			if l := left(); len(l) > 0 && !c.budget.out() {
+				c.ruLostUpdateWitness(in, l)
+			}
 		}
 	}
 	if l := left(); len(l) > 0 && alone && !c.budget.out() && !c.ruSerialTried {
@@ -234,6 +238,24 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 				c.proven[m] = true
 			}
 		}
+	}
+}
+
+// ruLostUpdateWitness runs read committed's relaxed witness (relaxedPerRead) for the
+// read-uncommitted models left where the history has lost updates: no serial order
+// exists there, and a serial order with the losers' reads left unknown, verified read
+// by read on the real history, proves read committed and so read uncommitted
+// (graphWithin). Read uncommitted's own relaxed witness leaves every read but the
+// longest unknown, which gives the serial searches far more to choose among: on a lost
+// update among 1,000 transactions of 50 keys with values 1..6 it found nothing in 20 s,
+// where this one finds the order from the end at once. in is the per-read inference.
+func (c *checker) ruLostUpdateWitness(in *encode.Inference, left []string) {
+	lost, ok := lostUpdatesStop(c.h, c.budget.stop)
+	if !ok || len(lost) == 0 {
+		return
+	}
+	if ob := c.ruOneBase(); ob != nil && len(ob.Findings) == 0 && !c.budget.out() {
+		c.relaxedPerRead(in, ob, lost, left)
 	}
 }
 

@@ -82,10 +82,18 @@ func (x *Index) solveOpenSpent(process, realtime bool, maxConflicts int64, stop 
 	if run, ok := x.serialRun(process, false, stop); ok {
 		e.setPhases(run)
 	}
-	s.SetConflictLimit(solveChunkConflicts)
 	s.SetDecisionLimit(solveChunkDecisions)
 	counted := int64(0)
 	for {
+		// A chunk never runs past the caller's conflict limit (--max-conflicts 1 ran
+		// 500 here).
+		chunk := int64(solveChunkConflicts)
+		if x.ConflictsLeft != nil {
+			if left := x.ConflictsLeft(); left >= 0 {
+				chunk = max(1, min(chunk, left))
+			}
+		}
+		s.SetConflictLimit(chunk)
 		st := s.Solve()
 		if x.Conflicts != nil {
 			// The caller's conflict limit counts these too (its stop reads the total).

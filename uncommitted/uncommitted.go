@@ -143,6 +143,9 @@ type Index struct {
 	// Conflicts, when set, is the caller's count of solver conflicts: the solver over
 	// attributions adds its own (so that the caller's limit on them holds here too).
 	Conflicts *int64
+	// ConflictsLeft, when set, is how many more conflicts the caller's limit allows
+	// (negative: no limit); the solver's chunks stop there.
+	ConflictsLeft func() int64
 	// States, when set, is the caller's count of failed states of the searches over
 	// orders (the runs and serial searches): a limit may stop them before any solver
 	// conflict, and the caller's message then says how far they got.
