@@ -1,6 +1,7 @@
 package main
 
 import (
+	"doppel/workload"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -101,7 +102,22 @@ func runBench(args []string) int {
 				fmt.Printf("%-28s recorded history %s%s\n", sc.Name, sc.File, heavy)
 				continue
 			}
+			// Every flag that differs from doppel gen's defaults, so that the line
+			// regenerates the history.
 			extra := ""
+			def := workload.DefaultSpec()
+			if s.KeyDist != def.KeyDist {
+				extra += ", key-dist " + s.KeyDist
+			}
+			if s.Reads != def.Reads {
+				extra += fmt.Sprintf(", reads %g", s.Reads)
+			}
+			if sc.Sim.Fail > 0 {
+				extra += fmt.Sprintf(", fail %g", sc.Sim.Fail)
+			}
+			if len(sc.Sim.Faults) > 0 || sc.Sim.FaultRate > 0 {
+				extra += fmt.Sprintf(", faults %s at rate %g", strings.Join(sc.Sim.Faults, ","), sc.Sim.FaultRate)
+			}
 			if sc.Sim.Info > 0 {
 				extra += fmt.Sprintf(", info %g", sc.Sim.Info)
 			}
