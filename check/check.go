@@ -143,6 +143,8 @@ type checker struct {
 	// relaxedSolverOnly: relaxedRounds runs no replay or serial search, only its solver
 	// (for testing that path alone).
 	relaxedSolverOnly bool
+	relaxedFailed     bool          // the relaxed witness found no order read committed's lists pass (relaxedBeforeWitnesses)
+	ruLost            []Anomaly     // the lost updates read uncommitted's path found for its witness (ruLostUpdateWitness)
 	ruRelaxedTime     time.Duration // and took this long
 	ruWitnessTried    bool
 	// onSerialOrder, when set, sees every serial order verifyOrder accepts (the
@@ -928,6 +930,9 @@ func (c *checker) provePerReadFirst(names []string) *encode.Inference {
 		return in
 	}
 	if c.provePerReadGuidedRepair(rin, names); len(c.proven) == len(names) || c.budget.out() {
+		return in
+	}
+	if c.relaxedBeforeWitnesses(rin, in, names); len(c.proven) == len(names) || c.budget.out() {
 		return in
 	}
 	if c.proveBySessionWitness(rin, names); len(c.proven) == len(names) || c.budget.out() {
