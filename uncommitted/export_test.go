@@ -1,5 +1,7 @@
 package uncommitted
 
+import "doppel/history"
+
 // SearchDecides reports whether the search over attributions alone (no serial
 // search, no caller's proof) decides x within polls polls of its stop.
 func SearchDecides(x *Index, process, realtime bool, polls int) bool {
@@ -18,4 +20,18 @@ func SearchDecides(x *Index, process, realtime bool, polls int) bool {
 	d.initOrder()
 	d.search(x.open, 0)
 	return !d.stopped
+}
+
+// LazyListing lists the choices of the first state of a lazy runs search on h (real
+// time on), with stop as its limits, and returns the work it did and whether stop
+// stopped it.
+func LazyListing(h *history.History, stop func() bool) (work int64, stopped, ok bool) {
+	s := newRunsSearch(h, true, stop)
+	if s == nil {
+		return 0, false, false
+	}
+	s.narrow()
+	s.lazy = true
+	s.Candidates(nil)
+	return s.work, s.stopped, true
 }

@@ -378,6 +378,10 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 					s.incomplete = true // more made uncommitted than the rules need
 				}
 			}
+			// Quadratic in a long frontier: counted, so that the limits are asked
+			// (one listing of a writer's choices took seconds at 10K transactions,
+			// past --timeout).
+			s.work += int64(max(0, q-s.lo[k])) * int64(1+len(desig)/8)
 		}
 		if left && st[n-1] == posOpen && !taken(n-1) && !slices.Contains(desig, n-1) {
 			desig = append(desig, n-1)
@@ -430,7 +434,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	var choose func(i int)
 	choose = func(i int) {
 		s.work++
-		if full {
+		if full || s.poll() {
 			return
 		}
 		if i == len(shown) {
@@ -515,6 +519,16 @@ func (s *runsSearch) pick(bi int, combo int) int {
 	return combo % len(s.opts[bi])
 }
 
+// poll asks the limits every 2^18 units of work (choices listed, positions visited)
+// and reports whether they stopped the search.
+func (s *runsSearch) poll() bool {
+	if s.work >= s.nextPoll {
+		s.nextPoll = s.work + 1<<18
+		s.stopped = s.stopped || s.stop != nil && s.stop()
+	}
+	return s.stopped
+}
+
 // Candidates appends the moves (process and choice) of the processes whose next
 // writer may run (real time allowing): fewest positions made uncommitted first, then
 // earliest invocation.
@@ -522,11 +536,7 @@ func (s *runsSearch) Candidates(buf []int32) []int32 {
 	seen := 0
 	// The choices of a writer with several appends to a key may take long to list:
 	// the limits are polled by work too, not only every 1024 steps of the search.
-	if s.work >= s.nextPoll {
-		s.nextPoll = s.work + 1<<18
-		s.stopped = s.stopped || s.stop != nil && s.stop()
-	}
-	if s.stopped {
+	if s.poll() {
 		return buf // the search ends as stopped (run), whatever it records
 	}
 	minComp := int32(-1)
