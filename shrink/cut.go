@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"doppel/history"
+	"doppel/internal/slicesx"
 )
 
 // cand is a candidate cut of the original history: the transactions and keys it keeps
@@ -650,6 +651,7 @@ func (s *shrinker) assemble(c cand, keyAt map[int32]int, removed map[int32]bool,
 			m.Value = intern(valID, &out.Values, h.Values, op.Value)
 		} else if op.Known {
 			m.Start = int32(len(reads))
+			reads = slicesx.Double(reads, int(op.End-op.Start))
 			for _, v := range h.ReadValues[op.Start:op.End] {
 				reads = append(reads, intern(valID, &out.Values, h.Values, v))
 			}
