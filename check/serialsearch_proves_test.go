@@ -477,16 +477,7 @@ func TestStrongWitnessWithInfoTriesWithoutWindowsFirst(t *testing.T) {
 	h := simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.01,
 		Inject: []string{workload.InjectWriteSkew}, InjectAt: 0.95})
 	for _, m := range []string{"read-committed", "read-uncommitted"} {
-		var phases []string
-		res, err := check.Check(h, check.Options{Models: []string{m}, Timeout: 60 * time.Second,
-			Progress: func(p string) { phases = append(phases, p) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Valid != check.Valid {
-			t.Fatalf("%s: %v (%s), want valid", m, res.Valid, res.Message)
-		}
-		if slices.Contains(phases, "narrowing read by read under real-time order for a witness") {
+		if phases := validWithPhases(t, h, m); slices.Contains(phases, "narrowing read by read under real-time order for a witness") {
 			t.Errorf("%s: the strong witness narrowed before its search without windows proved it: %q", m, phases)
 		}
 	}
