@@ -142,8 +142,7 @@ func (c *checker) relaxedBeforeWitnesses(in, oneBase *encode.Inference, names []
 	if len(lost) == 0 || len(plain) == 0 || oneBase == nil || len(oneBase.Findings) > 0 || c.budget.out() {
 		return
 	}
-	c.relaxedPerRead(in, oneBase, lost, plain)
-	if !c.allProven(plain) && !c.budget.out() {
+	if ran, lists := c.relaxedPerRead(in, oneBase, lost, plain); ran && !lists && !c.budget.out() {
 		c.relaxedFailed = true
 	}
 }
@@ -165,10 +164,11 @@ func (c *checker) lostUpdatesFound() []Anomaly {
 }
 
 // relaxedPerRead is relaxedWitness on the one-base inference oneBase of c.h, with lost
-// its lost updates; what it proves goes into c.proven.
-func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, left []string) {
+// its lost updates; what it proves goes into c.proven. It reports whether it ran, and
+// whether some order passed read committed's lists (the models' orders aside).
+func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, left []string) (ran, lists bool) {
 	if c.relaxedFailed {
-		return
+		return false, false
 	}
 	var want []string
 	process := false
@@ -182,7 +182,7 @@ func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, 
 	// were decided) say nothing about the per-read models: the relaxed history's own
 	// inference is asked, and the verification decides.
 	if len(want) == 0 || oneBase == nil || c.opts.Solver.NoWitness || c.budget.out() {
-		return
+		return false, false
 	}
 	t0, prune0 := time.Now(), c.res.Stats.PruneSeconds
 	relax := relaxedReads(c.h, oneBase, lost)
@@ -193,7 +193,6 @@ func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, 
 	// accept proves the models of want whose orders order keeps, when every read of
 	// the real history is a committed prefix there; it reports whether every one is
 	// proved, and lists whether some order passed the lists (the orders aside).
-	var lists bool
 	accept := func(order []int32) bool {
 		at, err := verifyPerReadLists(c.h, in, order)
 		if err != nil {
@@ -206,6 +205,7 @@ func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, 
 		c.relaxedRounds(oneBase, relax, false, true, accept)
 	}
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
+	return true, lists
 }
 
 // relaxedRounds runs relaxedWitness's rounds on the one-base inference oneBase of c.h
@@ -282,11 +282,11 @@ func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, 
 			order, ok := searchSerialBackward(hr, ir, commit, backSearchWork(len(hr.Txns)), c.budget.stop)
 			return ok && accept(order)
 		}
-		// solved decides the serial model of level lv on the relaxed history within win
+		// solved decides the serial model of level lv on the relaxed history hr within win
 		// by a checker of its own, its conflicts capped: each of its solutions goes to
 		// accept as the topological order of its graph (modelOrder). Where the replays
 		// and searches get lost among the duplicates, a few dozen conflicts find one.
-		solved := func(hr *history.History, ir *encode.Inference, lv prune.Level, win *encode.Windows) bool {
+		solved := func(lv prune.Level, win *encode.Windows) bool {
 			sub, ready := c.witnessChecker()
 			if !ready || c.budget.out() {
 				return false
@@ -335,7 +335,7 @@ func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, 
 				case !lv.Realtime:
 					edges = process
 				}
-				if replays(edges, pr.Win) || solved(hr, ir, lv, pr.Win) {
+				if replays(edges, pr.Win) || solved(lv, pr.Win) {
 					return true
 				}
 				continue
