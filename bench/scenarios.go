@@ -445,6 +445,22 @@ func hardScenarios() []Scenario {
 				ExpectValid: map[string]bool{"read-committed": true, "read-uncommitted": true}, Hard: true, Timeout: time.Minute})
 		}
 	}
+	// The same among 30 clients on 200 hotspot keys of two values with 5% :info (the
+	// sweep's sweep-99-6): the loser's append is lost, so a serial order of the history
+	// with its read unknown must put its block past the trace; only the history without
+	// the loser (lostLeftOut) is found at 5K and 10K.
+	for _, txns := range []int{5000, 10_000} {
+		for seed := int64(1); seed <= 2; seed++ {
+			spec := workload.DefaultSpec()
+			spec.Sessions, spec.Txns, spec.Ops, spec.Keys, spec.KeyDist = 30, txns, 4, 200, "hotspot"
+			spec.DupKeys, spec.ValDomain, spec.Seed = 1, 2, seed
+			out = append(out, Scenario{Name: fmt.Sprintf("weak-lost-update-hot-%s-s%d", count(txns), seed), Spec: spec,
+				Sim: workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.05,
+					Inject: []string{workload.InjectLostUpdate}, InjectAt: 0.5},
+				Models:      []string{"read-committed", "read-uncommitted"},
+				ExpectValid: map[string]bool{"read-committed": true, "read-uncommitted": true}, Hard: true, Timeout: time.Minute})
+		}
+	}
 	// Found by a sweep over generator flags the families above do not use (issue 9):
 	// write-heavy clients on hot keys (Jepsen's own list-append skews its keys), where
 	// many concurrent blind appends of few values fill each key's trace, and snapshot

@@ -140,13 +140,14 @@ type checker struct {
 	ruOneBaseIn    *encode.Inference
 	ruSerialTried  bool // read uncommitted's full serial attempts ran (replayUncommitted)
 	ruRelaxedTried bool // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
-	// relaxedSolverOnly: relaxedRounds runs no replay or serial search, only its solver
-	// (for testing that path alone).
-	relaxedSolverOnly bool
-	relaxedFailed     bool          // the relaxed witness found no order read committed's lists pass (relaxedBeforeWitnesses)
-	ruLost            []Anomaly     // the lost updates read uncommitted's path found for its witness (ruLostUpdateWitness)
-	ruRelaxedTime     time.Duration // and took this long
-	ruWitnessTried    bool
+	// relaxedSolverOnly: relaxedRounds runs no replay or serial search, only its solver,
+	// and lostLeftOut does not run (for testing that path alone); relaxedLeftOutOnly:
+	// lostLeftOut runs and relaxedRounds does not.
+	relaxedSolverOnly, relaxedLeftOutOnly bool
+	relaxedFailed                         bool          // the relaxed witness found no order read committed's lists pass (relaxedBeforeWitnesses)
+	ruLost                                []Anomaly     // the lost updates read uncommitted's path found for its witness (ruLostUpdateWitness)
+	ruRelaxedTime                         time.Duration // and took this long
+	ruWitnessTried                        bool
 	// onSerialOrder, when set, sees every serial order verifyOrder accepts (the
 	// relaxed witness's checker: ruRelaxedTry).
 	onSerialOrder func(order []int32)

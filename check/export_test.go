@@ -19,6 +19,10 @@ func SolverProblemHook(f func(strictRefuted, strictView bool)) {
 	}
 }
 
+// SkipLostLeftOut keeps the relaxed witness from trying the history without the lost
+// updates' losers (lostLeftOut) while skip holds.
+func SkipLostLeftOut(skip bool) { skipLostLeftOut = skip }
+
 // MergedChainsOrder replays h without the appends its version reads miss and places
 // them by mergedChains: tried says the replay without them ran through (and h has
 // such appends), order is mergedChains's (nil: none found), err its verification.
