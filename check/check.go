@@ -521,11 +521,13 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		}
 	}
 	if perReadClean(in) && !c.opts.Solver.NoWitness && !c.perReadTried && len(replayable) > 0 {
-		// The plain replays, then the serial search with process order as a witness,
-		// before the repairs (as provePerReadFirst).
+		// The plain replays, then (where a lost update was found) the relaxed witness
+		// and the serial search with process order as a witness, before the repairs
+		// (as provePerReadFirst).
 		t1 := time.Now()
 		c.provePerReadPass(in, replayable, false)
 		if !c.perReadTried {
+			c.relaxedBeforeWitnesses(in, c.oneBaseIn, replayable)
 			c.proveBySessionWitness(in, replayable)
 			if left = c.takeProven(left, results); len(left) == 0 {
 				c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
