@@ -8,6 +8,7 @@ import (
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/internal/ordersearch"
 	"doppel/prune"
 	"doppel/sat"
 	"doppel/theory"
@@ -144,10 +145,13 @@ type checker struct {
 	// and lostLeftOut does not run (for testing that path alone); relaxedLeftOutOnly:
 	// lostLeftOut runs and relaxedRounds does not.
 	relaxedSolverOnly, relaxedLeftOutOnly bool
-	relaxedFailed                         bool          // the relaxed witness found no order read committed's lists pass (relaxedBeforeWitnesses)
-	ruLost                                []Anomaly     // the lost updates read uncommitted's path found for its witness (ruLostUpdateWitness)
-	ruRelaxedTime                         time.Duration // and took this long
-	ruWitnessTried                        bool
+	// rcMemos keeps each model's failed states of the search over the processes' orders
+	// between its turns (searchProcessOrders).
+	rcMemos        map[rcMemoKey]*ordersearch.Memo
+	relaxedFailed  bool          // the relaxed witness found no order read committed's lists pass (relaxedBeforeWitnesses)
+	ruLost         []Anomaly     // the lost updates read uncommitted's path found for its witness (ruLostUpdateWitness)
+	ruRelaxedTime  time.Duration // and took this long
+	ruWitnessTried bool
 	// onSerialOrder, when set, sees every serial order verifyOrder accepts (the
 	// relaxed witness's checker: ruRelaxedTry).
 	onSerialOrder func(order []int32)
@@ -587,6 +591,11 @@ func (c *checker) decideWeak(weak []string, results map[string]*ModelResult) boo
 		c.proveByOrderCount(in, left, true)
 		c.res.Stats.SolveSeconds += time.Since(t1).Seconds()
 		if refuted() {
+			return true
+		}
+		// The rest of the serial search's states, where its first turn ran out.
+		c.searchProcessOrders(in, left, rcSerialStates(len(c.h.Txns)))
+		if left = c.takeProven(left, results); len(left) == 0 || refuted() {
 			return true
 		}
 		// A lost update rules out the serial witness; the relaxed one leaves its

@@ -32,7 +32,17 @@ type Limits struct {
 	MaxStates int
 	MaxBytes  int
 	Stop      func() bool
+	// Memo, when set, holds the failed states across searches of one Space (the same
+	// history and constraints): a search stopped by its limits and started again
+	// skips what it already saw fail. MaxStates and MaxBytes then count them all.
+	Memo *Memo
 }
+
+// Memo is the failed states a search remembers (Limits.Memo).
+type Memo struct{ failed stateSet }
+
+// States is the number of failed states m holds.
+func (m *Memo) States() int { return m.failed.n }
 
 // Outcome is how a search ended.
 type Outcome int
@@ -57,7 +67,10 @@ func Search(sp Space, lim Limits) Result {
 	if sp.Done() {
 		return Result{Outcome: Found}
 	}
-	var failed stateSet
+	failed := &stateSet{}
+	if lim.Memo != nil {
+		failed = &lim.Memo.failed
+	}
 	type frame struct{ from, next, end int } // its candidates: cands[from:end]
 	var cands []int32
 	var frames []frame

@@ -140,3 +140,53 @@ func TestSearchAgainstEnumeration(t *testing.T) {
 		t.Fatalf("found %d, exhausted %d: the toy is too easy one way", found, exhausted)
 	}
 }
+
+// TestSearchResumesWithMemo: a search stopped by MaxStates and started again with the
+// same Memo and more states reaches the verdict of an unlimited search, counts the
+// failed states of both turns, and does not fail more states in all than the unlimited
+// search (the second turn skips what the first saw fail).
+func TestSearchResumesWithMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	resumed := 0
+	for seed := 0; seed < 3000; seed++ {
+		s := &toy{}
+		chains := 2 + rng.IntN(4)
+		for range chains {
+			steps := make([]uint32, 2+rng.IntN(4))
+			for i := range steps {
+				steps[i] = rng.Uint32() | rng.Uint32() | rng.Uint32()
+			}
+			s.allowed = append(s.allowed, steps)
+		}
+		s.head = make([]int32, chains)
+		whole := Search(s, Limits{MaxStates: 1 << 20, MaxBytes: 1 << 30})
+		for range s.order {
+			s.Undo()
+		}
+		if whole.States < 4 {
+			continue
+		}
+		memo := &Memo{}
+		first := Search(s, Limits{MaxStates: whole.States / 2, MaxBytes: 1 << 30, Memo: memo})
+		if first.Outcome != Stopped {
+			t.Fatalf("seed %d: the first turn ended %v with %d of %d states", seed, first.Outcome, first.States, whole.States)
+		}
+		if memo.States() != first.States {
+			t.Fatalf("seed %d: the memo holds %d states, the turn reported %d", seed, memo.States(), first.States)
+		}
+		for range s.order { // a stopped search leaves the Space where it stopped
+			s.Undo()
+		}
+		second := Search(s, Limits{MaxStates: 1 << 20, MaxBytes: 1 << 30, Memo: memo})
+		if second.Outcome != whole.Outcome {
+			t.Fatalf("seed %d: resumed %v, whole %v", seed, second.Outcome, whole.Outcome)
+		}
+		if second.States < first.States || second.States > whole.States {
+			t.Fatalf("seed %d: %d states after both turns (first %d), %d in one", seed, second.States, first.States, whole.States)
+		}
+		resumed++
+	}
+	if resumed < 300 {
+		t.Fatalf("only %d searches were long enough to stop and resume", resumed)
+	}
+}
