@@ -205,7 +205,8 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 				// proves read uncommitted too. On hot keys with :info at 10K the strict
 				// search proves the history in ~2 s, where the witness below and the
 				// repairs ran past 20 s before the serial attempts' turn came.
-				if ob := c.ruOneBase(); ob != nil && len(ob.Findings) == 0 && !skipReplays && !c.budget.out() {
+				// Not where a lost update was found: no serial order exists.
+				if ob := c.ruOneBase(); ob != nil && len(ob.Findings) == 0 && !skipReplays && !c.ruFindLost() && !c.budget.out() {
 					c.progress("replaying serially")
 					c.quickSerialAttempts(ob, l)
 				}
@@ -252,17 +253,30 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 // witness, as on read committed's path (provePerReadFirst). in is the per-read
 // inference.
 func (c *checker) ruLostUpdateWitness(in *encode.Inference, left []string) {
-	if len(c.lostUpdatesFound()) == 0 {
-		// Read uncommitted's path does not look for them (it allows them).
-		lost, ok := lostUpdatesStop(c.h, c.budget.stop)
-		if !ok || len(lost) == 0 {
-			return
-		}
-		c.ruLost = lost
+	if !c.ruFindLost() {
+		return
 	}
 	if ob := c.ruOneBase(); ob != nil && !c.budget.out() {
 		c.relaxedBeforeWitnesses(in, ob, left)
 	}
+}
+
+// ruFindLost reports whether c.h has lost updates, looking for them the first time
+// on read uncommitted's path, which does not otherwise (it allows them): c.ruLost.
+func (c *checker) ruFindLost() bool {
+	if len(c.lostUpdatesFound()) > 0 {
+		return true
+	}
+	if c.ruLostLooked || c.budget.out() {
+		return false
+	}
+	c.ruLostLooked = true
+	lost, ok := lostUpdatesStop(c.h, c.budget.stop)
+	if !ok || len(lost) == 0 {
+		return false
+	}
+	c.ruLost = lost
+	return true
 }
 
 // ruOneBase returns the one-base inference read uncommitted's serial attempts run on,
