@@ -1,6 +1,8 @@
 package check
 
 import (
+	"time"
+
 	"doppel/encode"
 	"doppel/history"
 )
@@ -22,6 +24,12 @@ func SolverProblemHook(f func(strictRefuted, strictView bool)) {
 // SkipLostLeftOut keeps the relaxed witness from trying the history without the lost
 // updates' losers (lostLeftOut) while skip holds.
 func SkipLostLeftOut(skip bool) { skipLostLeftOut = skip }
+
+// ShareAndReplaysForTests sets every share of the time shareTime gives (0: its own)
+// and whether the replays before the narrowing are left out.
+func ShareAndReplaysForTests(share time.Duration, noReplays bool) {
+	shareOverride, skipReplays = share, noReplays
+}
 
 // MergedChainsOrder replays h without the appends its version reads miss and places
 // them by mergedChains: tried says the replay without them ran through (and h has

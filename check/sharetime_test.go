@@ -75,3 +75,4 @@ func TestPausedRoundsResume(t *testing.T) {
 		}
 	}
 }
+
