@@ -75,4 +75,3 @@ func TestPausedRoundsResume(t *testing.T) {
 		}
 	}
 }
-
