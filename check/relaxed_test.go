@@ -219,11 +219,7 @@ func validWithPhases(t *testing.T, h *history.History, m string) []string {
 // drawn from seed.
 func hotLostUpdate(t *testing.T, txns int, seed int64) *history.History {
 	t.Helper()
-	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Txns, spec.Ops, spec.Keys, spec.KeyDist = 30, txns, 4, 200, "hotspot"
-	spec.DupKeys, spec.ValDomain, spec.Seed = 1, 2, seed
-	return simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.05,
-		Inject: []string{workload.InjectLostUpdate}, InjectAt: 0.5})
+	return lostUpdateFamily(t, "hotspot", txns, 200, 2, seed, workload.SimOptions{Info: 0.05})
 }
 
 // zipfLostUpdate is bench's weak-lost-update-zipf family: a lost update injected halfway
@@ -231,9 +227,18 @@ func hotLostUpdate(t *testing.T, txns int, seed int64) *history.History {
 // :fail, drawn from seed.
 func zipfLostUpdate(t *testing.T, txns int, seed int64) *history.History {
 	t.Helper()
+	return lostUpdateFamily(t, "zipf", txns, 50, 6, seed, workload.SimOptions{Fail: 0.05})
+}
+
+// lostUpdateFamily is one history of bench's lost-update families (bench's
+// weakLostUpdates): a lost update injected halfway through txns transactions of 30
+// clients, 4 micro-ops each, on keys of dist, every key duplicate-capable with values
+// 1..vals, drawn from seed, with sim's :info and :fail.
+func lostUpdateFamily(t *testing.T, dist string, txns, keys, vals int, seed int64, sim workload.SimOptions) *history.History {
+	t.Helper()
 	spec := workload.DefaultSpec()
-	spec.Sessions, spec.Txns, spec.Ops, spec.Keys, spec.KeyDist = 30, txns, 4, 50, "zipf"
-	spec.DupKeys, spec.ValDomain, spec.Seed = 1, 6, seed
-	return simulate(t, spec, workload.SimOptions{Behaviour: workload.SimSerializable, Fail: 0.05,
-		Inject: []string{workload.InjectLostUpdate}, InjectAt: 0.5})
+	spec.Sessions, spec.Txns, spec.Ops, spec.Keys, spec.KeyDist = 30, txns, 4, keys, dist
+	spec.DupKeys, spec.ValDomain, spec.Seed = 1, vals, seed
+	sim.Behaviour, sim.Inject, sim.InjectAt = workload.SimSerializable, []string{workload.InjectLostUpdate}, 0.5
+	return simulate(t, spec, sim)
 }
