@@ -205,8 +205,8 @@ func (c *checker) relaxedPerRead(in, oneBase *encode.Inference, lost []Anomaly, 
 	}
 	switch {
 	case c.lostLeftOut(relax, accept) || c.relaxedLeftOutOnly:
-	case !c.relaxedRounds(c.h, oneBase, relax, true, true, accept) && lists && process:
-		c.relaxedRounds(c.h, oneBase, relax, false, true, accept)
+	case !c.relaxedRounds(oneBase, relax, true, true, accept) && lists && process:
+		c.relaxedRounds(oneBase, relax, false, true, accept)
 	}
 	c.res.Stats.SolveSeconds += time.Since(t0).Seconds() - (c.res.Stats.PruneSeconds - prune0)
 	return true, lists
@@ -265,12 +265,13 @@ func (c *checker) lostLeftOut(relax []relaxedRead, accept func(order []int32) bo
 // after it on histories it proves).
 var skipLostLeftOut bool
 
-// relaxedRounds runs relaxedWitness's rounds on base (c.h, or lostLeftOut's history),
-// whose inference is baseIn, from the reads relax, the relaxed transactions detached
-// from the orders or not, until accept takes a serial order of the relaxed history; it
-// reports whether one did. Without narrow, only the first round's replays run (no
-// narrowing, no further reads relaxed).
-func (c *checker) relaxedRounds(base *history.History, baseIn *encode.Inference, relax []relaxedRead, detach, narrow bool, accept func(order []int32) bool) bool {
+// relaxedRounds runs relaxedWitness's rounds on the one-base inference oneBase of c.h
+// from the reads relax, the relaxed transactions detached from the orders or not,
+// until accept takes a serial order of the relaxed history; it reports whether one
+// did. Without narrow, only the first round's replays run (no narrowing, no further
+// reads relaxed).
+func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, detach, narrow bool, accept func(order []int32) bool) bool {
+	h := c.h
 	relax = slices.Clone(relax)
 	relaxed := map[int32]bool{}
 	for _, r := range relax {
@@ -284,10 +285,10 @@ func (c *checker) relaxedRounds(base *history.History, baseIn *encode.Inference,
 		levels[1] = prune.Level{Process: true}
 	}
 	for round := 0; round < maxRelaxRounds && !c.budget.out(); round++ {
-		hr, ir := base, baseIn
+		hr, ir := h, oneBase
 		if len(relax) > 0 {
 			c.progress("replaying serially with reads relaxed")
-			hr = relaxedHistory(base, relax, detach)
+			hr = relaxedHistory(h, relax, detach)
 			if ir = encode.InferStop(hr, c.budget.stop); ir == nil || len(ir.Findings) > 0 || c.budget.out() {
 				return false
 			}
@@ -365,7 +366,7 @@ func (c *checker) relaxedRounds(base *history.History, baseIn *encode.Inference,
 			return found
 		}
 		// With nothing relaxed the history is the real one, whose serial replays ran.
-		if (len(relax) > 0 || base != c.h) && (replays(guide, nil) || replays(nil, nil)) {
+		if len(relax) > 0 && (replays(guide, nil) || replays(nil, nil)) {
 			return true
 		}
 		if c.opts.Solver.NoPrune || !narrow {
@@ -446,7 +447,7 @@ func (c *checker) relaxedSnapshotWitness() bool {
 	// The replays of the relaxed history only: where they do not find an order, its
 	// narrowing (unbounded, or within snapshot isolation's bounds) cost 1-6 CPU-s at
 	// 10K (write skew, seeds 9, 27, 41) and the next witness still had to decide.
-	return c.relaxedRounds(c.h, c.oneBaseIn, c.serialCycleReads, true, false, accept)
+	return c.relaxedRounds(c.oneBaseIn, c.serialCycleReads, true, false, accept)
 }
 
 // addSerialCycleReads records the reads whose anti-dependencies a serializable-family
