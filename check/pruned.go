@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"doppel/encode"
+	"doppel/history"
 	"doppel/localsearch"
 	"doppel/prune"
 	"doppel/sat"
@@ -878,6 +879,17 @@ func (c *checker) witnessChecker() (*checker, bool) {
 		sub.budget.maxConflicts = left
 	}
 	return sub, true
+}
+
+// witnessCheckerOn is witnessChecker deciding h, another history than c's (a relaxed
+// one), for the orders it verifies only: what it finds is no evidence about c's
+// models, so a refutation is neither named nor explained.
+func (c *checker) witnessCheckerOn(h *history.History) (*checker, bool) {
+	sub, ready := c.witnessChecker()
+	if ready {
+		sub.h, sub.witnessOnly, sub.opts.VerdictOnly = h, true, true
+	}
+	return sub, ready
 }
 
 // addWitnessStats adds the search counters of sub, a checker of its own that looked for

@@ -246,11 +246,10 @@ func (c *checker) lostLeftOut(relax []relaxedRead, accept func(order []int32) bo
 	// Its serializable replays and searches, by a checker of its own: the strict
 	// search within the narrowed windows (:info transactions near their invokes) is
 	// what finds the order on :info-heavy histories.
-	sub, ready := c.witnessChecker()
+	sub, ready := c.witnessCheckerOn(&hl)
 	if !ready {
 		return false
 	}
-	sub.h, sub.witnessOnly, sub.opts.VerdictOnly = &hl, true, true
 	found := false
 	sub.onSerialOrder = func(order []int32) {
 		found = found || accept(append(slices.Clip(order), losers...))
@@ -344,7 +343,7 @@ func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, 
 		// accept as the topological order of its graph (modelOrder). Where the replays
 		// and searches get lost among the duplicates, a few dozen conflicts find one.
 		solved := func(lv prune.Level, win *encode.Windows) bool {
-			sub, ready := c.witnessChecker()
+			sub, ready := c.witnessCheckerOn(hr)
 			if !ready || c.budget.out() {
 				return false
 			}
@@ -355,7 +354,6 @@ func (c *checker) relaxedRounds(oneBase *encode.Inference, relax []relaxedRead, 
 			case lv.Process:
 				m = "strong-session-serializable"
 			}
-			sub.h, sub.witnessOnly, sub.opts.VerdictOnly = hr, true, true
 			found := false
 			sub.onSerialOrder = func(order []int32) { found = found || accept(order) }
 			c.progress("deciding " + m + " with reads relaxed")

@@ -127,13 +127,10 @@ func ruRelaxedHistory(h *history.History, apart bool) (hr *history.History, orig
 // (ir its inference; orig maps its transactions to c.h's, nil: the same); with narrow,
 // the narrowed problem too, where the replays found no order.
 func (c *checker) ruRelaxedTry(x *uncommitted.Index, names []string, hr *history.History, orig []int32, ir *encode.Inference, target string, narrow bool) {
-	sub, ready := c.witnessChecker()
+	sub, ready := c.witnessCheckerOn(hr)
 	if !ready {
 		return
 	}
-	// What it finds is no evidence about c's models: a refutation is neither named
-	// nor explained.
-	sub.h, sub.witnessOnly, sub.opts.VerdictOnly = hr, true, true
 	found := false
 	sub.onSerialOrder = func(order []int32) {
 		if orig != nil {
