@@ -376,7 +376,7 @@ func (c *checker) proveByReplay(in *encode.Inference, names []string) {
 		// (lagging and :info stores, doppel gen's and othergen's) no repair proved one
 		// (the search before them, or the guided replay, did).
 		_ = trySI(true) || trySI(false)
-		if len(c.proven) == len(names) {
+		if c.allProven(names) {
 			return
 		}
 	}

@@ -108,11 +108,7 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 		return
 	}
 	if x == nil {
-		x = uncommitted.NewIndex(c.h)
-		x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
-		x.Conflicts = &c.res.Stats.Conflicts
-		x.ConflictsLeft = c.budget.conflictsLeft
-		x.States = &c.res.Stats.SearchStates
+		x = c.uncommittedIndex()
 		*xp = x
 	}
 	c.progress("deciding " + m)
@@ -149,6 +145,19 @@ func (c *checker) decideUncommittedModel(m string, names []string, stop func() b
 		c.addUncommittedSerial(m, spec.realtime, r.Serial)
 	}
 	results[m] = mr
+}
+
+// uncommittedIndex returns read uncommitted's index of c.h, built the first time.
+func (c *checker) uncommittedIndex() *uncommitted.Index {
+	if c.ruIndex == nil {
+		x := uncommitted.NewIndex(c.h)
+		x.NoSerial = c.opts.Solver.NoWitness // --no-witness: the search over attributions alone
+		x.Conflicts = &c.res.Stats.Conflicts
+		x.ConflictsLeft = c.budget.conflictsLeft
+		x.States = &c.res.Stats.SearchStates
+		c.ruIndex = x
+	}
+	return c.ruIndex
 }
 
 // replayUncommitted tries to prove the read-uncommitted models names by verified
@@ -216,6 +225,14 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 			}
 			if l := left(); len(l) > 0 && !c.budget.out() {
 				c.ruLostUpdateWitness(in, l)
+			}
+			if l := left(); len(l) > 0 && !c.budget.out() {
+				// Before the strong witness's search, which looks for an order of
+				// the real history under real-time order: where a lost update's
+				// loser has no place in its key's list, it finds none (hot keys of
+				// two values, 2,000 transactions: 4.7 s), and the losers placed
+				// anew prove the forms with process order in a fraction of that.
+				c.ruLosersPlaced(l)
 			}
 			if l := left(); len(l) > 0 && !c.budget.out() {
 				c.strongWitness(in, l)

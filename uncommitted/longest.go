@@ -305,6 +305,12 @@ func (x *Index) verifyAttribution(process, realtime bool, attr []keyAttribution)
 // attributionGraph builds the graph of attr for verifyAttribution (ok false when attr
 // is not an attribution of the open keys).
 func (x *Index) attributionGraph(process, realtime bool, attr []keyAttribution) (*decider, bool) {
+	return x.attributionGraphSkip(process, realtime, attr, nil)
+}
+
+// attributionGraphSkip is attributionGraph without the edges of the open keys skip
+// marks (their attributions are not looked at).
+func (x *Index) attributionGraphSkip(process, realtime bool, attr []keyAttribution, skip []bool) (*decider, bool) {
 	h := x.h
 	if len(attr) != len(x.open) {
 		return nil, false
@@ -340,6 +346,9 @@ func (x *Index) attributionGraph(process, realtime bool, attr []keyAttribution) 
 		}
 	}
 	for i, o := range x.open {
+		if skip != nil && skip[i] {
+			continue
+		}
 		a, avail, total := attr[i], avail[i], total[i]
 		if a.li < 0 || a.li >= len(o.ls) {
 			return nil, false
@@ -435,17 +444,40 @@ func pinsOf(h *history.History, o *openKey, l []int32) []int32 {
 // history with the same transactions (the relaxed one of the check package's witness):
 // nothing about it is taken on trust.
 func (x *Index) ProveByOrder(order []int32, process, realtime bool) bool {
+	attr, _, ok := x.orderAttribution(order)
+	if !ok {
+		return false
+	}
+	for _, a := range attr {
+		if a.li < 0 {
+			return false
+		}
+	}
+	return x.verifyAttribution(process, realtime, attr)
+}
+
+// orderAttribution gives each open key's positions to the appends in order's sequence,
+// the first ones that show one of its longest reads (an :ok transaction's, or -1 for
+// any other's); a key whose appends there show none gets li -1. rank is each
+// transaction's place in order (-1: not in it). ok is false when order names no
+// transaction of the history.
+func (x *Index) orderAttribution(order []int32) (attr []keyAttribution, rank []int32, ok bool) {
 	h := x.h
 	openAt := make(map[int32]int32, len(x.open))
 	for i, o := range x.open {
 		openAt[o.key] = int32(i)
 	}
+	rank = make([]int32, len(h.Txns))
+	for i := range rank {
+		rank[i] = -1
+	}
 	lists := make([][]int32, len(x.open)) // per open key, the values in order
 	owner := make([][]int32, len(x.open))
-	for _, t := range order {
+	for r, t := range order {
 		if t < 0 || int(t) >= len(h.Txns) {
-			return false
+			return nil, nil, false
 		}
+		rank[t] = int32(r)
 		ok := h.Txns[t].Status == history.OK
 		for _, op := range h.TxnOps(int(t)) {
 			i, open := openAt[op.Key]
@@ -460,7 +492,7 @@ func (x *Index) ProveByOrder(order []int32, process, realtime bool) bool {
 			owner[i] = append(owner[i], w)
 		}
 	}
-	attr := make([]keyAttribution, len(x.open))
+	attr = make([]keyAttribution, len(x.open))
 	for i, o := range x.open {
 		attr[i].li = -1
 		for li, l := range o.ls {
@@ -469,9 +501,6 @@ func (x *Index) ProveByOrder(order []int32, process, realtime bool) bool {
 				break
 			}
 		}
-		if attr[i].li < 0 {
-			return false
-		}
 	}
-	return x.verifyAttribution(process, realtime, attr)
+	return attr, rank, true
 }

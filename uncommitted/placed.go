@@ -1,0 +1,223 @@
+package uncommitted
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"doppel/history"
+)
+
+// ProveByOrderPlaced is ProveByOrder for an order in which some open keys' appends do
+// not show one of their longest reads: a lost update's loser, whose append no read
+// shows, runs where its process puts it, so the writers after it on its key are one
+// position off. Each such key's positions are then placed anew (placeKey), every other
+// key's attribution being the order's; the whole attribution counts only when
+// verifyAttribution accepts it. maxStates bounds each key's failed states; stop is
+// polled.
+func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxStates int, stop func() bool) bool {
+	attr, rank, ok := x.orderAttribution(order)
+	if !ok {
+		return false
+	}
+	skip := make([]bool, len(x.open))
+	var misplaced []int
+	for i, a := range attr {
+		if a.li < 0 {
+			skip[i] = true
+			misplaced = append(misplaced, i)
+		}
+	}
+	for _, i := range misplaced {
+		// The keys placed so far count; those still to place do not.
+		d, ok := x.attributionGraphSkip(process, realtime, attr, skip)
+		if !ok {
+			return false
+		}
+		a, ok := x.placeKey(d, i, rank, maxStates, stop)
+		if !ok {
+			return false
+		}
+		attr[i], skip[i] = a, false
+	}
+	return x.verifyAttribution(process, realtime, attr)
+}
+
+// placeKey places open key i's longest read anew given d, the graph of every other
+// key's attribution and the model's orders (it must be acyclic). Key i's :ok writers
+// each install their appends to it as one block; a position may instead take an
+// uncommitted append of its value. With the key's writers placed in list order, the
+// graph stays acyclic iff no writer reaches (in d) one placed before it, so the
+// placement is a sequence of writers each of whose d-predecessors among them is
+// already placed, spelling the read (a writer left out then reaches none placed, so
+// the edges from the read's last writer to it close no cycle either). A depth-first
+// search over such sequences, the writers tried in rank order (the order's sequence),
+// failed states (the writers placed and the position) remembered.
+func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop func() bool) (keyAttribution, bool) {
+	h := x.h
+	o := x.open[i]
+	nw := len(o.writers)
+	words := (nw + 63) / 64
+	widx := make(map[int32]int, nw)
+	for w, t := range o.writers {
+		widx[t] = w
+	}
+	// Each writer's block: its appends to the key, in program order.
+	blocks := make([][]int32, nw)
+	wild := map[int32]int32{} // value → uncommitted appends of it
+	for t := range h.Txns {
+		for _, op := range h.TxnOps(t) {
+			if op.Kind != history.Append || op.Key != o.key {
+				continue
+			}
+			if w, ok := widx[int32(t)]; ok && h.Txns[t].Status == history.OK {
+				blocks[w] = append(blocks[w], op.Value)
+			} else {
+				wild[op.Value]++
+			}
+		}
+	}
+	// preds[w]: the writers that reach writer w in d (bitsets), from the writers each
+	// node reaches, in reverse topological order.
+	topo, ok := d.topoOrder()
+	if !ok {
+		return keyAttribution{}, false
+	}
+	reach := make([]uint64, len(d.adj)*words)
+	for j := len(topo) - 1; j >= 0; j-- {
+		v := topo[j]
+		rv := reach[int(v)*words : int(v+1)*words]
+		for _, e := range d.adj[v] {
+			rw := reach[int(e.to)*words : int(e.to+1)*words]
+			for k := range rv {
+				rv[k] |= rw[k]
+			}
+			if int(e.to) < d.n {
+				if w, ok := widx[e.to]; ok {
+					rv[w/64] |= 1 << (w % 64)
+				}
+			}
+		}
+	}
+	preds := make([]uint64, nw*words)
+	for u, t := range o.writers {
+		ru := reach[int(t)*words : int(t+1)*words]
+		for w := 0; w < nw; w++ {
+			if ru[w/64]&(1<<(w%64)) != 0 {
+				if w == u {
+					return keyAttribution{}, false // a writer on a cycle of d
+				}
+				preds[w*words+u/64] |= 1 << (u % 64)
+			}
+		}
+	}
+	byRank := make([]int, nw) // writers, earliest in the order first
+	for w := range byRank {
+		byRank[w] = w
+	}
+	slices.SortStableFunc(byRank, func(a, b int) int {
+		ra, rb := rank[o.writers[a]], rank[o.writers[b]]
+		if ra < 0 {
+			ra = int32(len(h.Txns))
+		}
+		if rb < 0 {
+			rb = int32(len(h.Txns))
+		}
+		return int(ra - rb)
+	})
+	states := 0
+	for li, l := range o.ls {
+		placed := make([]uint64, words)
+		at := make([]int32, 0, len(l))
+		usedWild := map[int32]int32{}
+		failed := map[string]bool{}
+		key := make([]byte, 0, 8*words+4)
+		var dfs func(p int) bool
+		dfs = func(p int) bool {
+			if p == len(l) {
+				return true
+			}
+			if states >= maxStates || stop != nil && states&255 == 0 && stop() {
+				return false
+			}
+			key = key[:0]
+			for _, b := range placed {
+				key = binary.LittleEndian.AppendUint64(key, b)
+			}
+			key = binary.LittleEndian.AppendUint32(key, uint32(p))
+			if failed[string(key)] {
+				return false
+			}
+			for _, w := range byRank {
+				if placed[w/64]&(1<<(w%64)) != 0 || len(blocks[w]) == 0 {
+					continue
+				}
+				ready := true
+				for k := 0; k < words && ready; k++ {
+					ready = preds[w*words+k]&^placed[k] == 0
+				}
+				b := blocks[w]
+				n := min(len(b), len(l)-p)
+				if !ready || !slices.Equal(b[:n], l[p:p+n]) {
+					continue
+				}
+				placed[w/64] |= 1 << (w % 64)
+				for range n {
+					at = append(at, o.writers[w])
+				}
+				if dfs(p + n) {
+					return true
+				}
+				at = at[:len(at)-n]
+				placed[w/64] &^= 1 << (w % 64)
+			}
+			if v := l[p]; usedWild[v] < wild[v] {
+				usedWild[v]++
+				at = append(at, -1)
+				if dfs(p + 1) {
+					return true
+				}
+				at = at[:len(at)-1]
+				usedWild[v]--
+			}
+			states++
+			key = key[:0]
+			for _, b := range placed {
+				key = binary.LittleEndian.AppendUint64(key, b)
+			}
+			key = binary.LittleEndian.AppendUint32(key, uint32(p))
+			failed[string(key)] = true
+			return false
+		}
+		if dfs(0) {
+			return keyAttribution{li: li, at: at}, true
+		}
+		if states >= maxStates {
+			break
+		}
+	}
+	return keyAttribution{}, false
+}
+
+// topoOrder returns a topological order of d's nodes, or false when d has a cycle.
+func (d *decider) topoOrder() ([]int32, bool) {
+	indeg := make([]int32, len(d.adj))
+	for _, es := range d.adj {
+		for _, e := range es {
+			indeg[e.to]++
+		}
+	}
+	order := make([]int32, 0, len(d.adj))
+	for v := range d.adj {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for j := 0; j < len(order); j++ {
+		for _, e := range d.adj[order[j]] {
+			if indeg[e.to]--; indeg[e.to] == 0 {
+				order = append(order, e.to)
+			}
+		}
+	}
+	return order, len(order) == len(d.adj)
+}
