@@ -221,9 +221,10 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 
 // ruLosersPlaced proves the forms of read uncommitted with process order where the
 // history has lost updates. The losers' appends to their key are left out (they
-// become reads not known, as are the losers' reads of the key), first with every other
-// read known, then with one longest read per key (ruRelaxedHistory), where a serial
-// order under real-time order is mostly found at once: the rest ran serially. Each
+// become reads not known, as are the losers' reads of the key), with every other read
+// known, or, where those reads then show appends no one made (a loser's, read before
+// it was lost), with one longest read per key (ruRelaxedHistory); there a serial order
+// under real-time order is mostly found at once: the rest ran serially. Each
 // order the checker of its own verifies goes to uncommitted.Index.ProveByOrderPlaced,
 // which places the lost keys' positions anew with the losers' blocks (every other key
 // as the order has it) and verifies the attribution on the real history. Without it
@@ -291,9 +292,10 @@ func (c *checker) ruLosersPlaced(names []string) {
 		}
 		c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
 		c.addWitnessStats(sub, found)
-		if found || c.budget.out() {
-			return
-		}
+		// The longest reads alone only where the other reads leave no serial order:
+		// where one was found and the placement failed, theirs fail too (hot keys
+		// with 5% :info at 2,000: 7 s more for no proof).
+		return
 	}
 }
 

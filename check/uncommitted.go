@@ -242,7 +242,9 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 			}
 		}
 	}
-	if l := left(); len(l) > 0 && alone && !c.budget.out() && !c.ruSerialTried {
+	if l := left(); len(l) > 0 && alone && !c.budget.out() && !c.ruSerialTried && !c.ruFindLost() {
+		// Not where a lost update was found: no serial order exists (hot keys of two
+		// values at 2,000: its strict search took 4 s for nothing).
 		c.ruSerialTried = true
 		if in := c.ruOneBase(); in != nil && len(in.Findings) == 0 && !c.budget.out() {
 			c.progress("replaying serially")
