@@ -444,6 +444,9 @@ func pinsOf(h *history.History, o *openKey, l []int32) []int32 {
 // history with the same transactions (the relaxed one of the check package's witness):
 // nothing about it is taken on trust.
 func (x *Index) ProveByOrder(order []int32, process, realtime bool) bool {
+	if len(x.Findings) > 0 {
+		return false // a read shows more than was appended: no attribution at all
+	}
 	attr, _, ok := x.orderAttribution(order)
 	if !ok {
 		return false

@@ -15,6 +15,9 @@ import (
 // verifyAttribution accepts it. maxStates bounds each key's failed states; stop is
 // polled.
 func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxStates int, stop func() bool) bool {
+	if len(x.Findings) > 0 {
+		return false // a read shows more than was appended: no attribution at all
+	}
 	attr, rank, ok := x.orderAttribution(order)
 	if !ok {
 		return false
