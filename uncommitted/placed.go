@@ -13,14 +13,16 @@ import (
 // position off. Each such key's positions are then placed anew (placeKey), every other
 // key's attribution being the order's; the whole attribution counts only when
 // verifyAttribution accepts it. maxStates bounds each key's failed states; stop is
-// polled.
-func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxStates int, stop func() bool) bool {
+// polled. stuck reports a key with no placement at all given the others (its search
+// exhausted, the rest's graph acyclic): the loser reaches, through the order's other
+// keys and the model's orders, writers it must precede.
+func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxStates int, stop func() bool) (proved, stuck bool) {
 	if len(x.Findings) > 0 {
-		return false // a read shows more than was appended: no attribution at all
+		return false, false // a read shows more than was appended: no attribution at all
 	}
 	attr, rank, ok := x.orderAttribution(order)
 	if !ok {
-		return false
+		return false, false
 	}
 	skip := make([]bool, len(x.open))
 	var misplaced []int
@@ -34,15 +36,15 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxSta
 		// The keys placed so far count; those still to place do not.
 		d, ok := x.attributionGraphSkip(process, realtime, attr, skip)
 		if !ok {
-			return false
+			return false, false
 		}
-		a, ok := x.placeKey(d, i, rank, maxStates, stop)
+		a, ok, exhausted := x.placeKey(d, i, rank, maxStates, stop)
 		if !ok {
-			return false
+			return false, exhausted
 		}
 		attr[i], skip[i] = a, false
 	}
-	return x.verifyAttribution(process, realtime, attr)
+	return x.verifyAttribution(process, realtime, attr), false
 }
 
 // placeKey places open key i's longest read anew given d, the graph of every other
@@ -54,8 +56,9 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxSta
 // already placed, spelling the read (a writer left out then reaches none placed, so
 // the edges from the read's last writer to it close no cycle either). A depth-first
 // search over such sequences, the writers tried in rank order (the order's sequence),
-// failed states (the writers placed and the position) remembered.
-func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop func() bool) (keyAttribution, bool) {
+// failed states (the writers placed and the position) remembered. exhausted: d is
+// acyclic and the search ended without a placement and within its bounds.
+func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop func() bool) (a keyAttribution, ok, exhausted bool) {
 	h := x.h
 	o := x.open[i]
 	nw := len(o.writers)
@@ -81,9 +84,9 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 	}
 	// preds[w]: the writers that reach writer w in d (bitsets), from the writers each
 	// node reaches, in reverse topological order.
-	topo, ok := d.topoOrder()
-	if !ok {
-		return keyAttribution{}, false
+	topo, acyclic := d.topoOrder()
+	if !acyclic {
+		return keyAttribution{}, false, false
 	}
 	reach := make([]uint64, len(d.adj)*words)
 	for j := len(topo) - 1; j >= 0; j-- {
@@ -107,7 +110,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 		for w := 0; w < nw; w++ {
 			if ru[w/64]&(1<<(w%64)) != 0 {
 				if w == u {
-					return keyAttribution{}, false // a writer on a cycle of d
+					return keyAttribution{}, false, false // a writer on a cycle of d
 				}
 				preds[w*words+u/64] |= 1 << (u % 64)
 			}
@@ -127,7 +130,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 		}
 		return int(ra - rb)
 	})
-	states := 0
+	states, stopped := 0, false
 	for li, l := range o.ls {
 		placed := make([]uint64, words)
 		at := make([]int32, 0, len(l))
@@ -140,6 +143,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				return true
 			}
 			if states >= maxStates || stop != nil && states&255 == 0 && stop() {
+				stopped = true
 				return false
 			}
 			key = key[:0]
@@ -192,13 +196,13 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 			return false
 		}
 		if dfs(0) {
-			return keyAttribution{li: li, at: at}, true
+			return keyAttribution{li: li, at: at}, true, false
 		}
-		if states >= maxStates {
-			break
+		if stopped {
+			return keyAttribution{}, false, false
 		}
 	}
-	return keyAttribution{}, false
+	return keyAttribution{}, false, true
 }
 
 // topoOrder returns a topological order of d's nodes, or false when d has a cycle.

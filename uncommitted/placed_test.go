@@ -48,7 +48,7 @@ func TestProveByOrderPlacedIsSound(t *testing.T) {
 			anew = anew || a.li < 0
 		}
 		for _, m := range modelsUnderTest {
-			if !x.ProveByOrderPlaced(order, m.process, m.realtime, 1<<12, nil) {
+			if ok, _ := x.ProveByOrderPlaced(order, m.process, m.realtime, 1<<12, nil); !ok {
 				continue
 			}
 			proved++
@@ -94,7 +94,7 @@ func TestPlaceKeyShiftsTheWritersPastTheLoser(t *testing.T) {
 	if x.ProveByOrder(order, true, false) {
 		t.Fatalf("ProveByOrder accepted an order whose list [1 1 2] shows no longest read")
 	}
-	if !x.ProveByOrderPlaced(order, true, false, 1<<10, nil) {
+	if ok, stuck := x.ProveByOrderPlaced(order, true, false, 1<<10, nil); !ok || stuck {
 		t.Fatalf("ProveByOrderPlaced found no placement of [1 2 1]")
 	}
 	if !brute.Check(h, "strong-session-read-uncommitted") {
