@@ -150,8 +150,8 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 			for _, b := range placed {
 				key = binary.LittleEndian.AppendUint64(key, b)
 			}
-			key = binary.LittleEndian.AppendUint32(key, uint32(p))
-			if failed[string(key)] {
+			state := string(binary.LittleEndian.AppendUint32(key, uint32(p)))
+			if failed[state] {
 				return false
 			}
 			for _, w := range byRank {
@@ -187,12 +187,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				usedWild[v]--
 			}
 			states++
-			key = key[:0]
-			for _, b := range placed {
-				key = binary.LittleEndian.AppendUint64(key, b)
-			}
-			key = binary.LittleEndian.AppendUint32(key, uint32(p))
-			failed[string(key)] = true
+			failed[state] = true // placed is as it was on entry
 			return false
 		}
 		if dfs(0) {
