@@ -1,7 +1,6 @@
 package check
 
 import (
-	"doppel/uncommitted"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"doppel/prune"
 	"doppel/sat"
 	"doppel/theory"
+	"doppel/uncommitted"
 )
 
 // Check decides h under each model of opts. An error means bad options, never a

@@ -253,8 +253,10 @@ func (c *checker) ruLosersPlaced(names []string) {
 		return
 	}
 	c.progress("replaying serially with the lost appends left out (a witness for read uncommitted)")
-	found := false
-	for _, longestOnly := range []bool{false, true} {
+	// leftOut is c.h with the losers' appends to their key (and their reads of it) not
+	// known, every other read known or, with longestOnly, one longest read per key; and
+	// its inference, nil where a read shows what no one appended or the limits ran out.
+	leftOut := func(longestOnly bool) (*history.History, *encode.Inference) {
 		hr := relaxedHistory(c.h, relax, false)
 		if longestOnly {
 			hr, _ = ruRelaxedHistory(c.h, false)
@@ -269,44 +271,52 @@ func (c *checker) ruLosersPlaced(names []string) {
 		}
 		ir := encode.InferStop(hr, c.budget.stop)
 		if ir == nil || !ir.CheckValuesStop(c.budget.stop) || len(ir.Findings) > 0 {
-			continue
+			return nil, nil
 		}
-		sub, ready := c.witnessCheckerOn(hr)
-		if !ready {
-			return
-		}
-		x := c.uncommittedIndex()
-		sub.onSerialOrder = func(order []int32) {
-			for _, n := range want {
-				spec := models[n]
-				if c.proven[n] {
-					continue
-				}
-				proved, stuck := x.ProveByOrderPlaced(order, spec.process, spec.realtime, placeStates, c.budget.stop)
-				if proved {
-					c.proven[n], found = true, true
-				} else if stuck && spec.process {
-					// The loser reaches writers it must precede on its key through
-					// the order's other keys, which the other orders mostly share:
-					// the checker of its own stops (a lost update among 100K
-					// transactions: its strict narrowing took 13 s more for nothing).
-					sub.budget.deadline = time.Now()
-				}
-			}
-		}
-		sub.proveByReplay(ir, []string{"strict-serializable"})
-		if !found && !c.budget.out() && !sub.budget.out() {
-			lift := sub.budget.capConflicts(strictWitnessConflicts)
-			sub.decideNarrowed(ir, "strict-serializable")
-			lift()
-		}
-		c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
-		c.addWitnessStats(sub, found)
-		// The longest reads alone only where the other reads leave no serial order:
-		// where one was found and the placement failed, theirs fail too (hot keys
-		// with 5% :info at 2,000: 7 s more for no proof).
+		return hr, ir
+	}
+	// The longest reads alone only where the other reads show a loser's append (read
+	// before it was lost): where an order was found and the placement failed, theirs
+	// fail too (hot keys with 5% :info at 2,000: 7 s more for no proof).
+	hr, ir := leftOut(false)
+	if ir == nil && !c.budget.out() {
+		hr, ir = leftOut(true)
+	}
+	if ir == nil {
 		return
 	}
+	sub, ready := c.witnessCheckerOn(hr)
+	if !ready {
+		return
+	}
+	x := c.uncommittedIndex()
+	found := false
+	sub.onSerialOrder = func(order []int32) {
+		for _, n := range want {
+			spec := models[n]
+			if c.proven[n] {
+				continue
+			}
+			proved, stuck := x.ProveByOrderPlaced(order, spec.process, spec.realtime, placeStates, c.budget.stop)
+			if proved {
+				c.proven[n], found = true, true
+			} else if stuck && spec.process {
+				// The loser reaches writers it must precede on its key through the
+				// order's other keys, which the other orders mostly share: the
+				// checker of its own stops (a lost update among 100K transactions:
+				// its strict narrowing took 13 s more for nothing).
+				sub.budget.deadline = time.Now()
+			}
+		}
+	}
+	sub.proveByReplay(ir, []string{"strict-serializable"})
+	if !found && !c.budget.out() && !sub.budget.out() {
+		lift := sub.budget.capConflicts(strictWitnessConflicts)
+		sub.decideNarrowed(ir, "strict-serializable")
+		lift()
+	}
+	c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
+	c.addWitnessStats(sub, found)
 }
 
 // placeStates bounds the failed states of each lost key's placement
