@@ -142,7 +142,7 @@ type checker struct {
 	ruOneBaseIn    *encode.Inference
 	ruSerialTried  bool               // read uncommitted's full serial attempts ran (replayUncommitted)
 	ruRelaxedTried bool               // read uncommitted's relaxed serial witness ran (ruRelaxedWitness)
-	ruPlacedTried  bool               // ruLosersPlaced ran
+	placedTried    bool               // losersPlaced ran
 	ruIndex        *uncommitted.Index // read uncommitted's index, built once (uncommittedIndex)
 	// relaxedSolverOnly: relaxedRounds runs no replay or serial search, only its solver,
 	// and lostLeftOut does not run (for testing that path alone); relaxedLeftOutOnly:
@@ -233,12 +233,13 @@ func (c *checker) run(names []string) Result {
 		return c.cutShort(nil, names)
 	}
 	c.res.Anomalies = append(c.res.Anomalies, lost...)
-	if len(lost) > 0 && len(c.uncommittedNames) > 0 {
+	if len(lost) > 0 {
 		// Read uncommitted's models come last, and on a lost update the others'
 		// searches can take the whole limit (hot keys of two values, 2,000
 		// transactions, --model all: its strong forms unknown at 60 s); the losers
-		// placed anew prove them first, in a fraction of a second where they hold.
-		c.ruLosersPlaced(c.uncommittedNames)
+		// placed anew prove them first, in a fraction of a second where they hold;
+		// and read committed's strong forms, whose searches get as lost.
+		c.losersPlaced(append(slices.Clone(c.uncommittedNames), names...))
 	}
 	var in *encode.Inference // the one-base inference
 	if allPerRead(names) && !c.opts.Solver.NoWitness && c.allReplayable(names) {

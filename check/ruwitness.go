@@ -196,7 +196,7 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 	// still unproved, the serializable model with its orders: a lost update's loser
 	// runs after every writer of its key's longest read, real time or not (100
 	// transactions: the solver over attributions had no verdict after 7M conflicts).
-	c.ruLosersPlaced(names)
+	c.losersPlaced(names)
 	if hr, orig, ir := relaxed(false); hr != nil && !c.allProven(names) {
 		c.ruRelaxedTry(x, names, hr, orig, ir, "strict-serializable", true)
 	}
@@ -218,107 +218,3 @@ func (c *checker) ruRelaxedWitness(x *uncommitted.Index, names []string, m strin
 	}
 	return c.proven[m]
 }
-
-// ruLosersPlaced proves the forms of read uncommitted with process order where the
-// history has lost updates. The losers' appends to their key are left out (they
-// become reads not known, as are the losers' reads of the key), with every other read
-// known, or, where those reads then show appends no one made (a loser's, read before
-// it was lost), with one longest read per key (ruRelaxedHistory); there a serial order
-// under real-time order is mostly found at once: the rest ran serially. Each
-// order the checker of its own verifies goes to uncommitted.Index.ProveByOrderPlaced,
-// which places the lost keys' positions anew with the losers' blocks (every other key
-// as the order has it) and verifies the attribution on the real history. Without it
-// the relaxed witness's searches look for the one order that keeps each loser in
-// line among every placement of duplicate values (2,000 transactions on hot keys of
-// two values with 5% :info: strong-session read uncommitted unknown at 30 s).
-func (c *checker) ruLosersPlaced(names []string) {
-	var want []string
-	process := false
-	for _, n := range names {
-		if spec := models[n]; spec.uncommitted && !c.proven[n] {
-			want = append(want, n)
-			process = process || spec.process
-		}
-	}
-	if !process || c.ruPlacedTried || c.opts.Solver.NoWitness || c.budget.out() || !c.ruFindLost() {
-		return
-	}
-	c.ruPlacedTried = true
-	ob := c.ruOneBase()
-	if ob == nil || c.budget.out() {
-		return
-	}
-	relax := relaxedReads(c.h, ob, c.lostUpdatesFound())
-	if len(relax) == 0 {
-		return
-	}
-	c.progress("replaying serially with the lost appends left out (a witness for read uncommitted)")
-	// leftOut is c.h with the losers' appends to their key (and their reads of it) not
-	// known, every other read known or, with longestOnly, one longest read per key; and
-	// its inference, nil where a read shows what no one appended or the limits ran out.
-	leftOut := func(longestOnly bool) (*history.History, *encode.Inference) {
-		hr := relaxedHistory(c.h, relax, false)
-		if longestOnly {
-			hr, _ = ruRelaxedHistory(c.h, false)
-		}
-		for _, r := range relax {
-			k, tx := c.h.Ops[r.op].Key, &hr.Txns[r.txn]
-			for i := tx.OpStart; i < tx.OpEnd; i++ {
-				if op := &hr.Ops[i]; op.Key == k {
-					op.Kind, op.Known = history.Read, false
-				}
-			}
-		}
-		ir := encode.InferStop(hr, c.budget.stop)
-		if ir == nil || !ir.CheckValuesStop(c.budget.stop) || len(ir.Findings) > 0 {
-			return nil, nil
-		}
-		return hr, ir
-	}
-	// The longest reads alone only where the other reads show a loser's append (read
-	// before it was lost): where an order was found and the placement failed, theirs
-	// fail too (hot keys with 5% :info at 2,000: 7 s more for no proof).
-	hr, ir := leftOut(false)
-	if ir == nil && !c.budget.out() {
-		hr, ir = leftOut(true)
-	}
-	if ir == nil {
-		return
-	}
-	sub, ready := c.witnessCheckerOn(hr)
-	if !ready {
-		return
-	}
-	x := c.uncommittedIndex()
-	found := false
-	sub.onSerialOrder = func(order []int32) {
-		for _, n := range want {
-			spec := models[n]
-			if c.proven[n] {
-				continue
-			}
-			proved, stuck := x.ProveByOrderPlaced(order, spec.process, spec.realtime, placeStates, c.budget.stop)
-			if proved {
-				c.proven[n], found = true, true
-			} else if stuck && spec.process {
-				// The loser reaches writers it must precede on its key through the
-				// order's other keys, which the other orders mostly share: the
-				// checker of its own stops (a lost update among 100K transactions:
-				// its strict narrowing took 13 s more for nothing).
-				sub.budget.deadline = time.Now()
-			}
-		}
-	}
-	sub.proveByReplay(ir, []string{"strict-serializable"})
-	if !found && !c.budget.out() && !sub.budget.out() {
-		lift := sub.budget.capConflicts(strictWitnessConflicts)
-		sub.decideNarrowed(ir, "strict-serializable")
-		lift()
-	}
-	c.res.Stats.PruneSeconds += sub.res.Stats.PruneSeconds
-	c.addWitnessStats(sub, found)
-}
-
-// placeStates bounds the failed states of each lost key's placement
-// (uncommitted.Index.ProveByOrderPlaced).
-const placeStates = 1 << 14

@@ -72,14 +72,16 @@ func TestRURelaxedWitnessAgainstBruteForce(t *testing.T) {
 
 var losersPlacedSeeds = flag.Int("losers-placed-seeds", 100000, "random tiny histories in TestLosersPlacedAgainstBruteForce (most have no lost update and cost nothing)")
 
-// TestLosersPlacedAgainstBruteForce runs ruLosersPlaced alone on random tiny histories
+// TestLosersPlacedAgainstBruteForce runs losersPlaced alone on random tiny histories
 // with heavy duplication that have a lost update: every form it proves, the brute force
-// finds valid; and it proves forms with process order.
+// finds valid; and it proves forms with process order, of read uncommitted and of read
+// committed.
 func TestLosersPlacedAgainstBruteForce(t *testing.T) {
-	names := []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted"}
+	names := []string{"read-uncommitted", "strong-session-read-uncommitted", "strong-read-uncommitted",
+		"strong-session-read-committed", "strong-read-committed"}
 	for _, cf := range differentialConfigs {
 		t.Run(cf.name, func(t *testing.T) {
-			lost, proved, process := 0, 0, 0
+			lost, proved, process, committed := 0, 0, 0, 0
 			for seed := 0; seed < *losersPlacedSeeds/len(differentialConfigs); seed++ {
 				rng := rand.New(rand.NewPCG(uint64(seed), 11))
 				h := brute.Random(rng, cf.cfg)
@@ -90,7 +92,7 @@ func TestLosersPlacedAgainstBruteForce(t *testing.T) {
 				c := &checker{h: h, opts: Options{Models: names}, proven: map[string]bool{}}
 				c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
 				c.budget.states = &c.res.Stats.SearchStates
-				c.ruLosersPlaced(names)
+				c.losersPlaced(names)
 				for _, m := range names {
 					if !c.proven[m] {
 						continue
@@ -99,14 +101,17 @@ func TestLosersPlacedAgainstBruteForce(t *testing.T) {
 					if models[m].process {
 						process++
 					}
+					if models[m].perRead {
+						committed++
+					}
 					if !brute.Check(h, m) {
 						t.Fatalf("seed %d: the losers placed anew proved %s, the brute force says not valid\n%s", seed, m, brute.Format(h))
 					}
 				}
 			}
-			t.Logf("%d histories with a lost update: %d forms proved, %d with process order", lost, proved, process)
-			if process == 0 {
-				t.Errorf("no form with process order proved among %d histories with a lost update: nothing tested", lost)
+			t.Logf("%d histories with a lost update: %d forms proved, %d with process order, %d of read committed", lost, proved, process, committed)
+			if process == 0 || committed == 0 {
+				t.Errorf("%d forms with process order and %d of read committed proved among %d histories with a lost update: nothing tested", process, committed, lost)
 			}
 		})
 	}

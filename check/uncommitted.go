@@ -232,7 +232,7 @@ func (c *checker) replayUncommitted(names []string, witness bool) {
 				// loser has no place in its key's list, it finds none (hot keys of
 				// two values, 2,000 transactions: 4.7 s), and the losers placed
 				// anew prove the forms with process order in a fraction of that.
-				c.ruLosersPlaced(l)
+				c.losersPlaced(l)
 			}
 			if l := left(); len(l) > 0 && !c.budget.out() {
 				c.strongWitness(in, l)
