@@ -70,7 +70,7 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		slices.SortFunc(pl.writers[k], func(a, b int32) int {
 			return int(pl.rank[in.Writers[a].Txn] - pl.rank[in.Writers[b].Txn])
 		})
-		if pl.blockOf(int32(k), pl.orderPlacement(int32(k))) == nil {
+		if pl.blockOf(int32(k), pl.writers[k]) == nil {
 			misplaced = append(misplaced, int32(k))
 		}
 	}
@@ -86,7 +86,7 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		skip[k] = true
 	}
 	for k := range in.Keys {
-		if !skip[k] && !pl.keyEdges(int32(k), pl.orderPlacement(int32(k))) {
+		if !skip[k] && !pl.keyEdges(int32(k), pl.writers[k]) {
 			return nil, false, false
 		}
 	}
@@ -115,9 +115,6 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 // maxPlacedKeys bounds the keys placePerRead places anew (each one a pass over the
 // graph): a lost update or a few, not a history the order does not fit.
 const maxPlacedKeys = 16
-
-// orderPlacement is key k's writers in the order's sequence.
-func (pl *perReadPlacer) orderPlacement(k int32) []int32 { return pl.writers[k] }
 
 // blockOf returns, per position of key k's trace (and one past it), the index into
 // seq of the writer whose block covers it (-1 past seq), when seq's blocks in sequence
