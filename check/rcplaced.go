@@ -247,12 +247,16 @@ func (pl *perReadPlacer) keyEdges(k int32, seq []int32) bool {
 	for i := int32(1); i <= last; i++ {
 		pl.adj[txn(i-1)] = append(pl.adj[txn(i-1)], txn(i))
 	}
+	// Past the trace: one pinned at the trace's end comes first (blockOf put it
+	// there), the rest after it in any order.
+	first := last
+	if last+1 < int32(len(seq)) && pl.pinnedAt(k, txn(last+1)) == int32(len(L)) {
+		first = last + 1
+	}
 	for i := last + 1; i < int32(len(seq)); i++ {
-		// Past the trace: one pinned at the trace's end comes first (blockOf put it
-		// there), the rest after it in any order.
 		from := last
-		if i > last+1 && pl.pinnedAt(k, txn(last+1)) == int32(len(L)) {
-			from = last + 1
+		if i > first {
+			from = first
 		}
 		if from >= 0 {
 			pl.adj[txn(from)] = append(pl.adj[txn(from)], txn(i))
