@@ -1,12 +1,12 @@
 package check
 
 import (
-	"encoding/binary"
 	"slices"
 	"sort"
 
 	"doppel/encode"
 	"doppel/history"
+	"doppel/internal/placement"
 )
 
 // Read committed's losers placed anew (DESIGN.md, "Read committed", "The losers placed
@@ -309,34 +309,21 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 	if !acyclic {
 		return nil, false, false
 	}
-	// reach[v]: the writers of k that node v reaches.
-	reach := make([]uint64, len(pl.adj)*words)
-	for j := len(topo) - 1; j >= 0; j-- {
-		v := topo[j]
-		rv := reach[int(v)*words : int(v+1)*words]
+	// reach[v]: the writers of k that node v reaches; preds[i]: those that reach
+	// writer i.
+	reach := placement.Reach(len(pl.adj), topo, words, func(v int32, visit func(int32)) {
 		for _, u := range pl.adj[v] {
-			ru := reach[int(u)*words : int(u+1)*words]
-			for x := range rv {
-				rv[x] |= ru[x]
-			}
-			if int(u) < pl.n {
-				if i, ok := widx[u]; ok {
-					rv[i/64] |= 1 << (i % 64)
-				}
-			}
+			visit(u)
 		}
-	}
-	preds := make([]uint64, nw*words) // preds[i]: the writers that reach writer i
-	for j, w := range ws {
-		r := reach[int(in.Writers[w].Txn)*words : int(in.Writers[w].Txn+1)*words]
-		for i := 0; i < nw; i++ {
-			if r[i/64]&(1<<(i%64)) != 0 {
-				if i == j {
-					return nil, false, false
-				}
-				preds[i*words+j/64] |= 1 << (j % 64)
-			}
+	}, func(u int32) int {
+		if i, ok := widx[u]; ok && int(u) < pl.n {
+			return i
 		}
+		return -1
+	})
+	preds, ok := placement.Preds(reach, words, nw, func(i int) int32 { return in.Writers[ws[i]].Txn })
+	if !ok {
+		return nil, false, false
 	}
 	L := in.Keys[k].Trace
 	minStart := make([]int32, nw)
@@ -365,7 +352,7 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 		}
 		rr := reach[int(rd.Txn)*words : int(rd.Txn+1)*words]
 		for i := 0; i < nw; i++ {
-			if rr[i/64]&(1<<(i%64)) != 0 || in.Writers[ws[i]].Txn == rd.Txn {
+			if placement.Has(rr, i) || in.Writers[ws[i]].Txn == rd.Txn {
 				minStart[i] = max(minStart[i], q)
 			}
 		}
@@ -382,13 +369,12 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 	vals := func(i int) []int32 { w := &in.Writers[ws[i]]; return in.WriterVals[w.Start:w.End] }
 	placed := make([]uint64, words)
 	order := make([]int, 0, nw) // indices into ws, in sequence
-	failed := map[string]bool{}
-	key := make([]byte, 0, 8*words+4)
+	var failed placement.Failed
 	states, stopped := 0, false
 	var dfs func(p int32) bool
 	dfs = func(p int32) bool {
 		for _, i := range pinned {
-			if placed[i/64]&(1<<(i%64)) == 0 && pin[i] < p {
+			if !placement.Has(placed, i) && pin[i] < p {
 				return false // its block can no longer start where its read says
 			}
 		}
@@ -399,23 +385,16 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 			stopped = true
 			return false
 		}
-		key = key[:0]
-		for _, b := range placed {
-			key = binary.LittleEndian.AppendUint64(key, b)
-		}
-		state := string(binary.LittleEndian.AppendUint32(key, uint32(p)))
-		if failed[state] {
+		state := failed.Key(placed, int(p))
+		if failed.Has(state) {
 			return false
 		}
 		for i := 0; i < nw; i++ {
 			b := vals(i)
-			if placed[i/64]&(1<<(i%64)) != 0 || len(b) == 0 || minStart[i] > p || pin[i] >= 0 && pin[i] != p {
+			if placement.Has(placed, i) || len(b) == 0 || minStart[i] > p || pin[i] >= 0 && pin[i] != p {
 				continue
 			}
-			ready := true
-			for x := 0; x < words && ready; x++ {
-				ready = preds[i*words+x]&^placed[x] == 0
-			}
+			ready := placement.Ready(preds[i*words:(i+1)*words], placed)
 			m := min(int32(len(b)), int32(len(L))-p)
 			// No read may end inside the block (a cut one runs past the trace's end).
 			inside := slices.Contains(bound[p+1:p+m], true) || m < int32(len(b)) && bound[len(L)]
@@ -431,7 +410,7 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 			placed[i/64] &^= 1 << (i % 64)
 		}
 		states++
-		failed[state] = true
+		failed.Add(state) // placed is as it was on entry
 		return false
 	}
 	if !dfs(0) {
@@ -444,7 +423,7 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 	}
 	var rest []int32
 	for i := 0; i < nw; i++ {
-		if placed[i/64]&(1<<(i%64)) == 0 {
+		if !placement.Has(placed, i) {
 			if pin[i] == int32(len(L)) {
 				seq = append(seq, ws[i])
 			} else {

@@ -1,10 +1,10 @@
 package uncommitted
 
 import (
-	"encoding/binary"
 	"slices"
 
 	"doppel/history"
+	"doppel/internal/placement"
 )
 
 // ProveByOrderPlaced is ProveByOrder for an order in which some open keys' appends do
@@ -88,33 +88,19 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 	if !acyclic {
 		return keyAttribution{}, false, false
 	}
-	reach := make([]uint64, len(d.adj)*words)
-	for j := len(topo) - 1; j >= 0; j-- {
-		v := topo[j]
-		rv := reach[int(v)*words : int(v+1)*words]
+	reach := placement.Reach(len(d.adj), topo, words, func(v int32, visit func(int32)) {
 		for _, e := range d.adj[v] {
-			rw := reach[int(e.to)*words : int(e.to+1)*words]
-			for k := range rv {
-				rv[k] |= rw[k]
-			}
-			if int(e.to) < d.n {
-				if w, ok := widx[e.to]; ok {
-					rv[w/64] |= 1 << (w % 64)
-				}
-			}
+			visit(e.to)
 		}
-	}
-	preds := make([]uint64, nw*words)
-	for u, t := range o.writers {
-		ru := reach[int(t)*words : int(t+1)*words]
-		for w := 0; w < nw; w++ {
-			if ru[w/64]&(1<<(w%64)) != 0 {
-				if w == u {
-					return keyAttribution{}, false, false // a writer on a cycle of d
-				}
-				preds[w*words+u/64] |= 1 << (u % 64)
-			}
+	}, func(u int32) int {
+		if w, ok := widx[u]; ok && int(u) < d.n {
+			return w
 		}
+		return -1
+	})
+	preds, ok := placement.Preds(reach, words, nw, func(w int) int32 { return o.writers[w] })
+	if !ok {
+		return keyAttribution{}, false, false // a writer on a cycle of d
 	}
 	byRank := make([]int, nw) // writers, earliest in the order first
 	for w := range byRank {
@@ -135,8 +121,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 		placed := make([]uint64, words)
 		at := make([]int32, 0, len(l))
 		usedWild := map[int32]int32{}
-		failed := map[string]bool{}
-		key := make([]byte, 0, 8*words+4)
+		var failed placement.Failed
 		var dfs func(p int) bool
 		dfs = func(p int) bool {
 			if p == len(l) {
@@ -146,25 +131,17 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				stopped = true
 				return false
 			}
-			key = key[:0]
-			for _, b := range placed {
-				key = binary.LittleEndian.AppendUint64(key, b)
-			}
-			state := string(binary.LittleEndian.AppendUint32(key, uint32(p)))
-			if failed[state] {
+			state := failed.Key(placed, p)
+			if failed.Has(state) {
 				return false
 			}
 			for _, w := range byRank {
-				if placed[w/64]&(1<<(w%64)) != 0 || len(blocks[w]) == 0 {
+				if placement.Has(placed, w) || len(blocks[w]) == 0 {
 					continue
-				}
-				ready := true
-				for k := 0; k < words && ready; k++ {
-					ready = preds[w*words+k]&^placed[k] == 0
 				}
 				b := blocks[w]
 				n := min(len(b), len(l)-p)
-				if !ready || !slices.Equal(b[:n], l[p:p+n]) {
+				if !placement.Ready(preds[w*words:(w+1)*words], placed) || !slices.Equal(b[:n], l[p:p+n]) {
 					continue
 				}
 				placed[w/64] |= 1 << (w % 64)
@@ -187,7 +164,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				usedWild[v]--
 			}
 			states++
-			failed[state] = true // placed is as it was on entry
+			failed.Add(state) // placed is as it was on entry
 			return false
 		}
 		if dfs(0) {

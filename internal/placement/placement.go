@@ -1,0 +1,89 @@
+// Package placement holds what the searches that place a lost key's writers anew
+// share (read uncommitted's uncommitted.Index.placeKey, read committed's
+// check.perReadPlacer.placeKey): which of the key's writers each node of an acyclic
+// graph reaches, the writers that must come before each writer, and the failed states
+// of a depth-first search over the writers placed so far.
+package placement
+
+import "encoding/binary"
+
+// Reach returns, for each of n nodes, a bitset of words words: the items it reaches
+// in the acyclic graph whose topological order is topo and whose successors succ
+// lists (item(u) >= 0 names node u's item, -1 none). One pass in reverse topological
+// order.
+func Reach(n int, topo []int32, words int, succ func(v int32, visit func(u int32)), item func(u int32) int) []uint64 {
+	reach := make([]uint64, n*words)
+	for j := len(topo) - 1; j >= 0; j-- {
+		v := topo[j]
+		rv := reach[int(v)*words : int(v+1)*words]
+		succ(v, func(u int32) {
+			ru := reach[int(u)*words : int(u+1)*words]
+			for x := range rv {
+				rv[x] |= ru[x]
+			}
+			if i := item(u); i >= 0 {
+				rv[i/64] |= 1 << (i % 64)
+			}
+		})
+	}
+	return reach
+}
+
+// Has reports whether bitset set holds i.
+func Has(set []uint64, i int) bool { return set[i/64]&(1<<(i%64)) != 0 }
+
+// Preds returns, for each of the items (node(i) is item i's node), the bitset of the
+// items that reach it (reach from Reach); false when an item reaches itself.
+func Preds(reach []uint64, words, items int, node func(i int) int32) ([]uint64, bool) {
+	preds := make([]uint64, items*words)
+	for j := 0; j < items; j++ {
+		v := int(node(j))
+		r := reach[v*words : (v+1)*words]
+		for i := 0; i < items; i++ {
+			if Has(r, i) {
+				if i == j {
+					return nil, false
+				}
+				preds[i*words+j/64] |= 1 << (j % 64)
+			}
+		}
+	}
+	return preds, true
+}
+
+// Ready reports whether every item of preds (an item's predecessors) is in placed.
+func Ready(preds, placed []uint64) bool {
+	for x := range placed {
+		if preds[x]&^placed[x] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed remembers the failed states of a depth-first placement: the items placed (a
+// bitset) and the position reached, which decide everything after them.
+type Failed struct {
+	states map[string]bool
+	buf    []byte
+}
+
+// Key names the state of placed and position p.
+func (f *Failed) Key(placed []uint64, p int) string {
+	f.buf = f.buf[:0]
+	for _, b := range placed {
+		f.buf = binary.LittleEndian.AppendUint64(f.buf, b)
+	}
+	return string(binary.LittleEndian.AppendUint32(f.buf, uint32(p)))
+}
+
+// Has reports whether the state named key failed.
+func (f *Failed) Has(key string) bool { return f.states[key] }
+
+// Add records the state named key as failed.
+func (f *Failed) Add(key string) {
+	if f.states == nil {
+		f.states = map[string]bool{}
+	}
+	f.states[key] = true
+}

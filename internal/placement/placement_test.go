@@ -1,0 +1,56 @@
+package placement
+
+import "testing"
+
+// TestReachAndPreds: on 0 → 1 → 2 and 3 → 2, with nodes 1, 2 and 3 items 0, 1 and 2,
+// node 0 reaches items 0 and 1, item 1's predecessors are items 0 and 2, and a graph
+// whose item reaches itself (a cycle through its node) has no predecessor sets.
+func TestReachAndPreds(t *testing.T) {
+	adj := [][]int32{{1}, {2}, {}, {2}}
+	topo := []int32{0, 3, 1, 2}
+	succ := func(v int32, visit func(int32)) {
+		for _, u := range adj[v] {
+			visit(u)
+		}
+	}
+	item := func(u int32) int { return int(u) - 1 } // node 0 is no item
+	reach := Reach(len(adj), topo, 1, succ, item)
+	if !Has(reach[0:1], 0) || !Has(reach[0:1], 1) || Has(reach[0:1], 2) {
+		t.Errorf("node 0 reaches %b, want items 0 and 1", reach[0])
+	}
+	preds, ok := Preds(reach, 1, 3, func(i int) int32 { return int32(i + 1) })
+	if !ok || preds[1] != 0b101 || preds[0] != 0 || preds[2] != 0 {
+		t.Errorf("preds %b (ok %v), want item 1's to be items 0 and 2, the others none", preds, ok)
+	}
+	if !Ready(preds[1:2], []uint64{0b101}) || Ready(preds[1:2], []uint64{0b001}) {
+		t.Error("Ready: item 1 is ready with items 0 and 2 placed, not with item 0 alone")
+	}
+	// A self-reach: item 0's node reaches itself only through a cycle; Reach is given a
+	// topological order that is not one, as a caller with a cyclic graph would.
+	cyc := [][]int32{{1}, {0}}
+	r := Reach(2, []int32{0, 1}, 1, func(v int32, visit func(int32)) {
+		for _, u := range cyc[v] {
+			visit(u)
+		}
+	}, func(u int32) int { return int(u) })
+	if _, ok := Preds(r, 1, 2, func(i int) int32 { return int32(i) }); ok {
+		t.Error("Preds accepted an item that reaches itself")
+	}
+}
+
+// TestFailed: a state is failed once added, and only that state (placed set and
+// position both count).
+func TestFailed(t *testing.T) {
+	var f Failed
+	a := f.Key([]uint64{0b11}, 2)
+	if f.Has(a) {
+		t.Fatal("a state failed before it was added")
+	}
+	f.Add(a)
+	if !f.Has(f.Key([]uint64{0b11}, 2)) {
+		t.Error("the added state is not failed")
+	}
+	if f.Has(f.Key([]uint64{0b11}, 3)) || f.Has(f.Key([]uint64{0b01}, 2)) {
+		t.Error("another state is failed")
+	}
+}
