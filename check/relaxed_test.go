@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,23 @@ func lostUpdateFamily(t *testing.T, dist string, txns, keys, vals int, seed int6
 // losersPlacedPhase is losersPlaced's progress phase.
 const losersPlacedPhase = "replaying serially with the lost appends left out (a witness for the weak models)"
 
+// provedByLosersPlaced checks that h is valid under m, that losersPlaced ran, and that
+// no phase naming one of later ran (the losers placed anew proved it first).
+func provedByLosersPlaced(t *testing.T, h *history.History, m string, later ...string) {
+	t.Helper()
+	placed := false
+	for _, p := range validWithPhases(t, h, m) {
+		placed = placed || p == losersPlacedPhase
+		if slices.ContainsFunc(later, func(l string) bool { return strings.Contains(p, l) }) {
+			t.Errorf("%s: phase %q ran: the losers placed anew did not prove it", m, p)
+			break
+		}
+	}
+	if !placed {
+		t.Errorf("%s: the losers were not placed anew", m)
+	}
+}
+
 // TestLosersPlacedProveTheStrongForms: the hot family at 2,000 transactions, seed 1 (a
 // lost update on a key of a single value: both members appended 1 to [1 1], and the
 // key's longest read shows [1 1 1]). Strong-session and strong read uncommitted hold
@@ -257,17 +275,7 @@ const losersPlacedPhase = "replaying serially with the lost appends left out (a 
 func TestLosersPlacedProveTheStrongForms(t *testing.T) {
 	h := hotLostUpdate(t, 2000, 1)
 	for _, m := range []string{"strong-session-read-uncommitted", "strong-read-uncommitted"} {
-		placed := false
-		for _, p := range validWithPhases(t, h, m) {
-			placed = placed || p == losersPlacedPhase
-			if strings.Contains(p, "under real time for a witness") || strings.Contains(p, "ordering the writers") {
-				t.Errorf("%s: phase %q ran: the losers placed anew did not prove it", m, p)
-				break
-			}
-		}
-		if !placed {
-			t.Errorf("%s: the losers were not placed anew", m)
-		}
+		provedByLosersPlaced(t, h, m, "under real time for a witness", "ordering the writers")
 	}
 	// Asked with serializable, read uncommitted's forms are decided last; the losers
 	// placed anew come first (the other models' searches may take the whole limit).
@@ -302,17 +310,7 @@ func TestLosersPlacedProveTheStrongForms(t *testing.T) {
 func TestLosersPlacedProveReadCommittedsStrongForms(t *testing.T) {
 	h := hotLostUpdate(t, 1000, 1)
 	for _, m := range []string{"strong-session-read-committed", "strong-read-committed"} {
-		placed := false
-		for _, p := range validWithPhases(t, h, m) {
-			placed = placed || p == losersPlacedPhase
-			if strings.Contains(p, "searching the orders of the processes") || strings.Contains(p, "read by read with repairs") {
-				t.Errorf("%s: phase %q ran: the losers placed anew did not prove it", m, p)
-				break
-			}
-		}
-		if !placed {
-			t.Errorf("%s: the losers were not placed anew", m)
-		}
+		provedByLosersPlaced(t, h, m, "searching the orders of the processes", "read by read with repairs")
 	}
 	res, err := check.Check(h, check.Options{Models: []string{"serializable", "strong-session-read-committed"}, Timeout: 60 * time.Second})
 	if err != nil {
