@@ -143,7 +143,7 @@ func (p *Problem) openKey(k int32) {
 	// Writers that may end up unobserved: u(w) <-> committed(w) and no block of w.
 	unobserved, lits := sc.unobs[:0], sc.unobsLit[:0]
 	for wi, w := range key.Writers {
-		if sc.expired() {
+		if sc.expiredAfter(1 + int(wOff[wi+1]-wOff[wi])) {
 			return
 		}
 		cg, ok := p.writerCommit(w)
@@ -233,7 +233,10 @@ func (p *Problem) openKey(k int32) {
 		}
 	}
 	for pos := int32(0); pos < n; pos++ {
-		if sc.expired() {
+		// boundary's work: each block ending or starting here, and each reader with
+		// each block starting here.
+		e, s, r := len(endsAt(pos)), int(starts[pos+1]-starts[pos]), int(rOff[pos+1]-rOff[pos])
+		if sc.expiredAfter(1 + e + s + r*(s+1) + e*s) {
 			return
 		}
 		hubs := int32(-1)

@@ -647,19 +647,25 @@ type scratch struct {
 	// of few values can take seconds. Once it said so, stopped stays set.
 	stop    func() bool
 	stopped bool
-	work    uint32
+	work    uint64
 }
 
 const expiredEvery = 1 << 14
 
 // expired reports whether the build's stop said to give up, asking it every
-// expiredEvery calls.
-func (sc *scratch) expired() bool {
+// expiredEvery units of work (a call is one).
+func (sc *scratch) expired() bool { return sc.expiredAfter(1) }
+
+// expiredAfter is expired for a step of units units of work: a trace position whose
+// edges pair thousands of blocks with hundreds of readers is that many (3 keys of two
+// values, 5,000 transactions: one key's positions took 14 s between two asks).
+func (sc *scratch) expiredAfter(units int) bool {
 	if sc.stop == nil || sc.stopped {
 		return sc.stopped
 	}
-	sc.work++
-	if sc.work%expiredEvery == 0 && sc.stop() {
+	before := sc.work
+	sc.work += uint64(units)
+	if sc.work/expiredEvery != before/expiredEvery && sc.stop() {
 		sc.stopped = true
 	}
 	return sc.stopped
