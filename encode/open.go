@@ -234,9 +234,9 @@ func (p *Problem) openKey(k int32) {
 	}
 	for pos := int32(0); pos < n; pos++ {
 		// boundary's work: each block ending or starting here, and each reader with
-		// each block starting here.
+		// each block starting here (pairwise, without hubs, only where that is small).
 		e, s, r := len(endsAt(pos)), int(starts[pos+1]-starts[pos]), int(rOff[pos+1]-rOff[pos])
-		if sc.expiredAfter(1 + e + s + r*(s+1) + e*s) {
+		if sc.expiredAfter(1 + e + s + r*(s+1)) {
 			return
 		}
 		hubs := int32(-1)

@@ -136,3 +136,73 @@ func TestCheckValuesStops(t *testing.T) {
 		t.Fatal("the value checks went on after their stop said to give up")
 	}
 }
+
+// readersHistory is longKeyHistory(n) with readers more: each prefix of the list read
+// by perLen transactions of their own (they append nothing).
+func readersHistory(t testing.TB, n, perLen int) *history.History {
+	t.Helper()
+	base := longKeyHistory(t, n)
+	var all []string
+	for _, v := range base.ReadList(&base.Ops[len(base.Ops)-1]) {
+		all = append(all, fmt.Sprint(base.Values[v]))
+	}
+	var b strings.Builder
+	idx := 0
+	event := func(typ, value string) {
+		fmt.Fprintf(&b, "{:type %s, :f :txn, :value %s, :process 0, :index %d}\n", typ, value, idx)
+		idx++
+	}
+	for i := 0; i < n; i++ {
+		op := "[[:append :x " + all[i] + "]]"
+		event(":invoke", op)
+		event(":ok", op)
+	}
+	for l := 1; l <= n; l++ {
+		for range perLen {
+			event(":invoke", "[[:r :x nil]]")
+			event(":ok", "[[:r :x ["+strings.Join(all[:l], " ")+"]]]")
+		}
+	}
+	h, err := history.Parse(strings.NewReader(b.String()), "long-key-readers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestBuildAsksByWork: the stop hook is asked by the work done, not by the calls: the
+// edges of a trace position pair each block that may start there with each reader of
+// that length, so readers at every length (work of hundreds of units a position) make
+// the build of the same key ask more often (a key of few values, thousands of blocks
+// per position: once, 14 s went by between two asks).
+func TestBuildAsksByWork(t *testing.T) {
+	asks := func(h *history.History) int {
+		calls := 0
+		if p := BuildWithinStop(Infer(h), nil, func() bool { calls++; return false }); p == nil {
+			t.Fatal("the build did not complete")
+		}
+		return calls
+	}
+	plain, read := asks(longKeyHistory(t, 300)), asks(readersHistory(t, 300, 5))
+	if read < plain+8 {
+		t.Errorf("stop asked %d times with 5 readers at each length, %d without: the readers' edges are not counted as work", read, plain)
+	}
+}
+
+// TestExpiredAfter: asked once per expiredEvery units, however they come.
+func TestExpiredAfter(t *testing.T) {
+	calls := 0
+	sc := &scratch{stop: func() bool { calls++; return calls == 3 }}
+	sc.expiredAfter(expiredEvery - 1)
+	if calls != 0 {
+		t.Fatalf("asked %d times before expiredEvery units", calls)
+	}
+	sc.expired()
+	sc.expiredAfter(3 * expiredEvery)
+	if calls != 2 {
+		t.Fatalf("asked %d times after 4 expiredEvery units in two steps, want 2", calls)
+	}
+	if sc.expiredAfter(expiredEvery) != true || calls != 3 || !sc.expired() || calls != 3 {
+		t.Fatalf("the third ask said stop: want expired from then on without asking again (asked %d)", calls)
+	}
+}
