@@ -9,8 +9,8 @@ import (
 	"doppel/internal/placement"
 )
 
-// Read committed's losers placed anew (DESIGN.md, "Read committed", "The losers placed
-// anew"): the strong forms of read committed keep a lost update's loser where its
+// Read committed's losers placed anew (DESIGN.md, "A relaxed serial witness", "The
+// strong forms: the losers placed anew"): the strong forms of read committed keep a lost update's loser where its
 // process puts it, so the relaxed witness's move (the loser commits last, its block
 // past the trace) breaks process order, and on keys of few values the searches look
 // for the one order that keeps the loser in line among every placement of the
