@@ -109,17 +109,9 @@ func TestRelaxedWitnessSolves(t *testing.T) {
 func TestRelaxedWitnessLeavesTheLoserOut(t *testing.T) {
 	h := hotLostUpdate(t, 5000, 1)
 	for _, m := range []string{"read-committed", "read-uncommitted"} {
-		leftOut := false
-		for _, p := range validWithPhases(t, h, m) {
-			leftOut = leftOut || p == "replaying serially without the lost updates' losers"
-			if strings.HasSuffix(p, "with reads relaxed") || strings.Contains(p, "for a witness") {
-				t.Errorf("%s: phase %q ran: the history without the loser did not prove it", m, p)
-				break
-			}
-		}
-		if !leftOut {
-			t.Errorf("%s: the history without the loser was not tried", m)
-		}
+		provedBy(t, h, m, "replaying serially without the lost updates' losers", "the history without the loser", func(p string) bool {
+			return strings.HasSuffix(p, "with reads relaxed") || strings.Contains(p, "for a witness")
+		})
 	}
 }
 
@@ -247,21 +239,30 @@ func lostUpdateFamily(t *testing.T, dist string, txns, keys, vals int, seed int6
 // losersPlacedPhase is losersPlaced's progress phase.
 const losersPlacedPhase = "replaying serially with the lost appends left out (a witness for the weak models)"
 
-// provedByLosersPlaced checks that h is valid under m, that losersPlaced ran, and that
-// no phase naming one of later ran (the losers placed anew proved it first).
-func provedByLosersPlaced(t *testing.T, h *history.History, m string, later ...string) {
+// provedBy checks that h is valid under m, that phase ran, and that no phase later
+// accepts ran (what phase began, named by, proved it first).
+func provedBy(t *testing.T, h *history.History, m, phase, by string, later func(p string) bool) {
 	t.Helper()
-	placed := false
+	ran := false
 	for _, p := range validWithPhases(t, h, m) {
-		placed = placed || p == losersPlacedPhase
-		if slices.ContainsFunc(later, func(l string) bool { return strings.Contains(p, l) }) {
-			t.Errorf("%s: phase %q ran: the losers placed anew did not prove it", m, p)
+		ran = ran || p == phase
+		if later(p) {
+			t.Errorf("%s: phase %q ran: %s did not prove it", m, p, by)
 			break
 		}
 	}
-	if !placed {
-		t.Errorf("%s: the losers were not placed anew", m)
+	if !ran {
+		t.Errorf("%s: %s was not tried", m, by)
 	}
+}
+
+// provedByLosersPlaced is provedBy for losersPlaced, no phase containing one of later
+// running.
+func provedByLosersPlaced(t *testing.T, h *history.History, m string, later ...string) {
+	t.Helper()
+	provedBy(t, h, m, losersPlacedPhase, "the losers placed anew", func(p string) bool {
+		return slices.ContainsFunc(later, func(l string) bool { return strings.Contains(p, l) })
+	})
 }
 
 // TestLosersPlacedProveTheStrongForms: the hot family at 2,000 transactions, seed 1 (a
