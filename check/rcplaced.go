@@ -99,7 +99,7 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 			return nil, false, false
 		}
 	}
-	topo, acyclic := topoOrder(pl.adj)
+	topo, acyclic := placement.TopoOrder(len(pl.adj), pl.succ)
 	if !acyclic {
 		return nil, false, false
 	}
@@ -273,6 +273,13 @@ func (pl *perReadPlacer) keyEdges(k int32, seq []int32) bool {
 	return true
 }
 
+// succ visits node v's successors in the graph.
+func (pl *perReadPlacer) succ(v int32, visit func(int32)) {
+	for _, u := range pl.adj[v] {
+		visit(u)
+	}
+}
+
 // pinnedAt returns where transaction t's reads of key k that show its own appends put
 // its block (-1: none does).
 func (pl *perReadPlacer) pinnedAt(k, t int32) int32 {
@@ -305,17 +312,13 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 	for i, w := range ws {
 		widx[in.Writers[w].Txn] = i
 	}
-	topo, acyclic := topoOrder(pl.adj)
+	topo, acyclic := placement.TopoOrder(len(pl.adj), pl.succ)
 	if !acyclic {
 		return nil, false, false
 	}
 	// reach[v]: the writers of k that node v reaches; preds[i]: those that reach
 	// writer i.
-	reach := placement.Reach(len(pl.adj), topo, words, func(v int32, visit func(int32)) {
-		for _, u := range pl.adj[v] {
-			visit(u)
-		}
-	}, func(u int32) int {
+	reach := placement.Reach(len(pl.adj), topo, words, pl.succ, func(u int32) int {
 		if i, ok := widx[u]; ok && int(u) < pl.n {
 			return i
 		}
@@ -432,29 +435,4 @@ func (pl *perReadPlacer) placeKey(k int32, maxStates int, stop func() bool) (seq
 		}
 	}
 	return append(seq, rest...), true, false
-}
-
-// topoOrder returns a topological order of the graph adj (Kahn's), or false when it
-// has a cycle.
-func topoOrder(adj [][]int32) ([]int32, bool) {
-	indeg := make([]int32, len(adj))
-	for _, es := range adj {
-		for _, u := range es {
-			indeg[u]++
-		}
-	}
-	order := make([]int32, 0, len(adj))
-	for v := range adj {
-		if indeg[v] == 0 {
-			order = append(order, int32(v))
-		}
-	}
-	for j := 0; j < len(order); j++ {
-		for _, u := range adj[order[j]] {
-			if indeg[u]--; indeg[u] == 0 {
-				order = append(order, u)
-			}
-		}
-	}
-	return order, len(order) == len(adj)
 }

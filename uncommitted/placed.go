@@ -84,15 +84,16 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 	}
 	// preds[w]: the writers that reach writer w in d (bitsets), from the writers each
 	// node reaches, in reverse topological order.
-	topo, acyclic := d.topoOrder()
-	if !acyclic {
-		return keyAttribution{}, false, false
-	}
-	reach := placement.Reach(len(d.adj), topo, words, func(v int32, visit func(int32)) {
+	succ := func(v int32, visit func(int32)) {
 		for _, e := range d.adj[v] {
 			visit(e.to)
 		}
-	}, func(u int32) int {
+	}
+	topo, acyclic := placement.TopoOrder(len(d.adj), succ)
+	if !acyclic {
+		return keyAttribution{}, false, false
+	}
+	reach := placement.Reach(len(d.adj), topo, words, succ, func(u int32) int {
 		if w, ok := widx[u]; ok && int(u) < d.n {
 			return w
 		}
@@ -175,28 +176,4 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 		}
 	}
 	return keyAttribution{}, false, true
-}
-
-// topoOrder returns a topological order of d's nodes, or false when d has a cycle.
-func (d *decider) topoOrder() ([]int32, bool) {
-	indeg := make([]int32, len(d.adj))
-	for _, es := range d.adj {
-		for _, e := range es {
-			indeg[e.to]++
-		}
-	}
-	order := make([]int32, 0, len(d.adj))
-	for v := range d.adj {
-		if indeg[v] == 0 {
-			order = append(order, int32(v))
-		}
-	}
-	for j := 0; j < len(order); j++ {
-		for _, e := range d.adj[order[j]] {
-			if indeg[e.to]--; indeg[e.to] == 0 {
-				order = append(order, e.to)
-			}
-		}
-	}
-	return order, len(order) == len(d.adj)
 }

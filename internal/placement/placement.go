@@ -7,6 +7,29 @@ package placement
 
 import "encoding/binary"
 
+// TopoOrder returns a topological order of the graph of n nodes whose successors succ
+// lists (Kahn's), or false when it has a cycle.
+func TopoOrder(n int, succ func(v int32, visit func(u int32))) ([]int32, bool) {
+	indeg := make([]int32, n)
+	for v := range n {
+		succ(int32(v), func(u int32) { indeg[u]++ })
+	}
+	order := make([]int32, 0, n)
+	for v := range n {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for j := 0; j < len(order); j++ {
+		succ(order[j], func(u int32) {
+			if indeg[u]--; indeg[u] == 0 {
+				order = append(order, u)
+			}
+		})
+	}
+	return order, len(order) == n
+}
+
 // Reach returns, for each of n nodes, a bitset of words words: the items it reaches
 // in the acyclic graph whose topological order is topo and whose successors succ
 // lists (item(u) >= 0 names node u's item, -1 none). One pass in reverse topological

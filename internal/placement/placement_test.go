@@ -1,6 +1,9 @@
 package placement
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestReachAndPreds: on 0 → 1 → 2 and 3 → 2, with nodes 1, 2 and 3 items 0, 1 and 2,
 // node 0 reaches items 0 and 1, item 1's predecessors are items 0 and 2, and a graph
@@ -14,6 +17,9 @@ func TestReachAndPreds(t *testing.T) {
 		}
 	}
 	item := func(u int32) int { return int(u) - 1 } // node 0 is no item
+	if got, ok := TopoOrder(len(adj), succ); !ok || !slices.Equal(got, topo) {
+		t.Errorf("TopoOrder: %v (acyclic %v), want %v", got, ok, topo)
+	}
 	reach := Reach(len(adj), topo, 1, succ, item)
 	if !Has(reach[0:1], 0) || !Has(reach[0:1], 1) || Has(reach[0:1], 2) {
 		t.Errorf("node 0 reaches %b, want items 0 and 1", reach[0])
@@ -28,11 +34,15 @@ func TestReachAndPreds(t *testing.T) {
 	// A self-reach: item 0's node reaches itself only through a cycle; Reach is given a
 	// topological order that is not one, as a caller with a cyclic graph would.
 	cyc := [][]int32{{1}, {0}}
-	r := Reach(2, []int32{0, 1}, 1, func(v int32, visit func(int32)) {
+	cycSucc := func(v int32, visit func(int32)) {
 		for _, u := range cyc[v] {
 			visit(u)
 		}
-	}, func(u int32) int { return int(u) })
+	}
+	if _, ok := TopoOrder(2, cycSucc); ok {
+		t.Error("TopoOrder found an order of a cycle")
+	}
+	r := Reach(2, []int32{0, 1}, 1, cycSucc, func(u int32) int { return int(u) })
 	if _, ok := Preds(r, 1, 2, func(i int) int32 { return int32(i) }); ok {
 		t.Error("Preds accepted an item that reaches itself")
 	}
