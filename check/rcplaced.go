@@ -2,7 +2,6 @@ package check
 
 import (
 	"slices"
-	"sort"
 
 	"doppel/encode"
 	"doppel/history"
@@ -24,12 +23,11 @@ import (
 // perReadPlacer builds placePerRead's graph: nodes are the transactions, then one per
 // completion position (real-time order as a chain of completions).
 type perReadPlacer struct {
-	h     *history.History
-	in    *encode.Inference // per read
-	rank  []int32           // per transaction: its position in the order, -1 not committed
-	n     int
-	adj   [][]int32
-	comps []int32 // the completion positions the event nodes stand for
+	h    *history.History
+	in   *encode.Inference // per read
+	rank []int32           // per transaction: its position in the order, -1 not committed
+	n    int
+	adj  [][]int32
 	// writers[k]: key k's committed writers (indices into in.Writers), by rank.
 	writers [][]int32
 }
@@ -180,50 +178,23 @@ func (pl *perReadPlacer) blockOf(k int32, seq []int32) []int32 {
 // between the committed transactions, as verifyOrders reads them.
 func (pl *perReadPlacer) orderEdges(process, realtime bool) {
 	h := pl.h
-	var ids []int32
+	var ids, comps, byProc []int32
 	for t := range h.Txns {
 		if pl.rank[t] >= 0 {
 			ids = append(ids, int32(t))
 		}
 	}
 	if realtime {
-		for _, t := range ids {
-			if c := h.Txns[t].Complete; c >= 0 {
-				pl.comps = append(pl.comps, c)
-			}
-		}
-		slices.Sort(pl.comps)
+		comps = placement.Completions(h, ids)
 	}
-	pl.adj = make([][]int32, pl.n+len(pl.comps))
 	if process {
-		byProc := slices.Clone(ids)
+		byProc = slices.Clone(ids)
 		encode.SortProcessOrder(h, byProc)
-		for i := 1; i < len(byProc); i++ {
-			a, b := byProc[i-1], byProc[i]
-			if p := h.Txns[a].Process; p >= 0 && p == h.Txns[b].Process {
-				pl.adj[a] = append(pl.adj[a], b)
-			}
-		}
 	}
-	if len(pl.comps) == 0 {
-		return
-	}
-	for i := 1; i < len(pl.comps); i++ {
-		pl.adj[pl.n+i-1] = append(pl.adj[pl.n+i-1], int32(pl.n+i))
-	}
-	for _, t := range ids {
-		tx := &h.Txns[t]
-		if tx.Complete >= 0 {
-			i, _ := slices.BinarySearch(pl.comps, tx.Complete)
-			pl.adj[t] = append(pl.adj[t], int32(pl.n+i))
-		}
-		if tx.Invoke >= 0 {
-			// from the last completion before the invoke
-			if i := sort.Search(len(pl.comps), func(i int) bool { return pl.comps[i] >= tx.Invoke }) - 1; i >= 0 {
-				pl.adj[pl.n+i] = append(pl.adj[pl.n+i], t)
-			}
-		}
-	}
+	pl.adj = make([][]int32, pl.n+len(comps))
+	placement.OrderEdges(h, ids, byProc, comps, pl.n, func(from, to int32, _ bool) {
+		pl.adj[from] = append(pl.adj[from], to)
+	})
 }
 
 // keyEdges adds key k's edges under the placement seq (its writers in version order,

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"doppel/history"
+	"doppel/internal/placement"
 )
 
 // Verdict of a decision.
@@ -612,45 +613,22 @@ func (d *decider) orderEdges(process, realtime bool) {
 			oks = append(oks, int32(t))
 		}
 	}
-	var comps []int32
+	var comps, byProc []int32
 	if realtime {
-		for _, t := range oks {
-			if c := h.Txns[t].Complete; c >= 0 {
-				comps = append(comps, c)
-			}
-		}
-		sort.Slice(comps, func(i, j int) bool { return comps[i] < comps[j] })
+		comps = placement.Completions(h, oks)
+	}
+	if process {
+		byProc = byProcess(h, oks)
 	}
 	d.adj = make([][]edge, d.n+len(comps))
 	d.comps = comps
-	if process {
-		byProc := byProcess(h, oks)
-		for i := 1; i < len(byProc); i++ {
-			a, b := byProc[i-1], byProc[i]
-			if p := h.Txns[a].Process; p >= 0 && p == h.Txns[b].Process {
-				d.push(a, edge{to: b, kind: Process, key: -1})
-			}
+	placement.OrderEdges(h, oks, byProc, comps, d.n, func(from, to int32, rt bool) {
+		kind := Process
+		if rt {
+			kind = Realtime
 		}
-	}
-	if realtime && len(comps) > 0 {
-		for i := 1; i < len(comps); i++ {
-			d.push(int32(d.n+i-1), edge{to: int32(d.n + i), kind: Realtime, key: -1})
-		}
-		for _, t := range oks {
-			tx := &h.Txns[t]
-			if tx.Complete >= 0 {
-				i := sort.Search(len(comps), func(i int) bool { return comps[i] >= tx.Complete })
-				d.push(t, edge{to: int32(d.n + i), kind: Realtime, key: -1})
-			}
-			if tx.Invoke >= 0 {
-				// the last completion before the invoke
-				i := sort.Search(len(comps), func(i int) bool { return comps[i] >= tx.Invoke }) - 1
-				if i >= 0 {
-					d.push(int32(d.n+i), edge{to: t, kind: Realtime, key: -1})
-				}
-			}
-		}
-	}
+		d.push(from, edge{to: to, kind: kind, key: -1})
+	})
 }
 
 // findCycle looks for a cycle in the graph by an iterative DFS and returns it, or nil.

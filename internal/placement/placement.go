@@ -5,7 +5,61 @@
 // of a depth-first search over the writers placed so far.
 package placement
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+	"sort"
+
+	"doppel/history"
+)
+
+// Completions returns the completion positions of the transactions txns of h, sorted:
+// OrderEdges's real-time nodes n, n+1, ... stand for them, one each.
+func Completions(h *history.History, txns []int32) []int32 {
+	var comps []int32
+	for _, t := range txns {
+		if c := h.Txns[t].Complete; c >= 0 {
+			comps = append(comps, c)
+		}
+	}
+	slices.Sort(comps)
+	return comps
+}
+
+// OrderEdges calls add for the edges of the models' orders among the transactions
+// txns of h (nodes 0..n-1): process order between consecutive transactions of one
+// process in byProc (txns in the caller's process order; nil: none), then real-time
+// order through a chain of the completion nodes (node n+i stands for comps[i], from
+// Completions; none: no real-time order): each transaction to its completion's node,
+// the node of the last completion before its invoke to it. realtime says which order
+// an edge is.
+func OrderEdges(h *history.History, txns, byProc, comps []int32, n int, add func(from, to int32, realtime bool)) {
+	for i := 1; i < len(byProc); i++ {
+		a, b := byProc[i-1], byProc[i]
+		if p := h.Txns[a].Process; p >= 0 && p == h.Txns[b].Process {
+			add(a, b, false)
+		}
+	}
+	if len(comps) == 0 {
+		return
+	}
+	for i := 1; i < len(comps); i++ {
+		add(int32(n+i-1), int32(n+i), true)
+	}
+	for _, t := range txns {
+		tx := &h.Txns[t]
+		if tx.Complete >= 0 {
+			i := sort.Search(len(comps), func(i int) bool { return comps[i] >= tx.Complete })
+			add(t, int32(n+i), true)
+		}
+		if tx.Invoke >= 0 {
+			// from the last completion before the invoke
+			if i := sort.Search(len(comps), func(i int) bool { return comps[i] >= tx.Invoke }) - 1; i >= 0 {
+				add(int32(n+i), t, true)
+			}
+		}
+	}
+}
 
 // TopoOrder returns a topological order of the graph of n nodes whose successors succ
 // lists (Kahn's), or false when it has a cycle.

@@ -3,6 +3,8 @@ package placement
 import (
 	"slices"
 	"testing"
+
+	"doppel/history"
 )
 
 // TestReachAndPreds: on 0 → 1 → 2 and 3 → 2, with nodes 1, 2 and 3 items 0, 1 and 2,
@@ -62,5 +64,32 @@ func TestFailed(t *testing.T) {
 	}
 	if f.Has(f.Key([]uint64{0b11}, 3)) || f.Has(f.Key([]uint64{0b01}, 2)) {
 		t.Error("another state is failed")
+	}
+}
+
+// TestOrderEdges: T0 and T2 of process 0, T1 of process 1; T0 completes (at 1) before
+// T2 is invoked (at 4), T1 completes at 3. Process order gives T0 → T2; real time
+// chains the completions 1 → 3 and enters T2 from the node of completion 3 (the last
+// one before its invoke).
+func TestOrderEdges(t *testing.T) {
+	h := &history.History{Txns: []history.Txn{
+		{Process: 0, Invoke: 0, Complete: 1},
+		{Process: 1, Invoke: 2, Complete: 3},
+		{Process: 0, Invoke: 4, Complete: 5},
+	}}
+	txns := []int32{0, 1, 2}
+	comps := Completions(h, txns)
+	if !slices.Equal(comps, []int32{1, 3, 5}) {
+		t.Fatalf("completions %v, want [1 3 5]", comps)
+	}
+	type e struct {
+		from, to int32
+		rt       bool
+	}
+	var got []e
+	OrderEdges(h, txns, []int32{0, 2, 1}, comps, 3, func(from, to int32, rt bool) { got = append(got, e{from, to, rt}) })
+	want := []e{{0, 2, false}, {3, 4, true}, {4, 5, true}, {0, 3, true}, {1, 4, true}, {3, 1, true}, {2, 5, true}, {4, 2, true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges %v, want %v", got, want)
 	}
 }
