@@ -58,6 +58,7 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		}
 	}
 	pl.writers = make([][]int32, len(in.Keys))
+	ats := make([][]int32, len(in.Keys)) // each key's blockOf in the order (nil: misplaced)
 	var misplaced []int32
 	for k := range in.Keys {
 		for _, w := range in.Keys[k].Writers {
@@ -68,7 +69,7 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		slices.SortFunc(pl.writers[k], func(a, b int32) int {
 			return int(pl.rank[in.Writers[a].Txn] - pl.rank[in.Writers[b].Txn])
 		})
-		if pl.blockOf(int32(k), pl.writers[k]) == nil {
+		if ats[k] = pl.blockOf(int32(k), pl.writers[k]); ats[k] == nil {
 			misplaced = append(misplaced, int32(k))
 		}
 	}
@@ -79,13 +80,9 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		return nil, false, false
 	}
 	pl.orderEdges(process, realtime)
-	skip := make([]bool, len(in.Keys))
-	for _, k := range misplaced {
-		skip[k] = true
-	}
-	for k := range in.Keys {
-		if !skip[k] && !pl.keyEdges(int32(k), pl.writers[k]) {
-			return nil, false, false
+	for k, at := range ats {
+		if at != nil {
+			pl.keyEdges(int32(k), pl.writers[k], at)
 		}
 	}
 	for _, k := range misplaced {
@@ -93,9 +90,11 @@ func placePerRead(h *history.History, in *encode.Inference, order []int32, proce
 		if !ok {
 			return nil, false, exhausted
 		}
-		if !pl.keyEdges(k, seq) {
+		at := pl.blockOf(k, seq)
+		if at == nil {
 			return nil, false, false
 		}
+		pl.keyEdges(k, seq, at)
 	}
 	topo, acyclic := placement.TopoOrder(len(pl.adj), pl.succ)
 	if !acyclic {
@@ -198,17 +197,12 @@ func (pl *perReadPlacer) orderEdges(process, realtime bool) {
 }
 
 // keyEdges adds key k's edges under the placement seq (its writers in version order,
-// those past the trace after every one that shows in it), or reports false where seq
-// does not spell the trace or a read does not end where a block does (blockOf): ww between consecutive
-// writers of the trace, from the trace's last writer to each writer past it (one
-// pinned right after the trace first), and wr from the writer whose block ends where a
-// read ends to its reader.
-func (pl *perReadPlacer) keyEdges(k int32, seq []int32) bool {
+// those past the trace after every one that shows in it), whose blocks blockOf gave
+// as at: ww between consecutive writers of the trace, from the trace's last writer to
+// each writer past it (one pinned right after the trace first), and wr from the writer
+// whose block ends where a read ends to its reader.
+func (pl *perReadPlacer) keyEdges(k int32, seq, at []int32) {
 	in := pl.in
-	at := pl.blockOf(k, seq)
-	if at == nil {
-		return false
-	}
 	txn := func(i int32) int32 { return in.Writers[seq[i]].Txn }
 	L := in.Keys[k].Trace
 	last := int32(-1) // the index into seq of the trace's last block
@@ -241,7 +235,6 @@ func (pl *perReadPlacer) keyEdges(k int32, seq []int32) bool {
 		w := txn(at[rd.Len-1])
 		pl.adj[w] = append(pl.adj[w], rd.Txn)
 	}
-	return true
 }
 
 // succ visits node v's successors in the graph.
