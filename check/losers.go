@@ -61,9 +61,11 @@ func (c *checker) losersPlaced(names []string) {
 	// known, every other read known or, with longestOnly, one longest read per key; and
 	// its inference, nil where a read shows what no one appended or the limits ran out.
 	leftOut := func(longestOnly bool) (*history.History, *encode.Inference) {
-		hr := relaxedHistory(c.h, relax, false)
+		var hr *history.History
 		if longestOnly {
 			hr, _ = ruRelaxedHistory(c.h, false)
+		} else {
+			hr = relaxedHistory(c.h, relax, false)
 		}
 		for _, r := range relax {
 			k, tx := c.h.Ops[r.op].Key, &hr.Txns[r.txn]
