@@ -64,6 +64,30 @@ func (r *Result) Evidence(m string) [][]int32 {
 	return out
 }
 
+// RefutedBySearchOnly reports whether the only evidence against model m is the
+// exhaustive search over the processes' orders (G1c-process or G1c-realtime with no
+// cycle named): a check that leaves that search out cannot refute m on this history,
+// nor, most likely, on a part of it.
+func (r *Result) RefutedBySearchOnly(m string) bool {
+	for _, p := range r.proofs {
+		if graphWithin(p.model, m) {
+			return false
+		}
+	}
+	searched := false
+	for i := range r.Anomalies {
+		a := &r.Anomalies[i]
+		if !CountsFor(a, m) {
+			continue
+		}
+		if !a.searched {
+			return false
+		}
+		searched = true
+	}
+	return searched
+}
+
 // Case is one case of a proof by cases: the choices of an attribution of duplicate
 // values (where some appends lie, which are not observed, which :info transactions
 // committed) and the cycle every attribution making those choices closes.

@@ -1012,6 +1012,7 @@ func (c *checker) addSerialSearchAnomaly(m string, s *rcSerial) {
 		a.Txns = a.Txns[:8]
 	}
 	a.seed = seed
+	a.searched = true
 	a.Explanation = b.String()
 	c.addAnomaly(a)
 }

@@ -198,6 +198,9 @@ type Anomaly struct {
 	// the other keys' reads and the model's orders allow, as they say (prune's
 	// TestContradictionsAreSound checks them).
 	narrowed bool
+	// searched: the exhaustive search over the processes' orders found no order
+	// (addSerialSearchAnomaly): a proof no cycle names, which only that search repeats.
+	searched bool
 }
 
 // countsFor reports whether anomaly a, of a type model m forbids, is evidence for m:

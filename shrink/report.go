@@ -159,7 +159,7 @@ func Counterexamples(h *history.History, res *check.Result, deadline time.Time) 
 		if len(seeds) > 4 {
 			seeds = seeds[:4]
 		}
-		cx, err := Shrink(h, m, seeds, Options{Deadline: share, WholeInvalid: true})
+		cx, err := Shrink(h, m, seeds, Options{Deadline: share, WholeInvalid: true, SearchOnly: res.RefutedBySearchOnly(m)})
 		if afterShrink != nil {
 			afterShrink()
 		}
