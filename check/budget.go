@@ -14,9 +14,10 @@ type budget struct {
 	start        time.Time
 	deadline     time.Time // zero: no time limit
 	timeout      time.Duration
-	maxConflicts int64  // 0: no limit
-	conflicts    *int64 // the checker's running total over all solver stages and models
-	phase        string // the phase running now, as a gerund ("building the encoding")
+	reserve      time.Duration // Options.Reserve, at most timeout
+	maxConflicts int64         // 0: no limit
+	conflicts    *int64        // the checker's running total over all solver stages and models
+	phase        string        // the phase running now, as a gerund ("building the encoding")
 
 	// capEnd, when positive, is the conflict count at which the current bounded attempt
 	// (not the user's limits) stops: see capConflicts.
@@ -44,7 +45,8 @@ func newBudget(o Options, conflicts *int64) *budget {
 		b.start = time.Now()
 	}
 	if o.Timeout > 0 {
-		b.deadline = b.start.Add(o.Timeout)
+		b.reserve = min(max(o.Reserve, 0), o.Timeout)
+		b.deadline = b.start.Add(o.Timeout - b.reserve)
 	}
 	return b
 }
@@ -59,7 +61,11 @@ func (b *budget) out() bool {
 	case b.maxConflicts > 0 && *b.conflicts >= b.maxConflicts:
 		b.exhaust(fmt.Sprintf("conflict limit (%d)", b.maxConflicts))
 	case !b.deadline.IsZero() && !time.Now().Before(b.deadline):
-		b.exhaust(fmt.Sprintf("time limit (%s)", b.timeout))
+		if b.reserve > 0 {
+			b.exhaust(fmt.Sprintf("time limit (%s, of which %s is kept for counterexamples)", b.timeout, b.reserve))
+		} else {
+			b.exhaust(fmt.Sprintf("time limit (%s)", b.timeout))
+		}
 	case b.mem.exceeded():
 		if b.mem.limit >= 1<<30 {
 			b.exhaust(fmt.Sprintf("memory limit (%.1f GiB)", float64(b.mem.limit)/(1<<30)))

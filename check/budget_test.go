@@ -54,3 +54,21 @@ func TestBudgetMessageCountsSearchStates(t *testing.T) {
 		t.Fatalf("valid %v, %d failed states counted, %v", res.Valid, res.Stats.SearchStates, err)
 	}
 }
+
+// TestBudgetReserve: Options.Reserve brings the deadline forward by that much (at most
+// the whole limit), and the message says that part was kept.
+func TestBudgetReserve(t *testing.T) {
+	var conflicts int64
+	start := time.Now()
+	b := newBudget(Options{Start: start, Timeout: 10 * time.Second, Reserve: 500 * time.Millisecond}, &conflicts)
+	if got := b.deadline.Sub(start); got != 9500*time.Millisecond {
+		t.Fatalf("deadline %v after the start, want 9.5s", got)
+	}
+	b = newBudget(Options{Start: start.Add(-time.Hour), Timeout: time.Second, Reserve: time.Hour}, &conflicts)
+	if !b.deadline.Equal(start.Add(-time.Hour)) || !b.out() {
+		t.Fatalf("a reserve over the limit: deadline %v, out %v", b.deadline, b.out())
+	}
+	if msg := b.message("serializable"); !strings.Contains(msg, "time limit (1s, of which 1s is kept for counterexamples)") {
+		t.Fatalf("message %q does not say the part kept", msg)
+	}
+}

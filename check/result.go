@@ -72,6 +72,10 @@ type Options struct {
 	// MaxMemory bounds the memory the checker's process holds from the system, in
 	// bytes (0: none); reaching it gives Unknown like the other limits.
 	MaxMemory int64
+	// Reserve is the part of Timeout kept for the caller's work once the check ends
+	// (a command line tool's counterexamples): the check stops that much earlier, and
+	// says so when it does.
+	Reserve time.Duration
 	// Start is when Timeout's clock started (a command line tool: before parsing); zero
 	// means when Check is called.
 	Start time.Time

@@ -177,10 +177,21 @@ func modelNames(flagValue string) ([]string, error) {
 	return out, nil
 }
 
+// counterexampleShare: the check keeps 1/counterexampleShare of --timeout (at most
+// --shrink) for the counterexamples.
+const counterexampleShare = 20
+
 // checkFile checks one history file and prints (and writes) its evidence.
 func checkFile(file string, cf checkFlags) int {
 	t0 := time.Now() // --timeout counts parsing too
 	opts := check.Options{Models: cf.models, Timeout: cf.timeout, MaxConflicts: cf.maxConflicts, MaxMemory: cf.maxMemory, Start: t0, Solver: cf.solver}
+	if cf.shrinkFor > 0 && (len(cf.models) > 1 || strings.EqualFold(cf.models[0], "all")) {
+		// A model the check cannot decide within --timeout would otherwise leave no
+		// time to cut the counterexamples of those it found not valid (often a few
+		// transactions, in milliseconds): a twentieth is kept for them. (With one
+		// model, a verdict of not valid ends the check and leaves the rest.)
+		opts.Reserve = min(cf.shrinkFor, cf.timeout/counterexampleShare)
+	}
 	endProgress := func() {}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(phase string) {

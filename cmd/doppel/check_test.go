@@ -521,3 +521,24 @@ func TestCheckCounterexampleReadUncommitted(t *testing.T) {
 		t.Errorf("%s: exit %d, want 1 (not valid, G0):\n%s", cx, code, out)
 	}
 }
+
+// TestCheckKeepsTimeForCounterexamples: with two models, one found not valid at once
+// (serializable: a lost update) and one the check cannot decide within --timeout
+// (strong-session read uncommitted on this lost update among 300 zipf transactions),
+// the check keeps a twentieth of the limit for the counterexamples: the lost update's
+// three transactions, where the whole history was reported when the check took all
+// of it.
+func TestCheckKeepsTimeForCounterexamples(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "lost.edn")
+	if code := runGen([]string{"--sessions", "30", "--txns", "300", "--ops", "4", "--keys", "50", "--key-dist", "zipf", "--dup-keys", "1", "--val-domain", "6",
+		"--fail", "0.05", "--inject", "lost-update", "--inject-at", "0.5", "--seed", "3", "--out", file}); code != 0 {
+		t.Fatalf("gen: exit %d", code)
+	}
+	code, out := captureCheck(t, "--model", "serializable,strong-session-read-uncommitted", "--timeout", "4s", file)
+	if code != exitInvalid || !strings.Contains(out, "Counterexample for serializable: 3 of the 300 transactions") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	if strings.Contains(out, "strong-session-read-uncommitted    unknown") && !strings.Contains(out, "of which 200ms is kept for counterexamples") {
+		t.Errorf("the unknown model does not say that part of the limit was kept:\n%s", out)
+	}
+}
