@@ -166,7 +166,7 @@ func TestCheckLimitsExitUnknown(t *testing.T) {
 		// Narrowing, the replay's repair and the serial-order search each decide hard-350
 		// without a conflict: the solver's limits are tested on the whole problem.
 		{[]string{"--no-prune", "--no-repair", "--no-serial-search", "--max-conflicts", "1", hard}, []string{"conflict limit (1) was reached while deciding strict-serializable", "after 1 conflicts"}},
-		{[]string{"--no-prune", "--no-repair", "--no-serial-search", "--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms) was reached while"}},
+		{[]string{"--no-prune", "--no-repair", "--no-serial-search", "--timeout", "200ms", "--model", "serializable,snapshot-isolation", hard}, []string{"time limit (200ms, of which 10ms is kept for counterexamples) was reached while"}},
 		{[]string{"--timeout", "1ns", filepath.Join("..", "..", "testdata", "cases", "fig1b.edn")}, []string{"time limit (1ns) was reached while inferring dependencies", "after 0 conflicts"}},
 	} {
 		code, out, _ := captureBoth(t, tc.args...)
