@@ -220,11 +220,11 @@ type shrinker struct {
 	// noGrowth: a removal that makes the cut bigger is not taken (after a cut whose
 	// synthetic writers outgrew the history was replaced by the history).
 	noGrowth bool
-	// wholeTaken: start found no seed's cut not valid and took the whole unchecked.
-	wholeTaken bool
-	// bestSearchOnly: only the search over the processes' orders refuted the best
-	// cut (check.Result.RefutedBySearchOnly; Options.SearchOnly for the whole taken
-	// unchecked); unshrunk says why minimize then removed no transaction.
+	// searchOnly: Options.SearchOnly. bestSearchOnly: only the search over the
+	// processes' orders refuted the best cut (check.Result.RefutedBySearchOnly;
+	// searchOnly for the whole taken unchecked); unshrunk says why minimize then
+	// removed no transaction.
+	searchOnly     bool
 	bestSearchOnly bool
 	unshrunk       string
 	best           cand
@@ -247,15 +247,12 @@ func Shrink(h *history.History, m string, seeds [][]int32, opts Options) (*Count
 	t0 := time.Now()
 	s := newShrinker(h, m)
 	s.deadline = opts.Deadline
-	s.wholeInvalid = opts.WholeInvalid
+	s.wholeInvalid, s.searchOnly = opts.WholeInvalid, opts.SearchOnly
 	if !opts.Deadline.IsZero() {
 		// The search stops early enough to explain the cut it keeps.
 		s.deadline = t0.Add(time.Duration(float64(opts.Deadline.Sub(t0)) * (1 - explainShare)))
 	}
 	found := s.start(seeds)
-	if found && s.wholeTaken {
-		s.bestSearchOnly = opts.SearchOnly
-	}
 	if found && s.reading == uncommitted && len(s.bestB.h.Txns) > len(h.Txns) {
 		// The seed's cut, with its stubs and synthetic writers, outgrew the history:
 		// the whole, with only its longest reads, is not valid either.
@@ -433,7 +430,7 @@ func (s *shrinker) start(seeds [][]int32) bool {
 		if b, ok := s.build(all); ok && len(b.h.Txns) == len(h.Txns) {
 			s.best, s.bestB, s.bestBuilt = all, b, all
 			s.undecided = 0
-			s.wholeTaken = true
+			s.bestSearchOnly = s.searchOnly
 			return true
 		}
 	}
