@@ -100,6 +100,8 @@ type runsSearch struct {
 	chosen []int32
 	combos []runsCombo
 	need   []int32 // options' counts per value (fillable)
+	made   []int32 // options' positions made uncommitted per value (emit)
+	desig  []int32 // an option's positions made uncommitted (emit)
 }
 
 // runsUndo is one change: a position's status (kind 0; 2: it used a token), or a
@@ -345,7 +347,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 	}
 	s.cands = cands
 	chosen := s.chosen[:0]
-	var desig []int32
+	desig := s.desig[:0]
 	full := false // runsMaxOptions reached
 	emit := func() {
 		// The positions made uncommitted: before a position taken, and L's last
@@ -362,6 +364,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				desig = append(desig, q-1)
 			}
 		}
+		before := len(desig) // at most one a position taken
 		if s.lazy {
 			// The frontier's undecided positions before the first one taken, or,
 			// when an append is left out, all but L's last (which the rules make
@@ -373,7 +376,11 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				}
 			}
 			for p := s.lo[k]; p+1 < q; p++ {
-				if st[p] == posOpen && !taken(p) && !slices.Contains(desig, p) {
+				// The positions this loop made uncommitted all lie before p: only
+				// those before it can hold p (a scan of all of them was quadratic
+				// in the frontier, half of a check's time on 30 processes of zipf
+				// keys of six values).
+				if st[p] == posOpen && !taken(p) && !slices.Contains(desig[:before], p) {
 					desig = append(desig, p)
 					s.incomplete = true // more made uncommitted than the rules need
 				}
@@ -386,15 +393,16 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		if left && st[n-1] == posOpen && !taken(n-1) && !slices.Contains(desig, n-1) {
 			desig = append(desig, n-1)
 		}
-		made := func(v int32) int32 { // positions showing v made uncommitted
-			c := int32(0)
-			for _, e := range desig {
-				if l[e] == v {
-					c++
-				}
-			}
-			return c
+		// Positions showing each value made uncommitted, counted once.
+		counts := s.made[:0]
+		for range unc {
+			counts = append(counts, 0)
 		}
+		for _, e := range desig {
+			counts[l[e]]++
+		}
+		s.made = counts
+		made := func(v int32) int32 { return counts[v] }
 		for _, d := range desig {
 			if made(l[d]) > unc[l[d]] {
 				return
@@ -461,7 +469,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 		chosen = chosen[:len(chosen)-1]
 	}
 	choose(0)
-	s.chosen = chosen
+	s.chosen, s.desig = chosen, desig
 }
 
 // choices lists writer w's choices on every key it appends to (s.opts, s.chg) and
