@@ -54,7 +54,6 @@ const closureShown = 8
 const unbounded = int32(1<<31 - 1)
 
 type rcClosure struct {
-	chainAt []int32   // per transaction: its index in its chain
 	lo      []int32   // per writer: its block's least start (the trace's length: past it)
 	keyW    [][]int32 // per key: its :ok writers by chain, in process order
 	keySegs [][]int32 // per key: where each chain's writers start in keyW, and the end
@@ -88,8 +87,7 @@ type closureWhy struct {
 }
 
 func (s *rcSerial) newClosure() {
-	n := len(s.h.Txns)
-	cl := &rcClosure{chainAt: make([]int32, n), lo: make([]int32, len(s.in.Writers)), keyW: make([][]int32, len(s.in.Keys)),
+	cl := &rcClosure{lo: make([]int32, len(s.in.Writers)), keyW: make([][]int32, len(s.in.Keys)),
 		cut: make([]int32, len(s.chains)), jstar: make([]int32, len(s.in.Keys)), jAt: make([]int32, len(s.in.Keys)),
 		have: make([]int32, len(s.h.Values)), minLo: make([]int32, len(s.h.Values)), count: make([]int32, len(s.h.Values))}
 	maxTrace := 0
@@ -103,8 +101,7 @@ func (s *rcSerial) newClosure() {
 	bound := make([]int32, len(s.in.Keys))
 	var touched []int32
 	for c, ch := range s.chains {
-		for i, t := range ch {
-			cl.chainAt[t] = int32(i)
+		for _, t := range ch {
 			for _, r := range s.reads[t] {
 				if bound[r.key] == 0 {
 					touched = append(touched, r.key)
@@ -175,7 +172,7 @@ func (s *rcSerial) firstFit(wi, from int32) int32 {
 // cuts): it may run before L.
 func (s *rcSerial) eligible(t int32) bool {
 	c := s.place[t]
-	i := s.cl.chainAt[t]
+	i := s.step[t]
 	return i >= s.head[c] && i < s.cl.cut[c]
 }
 
@@ -406,9 +403,9 @@ func (s *rcSerial) eachOutside(k, limit int32, f func(wi int32)) {
 	for g := 0; g+1 < len(segs); g++ {
 		ws := cl.keyW[k][segs[g]:segs[g+1]]
 		c := s.place[s.in.Writers[ws[0]].Txn]
-		from, _ := slices.BinarySearchFunc(ws, s.head[c], func(wi, hd int32) int { return int(cl.chainAt[s.in.Writers[wi].Txn] - hd) })
+		from, _ := slices.BinarySearchFunc(ws, s.head[c], func(wi, hd int32) int { return int(s.step[s.in.Writers[wi].Txn] - hd) })
 		for _, wi := range ws[from:] {
-			if cl.chainAt[s.in.Writers[wi].Txn] >= cl.cut[c] || cl.lo[wi] >= limit {
+			if s.step[s.in.Writers[wi].Txn] >= cl.cut[c] || cl.lo[wi] >= limit {
 				break
 			}
 			f(wi)
@@ -468,7 +465,7 @@ func (s *rcSerial) keyShort(k int32) *orderShort {
 	for g := 0; g+1 < len(segs); g++ {
 		ws := cl.keyW[k][segs[g]:segs[g+1]]
 		c := s.place[s.in.Writers[ws[0]].Txn]
-		from, _ := slices.BinarySearchFunc(ws, s.head[c], func(wi, hd int32) int { return int(cl.chainAt[s.in.Writers[wi].Txn] - hd) })
+		from, _ := slices.BinarySearchFunc(ws, s.head[c], func(wi, hd int32) int { return int(s.step[s.in.Writers[wi].Txn] - hd) })
 		for _, wi := range ws[from:] {
 			lo := max(cl.lo[wi]+1, p0+1)
 			if cl.bounds != nil {

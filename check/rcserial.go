@@ -226,17 +226,27 @@ func (s *rcSerial) inWindows(t int32) bool {
 // :ok writer that has not run, or took positions that leave the :ok writers of a
 // value without a matching (hallCheck).
 func (s *rcSerial) strandedLast() bool {
+	return s.lastTook(func(k, from, to int32) bool {
+		for q := from; q < to; q++ {
+			if s.lastStart[k][q] > 0 || !s.hall.matchable(k, q, to) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// lastTook calls took for each key the last step appended to, with the positions it
+// took (from up to the key's length now, to), and reports whether one call did.
+func (s *rcSerial) lastTook(took func(k, from, to int32) bool) bool {
 	if len(s.order) == 0 {
 		return false
 	}
 	ws := s.writers[s.order[len(s.order)-1]]
 	saved := s.saved[len(s.saved)-len(ws):]
 	for i, wi := range ws {
-		k := s.in.Writers[wi].Key
-		for q := saved[i]; q < s.pos[k]; q++ {
-			if s.lastStart[k][q] > 0 || !s.hall.matchable(k, q, s.pos[k]) {
-				return true
-			}
+		if k := s.in.Writers[wi].Key; took(k, saved[i], s.pos[k]) {
+			return true
 		}
 	}
 	return false
@@ -249,22 +259,16 @@ func (s *rcSerial) strandedLast() bool {
 // was unknown after 1M failed states, its deepest state 943 of 966 transactions with
 // a process held since its 112th by such a read.
 func (s *rcSerial) pinPassedLast() bool {
-	if len(s.order) == 0 {
-		return false
-	}
-	ws := s.writers[s.order[len(s.order)-1]]
-	saved := s.saved[len(s.saved)-len(ws):]
-	for i, wi := range ws {
-		k := s.in.Writers[wi].Key
+	return s.lastTook(func(k, from, to int32) bool {
 		ps := s.pinned[k]
-		j, _ := slices.BinarySearchFunc(ps, saved[i], func(p rcPin, b int32) int { return int(p.base - b) })
-		for ; j < len(ps) && ps[j].base < s.pos[k]; j++ {
+		j, _ := slices.BinarySearchFunc(ps, from, func(p rcPin, b int32) int { return int(p.base - b) })
+		for ; j < len(ps) && ps[j].base < to; j++ {
 			if t := ps[j].txn; s.step[t] >= s.head[s.place[t]] {
 				return true
 			}
 		}
-	}
-	return false
+		return false
+	})
 }
 
 // newRCSerial returns nil when the search does not apply: an :info transaction that
