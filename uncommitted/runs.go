@@ -364,7 +364,7 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				desig = append(desig, q-1)
 			}
 		}
-		before := len(desig) // at most one a position taken
+		before := len(desig) // at most one per position taken
 		if s.lazy {
 			// The frontier's undecided positions before the first one taken, or,
 			// when an append is left out, all but L's last (which the rules make
@@ -376,10 +376,10 @@ func (s *runsSearch) options(bi int, k int32, vals []int32) {
 				}
 			}
 			for p := s.lo[k]; p+1 < q; p++ {
-				// The positions this loop made uncommitted all lie before p: only
-				// those before it can hold p (a scan of all of them was quadratic
-				// in the frontier, half of a check's time on 30 processes of zipf
-				// keys of six values).
+				// What this loop added lies before p, so only the positions added
+				// before the loop can be p (scanning all of them was quadratic in
+				// the frontier: half of a check's time on 30 processes of zipf keys
+				// of six values).
 				if st[p] == posOpen && !taken(p) && !slices.Contains(desig[:before], p) {
 					desig = append(desig, p)
 					s.incomplete = true // more made uncommitted than the rules need
