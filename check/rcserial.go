@@ -82,20 +82,29 @@ type rcSerial struct {
 	touches [][]rcTouch
 	// reachCompetitors' scratch: per key, the most values it may have (valid when its
 	// rstamp is stampN) and whether it is fixed (fstamp); per process, how far it got.
+	// reachOps counts the operations it followed (runLimited bounds them).
 	rlen, rcur     []int32
 	rstamp, fstamp []uint32
+	reachOps       int64
 	stampN         uint32
-	deadChecks     bool   // every next transaction's reasons are worked out, also with one candidate (tests)
-	enabled, known uint64 // at the current state: the candidates; the processes whose need is worked out
-	stuckNext      bool   // at the current state: a next transaction can never run
-	fixedBuf       []int32
-	need           []uint64 // per process, at the current state: the processes its next transaction waits on (stubbornCandidates)
+	deadChecks     bool // every next transaction's reasons are worked out, also with one candidate (tests)
+	// Sets of processes are nw words, one bit per process (setAdd). At the current
+	// state: the candidates (enabled), the processes whose need is worked out (known),
+	// and per process (need[c*nw:(c+1)*nw]) the processes its next transaction waits on
+	// (stubbornCandidates); set* are stubbornCandidates' and waitsOn's scratch sets.
+	nw                             int
+	enabled, known, need           []uint64
+	setQ, setTodo, setBest, setTmp []uint64
+	stuckNext                      bool // at the current state: a next transaction can never run
+	fixedBuf                       []int32
 	// reachCached's: per depth of the current path, the id of the state there; per
-	// transaction, the keys it appends to (mod 64); per process, its kept sets.
+	// transaction, the keys it appends to (mod 64); per process, its kept sets (their
+	// processes in rmask, nw words from (c*rcCacheWays+way)*nw).
 	visit       []uint64
 	visitN      uint64
 	wkeys       []uint64
 	rcache      [][rcCacheWays]rcReach
+	rmask       []uint64
 	rcacheNext  []uint8
 	reachCapped bool // the last reachCompetitors handed over to the chain-only scan
 	reachHits   int
@@ -345,6 +354,9 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 		}
 		s.chains[len(s.chains)-1] = append(s.chains[len(s.chains)-1], t)
 	}
+	if rcPadChains > 0 {
+		s.chains = append(make([][]int32, rcPadChains), s.chains...)
+	}
 	if len(s.chains) > serialMaxChainsRC {
 		return nil
 	}
@@ -372,6 +384,10 @@ func newRCSerial(h *history.History, in *encode.Inference, realtime bool, stop f
 
 // serialMaxChainsRC: with more processes the states are too large to remember.
 const serialMaxChainsRC = 4096
+
+// rcPadChains (tests) puts that many empty processes before the real ones, so that
+// tiny histories' process sets span two words.
+var rcPadChains int
 
 // why says why transaction t cannot run now ("" when it can).
 func (s *rcSerial) why(t int32) string {
@@ -701,13 +717,26 @@ func rcSerialStates(n int) int {
 // rcSerialStatesPerTxn: see rcSerialStates.
 const rcSerialStatesPerTxn = 300
 
+// rcFollowPerState bounds the operations the stubborn sets' following
+// (reachCompetitors) may take per failed state the search may visit: a failed state
+// costs about 3 µs, an operation followed 3-4 ns. With 30 processes the following
+// took 1.6K operations a failed state; with 70-130 processes 2.3K-40K
+// (stubbornMaxProcesses).
+const rcFollowPerState = 4000
+
 // runLimited is run with at most maxStates failed states.
 func (s *rcSerial) runLimited(maxStates int) Validity {
 	before := 0
 	if s.memo != nil {
 		before = s.memo.States()
 	}
-	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: maxStates, MaxBytes: rcSerialMemoBytes, Stop: s.stop, Memo: s.memo})
+	stop := s.stop
+	if s.por {
+		// The stubborn sets' following is bounded with the states (rcFollowPerState).
+		limit := s.reachOps + int64(maxStates)*rcFollowPerState
+		stop = func() bool { return s.reachOps > limit || s.stop != nil && s.stop() }
+	}
+	r := ordersearch.Search(s, ordersearch.Limits{MaxStates: maxStates, MaxBytes: rcSerialMemoBytes, Stop: stop, Memo: s.memo})
 	s.states = r.States
 	if s.counted != nil {
 		*s.counted += int64(r.States - before)

@@ -57,11 +57,22 @@ const (
 // stubbornMaxCells bounds processes × keys, the touch lists' index.
 const stubbornMaxCells = 1 << 22
 
+// stubbornMaxProcesses: with more processes the reduction is off. Its sets cost
+// O(processes) each, about 20 a state: on 1,000-2,000 transactions with 70-130
+// processes the search with it took 2.3K-40K operations followed a failed state
+// (reachCompetitors) against a failed state's 3 µs without. It decided lost updates
+// of 70 clients on 50 zipf keys in 1.2-3.4 s where the search without it did not in
+// 300K failed states (whole checks 10.6-13.0 → 4.1-4.2 s), but on 100 clients or on
+// 200 hotspot keys with 5% :info (each :info a process) it decided nothing more, and
+// the time it took kept the solver from deciding in 30 s what it had decided in 19 s.
+// Tests lift the bound (rcPadChains) to check the sets of more than 64 processes.
+const stubbornMaxProcesses = 64
+
 // initStubborn builds the touch lists and turns the reduction on, when the processes
-// fit a 64-bit set and the index fits stubbornMaxCells.
+// are at most stubbornMaxProcesses and the index fits stubbornMaxCells.
 func (s *rcSerial) initStubborn() {
 	nk := len(s.in.Keys)
-	if len(s.chains) > 64 || len(s.chains)*nk > stubbornMaxCells {
+	if len(s.chains) > stubbornMaxProcesses+rcPadChains || len(s.chains)*nk > stubbornMaxCells {
 		return
 	}
 	s.touches = make([][]rcTouch, len(s.chains)*nk)
@@ -93,7 +104,10 @@ func (s *rcSerial) initStubborn() {
 			}
 		}
 	}
-	s.need = make([]uint64, len(s.chains))
+	s.nw = (len(s.chains) + 63) / 64
+	s.need = make([]uint64, len(s.chains)*s.nw)
+	sets := make([]uint64, 6*s.nw)
+	s.enabled, s.known, s.setQ, s.setTodo, s.setBest, s.setTmp = sets[:s.nw], sets[s.nw:2*s.nw], sets[2*s.nw:3*s.nw], sets[3*s.nw:4*s.nw], sets[4*s.nw:5*s.nw], sets[5*s.nw:]
 	s.tlen = make([]int32, nk)
 	for k := range s.in.Keys {
 		s.tlen[k] = int32(len(s.in.Keys[k].Trace))
@@ -125,6 +139,7 @@ func (s *rcSerial) initStubborn() {
 		}
 	}
 	s.rcache = make([][rcCacheWays]rcReach, len(s.chains))
+	s.rmask = make([]uint64, len(s.chains)*rcCacheWays*s.nw)
 	s.rcacheNext = make([]uint8, len(s.chains))
 	s.visit, s.visitN = []uint64{1}, 1
 	s.por = true
@@ -154,21 +169,22 @@ const (
 )
 
 // rcReach is one kept competitor set: worked out at the state with id visit at depth
-// depth of the current path, for the held process and the keys fixed.
+// depth of the current path, for the held process and the keys fixed (the set itself
+// is in rcSerial.rmask).
 type rcReach struct {
 	visit uint64 // 0: empty
 	depth int32
 	nk    int32
 	keys  [rcCacheKeys]int32
 	fmask uint64 // the fixed keys mod 64
-	mask  uint64
 }
 
-// reachCached is reachCompetitors, taken from a set kept at a state up the current
-// path when the steps since then keep it a superset (above).
-func (s *rcSerial) reachCached(c int32, fixed []int32) uint64 {
+// reachCached is reachCompetitors (into m), taken from a set kept at a state up the
+// current path when the steps since then keep it a superset (above).
+func (s *rcSerial) reachCached(c int32, fixed []int32, m []uint64) {
 	if len(fixed) == 0 || len(fixed) > rcCacheKeys {
-		return s.reachCompetitors(c, fixed)
+		s.reachCompetitors(c, fixed, m)
+		return
 	}
 	var fmask uint64
 	for _, k := range fixed {
@@ -193,16 +209,18 @@ next:
 			}
 		}
 		s.reachHits++
-		return e.mask
+		copy(m, s.rmask[(int(c)*rcCacheWays+i)*s.nw:])
+		return
 	}
-	m := s.reachCompetitors(c, fixed)
+	s.reachCompetitors(c, fixed, m)
 	if !s.reachCapped {
-		e := &ways[s.rcacheNext[c]%rcCacheWays]
+		i := int(s.rcacheNext[c] % rcCacheWays)
 		s.rcacheNext[c]++
-		e.visit, e.depth, e.nk, e.fmask, e.mask = s.visit[d], d, int32(len(fixed)), fmask, m
+		e := &ways[i]
+		e.visit, e.depth, e.nk, e.fmask = s.visit[d], d, int32(len(fixed)), fmask
 		copy(e.keys[:], fixed)
+		copy(s.rmask[(int(c)*rcCacheWays+i)*s.nw:], m)
 	}
-	return m
 }
 
 // competes reports whether process j could be the first to change key k, now at
@@ -222,67 +240,70 @@ func (s *rcSerial) competes(j, k, p int32) bool {
 	return false
 }
 
-// competitors is the set of processes other than c that could be the first to change
+// competitors adds to m the processes other than c that could be the first to change
 // key k at its length.
-func (s *rcSerial) competitors(k, c int32) uint64 {
+func (s *rcSerial) competitors(k, c int32, m []uint64) {
 	p := s.pos[k]
 	if int(p) == len(s.in.Keys[k].Trace) {
-		return 0
+		return
 	}
-	var m uint64
 	for j := range s.chains {
 		if int32(j) != c && int(s.head[j]) < len(s.chains[j]) && s.competes(int32(j), k, p) {
-			m |= 1 << uint(j)
+			setAdd(m, int32(j))
 		}
 	}
-	return m
 }
 
 // waitsOn sets s.need[c] for process c's next transaction t, which cannot run: the
 // processes that could lift one reason it cannot (the one with the fewest). It
 // reports false when a reason can never be lifted: then t never runs.
 func (s *rcSerial) waitsOn(c, t int32) bool {
-	best, found := uint64(0), false
-	take := func(m uint64) {
-		if !found || bits.OnesCount64(m) < bits.OnesCount64(best) {
-			best, found = m, true
+	best := s.need[int(c)*s.nw : int(c+1)*s.nw]
+	bestN := -1
+	// take keeps the competitors of key k, when fewer; it reports false when there
+	// are none.
+	take := func(k int32) bool {
+		m := s.setTmp
+		s.reachCached(c, []int32{k}, m)
+		n := setCount(m)
+		if n == 0 {
+			return false
 		}
+		if bestN < 0 || n < bestN {
+			copy(best, m)
+			bestN = n
+		}
+		return true
 	}
 	for _, r := range s.reads[t] {
 		switch p := s.pos[r.key]; {
 		case r.pin && p > r.base:
 			return false // the key only grows
 		case p < r.base || r.pin && p != r.base:
-			m := s.reachCached(c, []int32{r.key})
-			if m == 0 {
+			if !take(r.key) {
 				return false
 			}
-			take(m)
 		}
 	}
 	for _, wi := range s.writers[t] {
 		k := s.in.Writers[wi].Key
-		if !s.writerFits(wi, s.pos[k]) {
-			m := s.reachCached(c, []int32{k})
-			if m == 0 {
-				return false
-			}
-			take(m)
+		if !s.writerFits(wi, s.pos[k]) && !take(k) {
+			return false
 		}
 	}
-	if !found {
+	if bestN < 0 {
 		// Only real-time order holds it back: the processes whose next transaction
 		// completed before it was invoked.
+		clear(best)
 		inv := s.h.Txns[t].Invoke
 		for j, ch := range s.chains {
 			if int(s.head[j]) < len(ch) {
 				if cp := s.h.Txns[ch[s.head[j]]].Complete; cp >= 0 && cp < inv {
-					best |= 1 << uint(j)
+					setAdd(best, int32(j))
 				}
 			}
 		}
 	}
-	s.need[c] = best
 	return true
 }
 
@@ -294,9 +315,11 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	if len(buf)-from < 2 && !s.deadChecks {
 		return buf
 	}
-	s.enabled, s.known, s.stuckNext = 0, 0, false
+	clear(s.enabled)
+	clear(s.known)
+	s.stuckNext = false
 	for _, c := range buf[from:] {
-		s.enabled |= 1 << uint(c)
+		setAdd(s.enabled, c)
 	}
 	if s.deadChecks {
 		for c := range s.chains {
@@ -308,21 +331,38 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	if len(buf)-from < 2 {
 		return buf
 	}
-	best, bestN := uint64(0), 65
+	q, todo, best, bestN := s.setQ, s.setTodo, s.setBest, len(s.chains)+1
 	for _, c := range buf[from:] {
-		q := uint64(1) << uint(c)
-		for todo := q; todo != 0; {
-			x := bits.TrailingZeros64(todo)
-			todo &^= 1 << uint(x)
-			add := s.needOf(int32(x)) &^ q
+		clear(q)
+		clear(todo)
+		setAdd(q, c)
+		setAdd(todo, c)
+		for w := 0; w < len(todo); {
+			if todo[w] == 0 {
+				w++
+				continue
+			}
+			x := int32(w*64 + bits.TrailingZeros64(todo[w]))
+			todo[w] &= todo[w] - 1
+			need := s.needOf(x)
 			if s.stuckNext {
 				return buf[:from]
 			}
-			q |= add
-			todo |= add
+			for v, n := range need {
+				if add := n &^ q[v]; add != 0 {
+					q[v] |= add
+					todo[v] |= add
+					w = min(w, v)
+				}
+			}
 		}
-		if n := bits.OnesCount64(q & s.enabled); n < bestN {
-			best, bestN = q, n
+		n := 0
+		for v := range q {
+			n += bits.OnesCount64(q[v] & s.enabled[v])
+		}
+		if n < bestN {
+			copy(best, q)
+			bestN = n
 			if n == 1 {
 				break
 			}
@@ -330,28 +370,41 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	}
 	out := buf[:from]
 	for _, c := range buf[from:] {
-		if best&(1<<uint(c)) != 0 {
+		if setHas(best, c) {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// setAdd puts process j in the set m; setHas tells whether it is there; setCount
+// counts m's processes.
+func setAdd(m []uint64, j int32)      { m[j>>6] |= 1 << uint(j&63) }
+func setHas(m []uint64, j int32) bool { return m[j>>6]&(1<<uint(j&63)) != 0 }
+func setCount(m []uint64) int {
+	n := 0
+	for _, w := range m {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
 // needOf returns, at the current state, the processes process c's next transaction
 // waits on (stubbornCandidates), computed once per state (s.known); it sets s.stuckNext
 // when that transaction can never run.
-func (s *rcSerial) needOf(c int32) uint64 {
-	if s.known&(1<<uint(c)) != 0 {
-		return s.need[c]
+func (s *rcSerial) needOf(c int32) []uint64 {
+	need := s.need[int(c)*s.nw : int(c+1)*s.nw]
+	if setHas(s.known, c) {
+		return need
 	}
-	s.known |= 1 << uint(c)
-	s.need[c] = 0
+	setAdd(s.known, c)
+	clear(need)
 	ch := s.chains[c]
 	if int(s.head[c]) >= len(ch) {
-		return 0
+		return need
 	}
 	t := ch[s.head[c]]
-	if s.enabled&(1<<uint(c)) != 0 {
+	if setHas(s.enabled, c) {
 		fixed := s.fixedBuf[:0]
 		for _, wi := range s.writers[t] {
 			if k := s.in.Writers[wi].Key; int(s.pos[k]) < len(s.in.Keys[k].Trace) {
@@ -364,13 +417,13 @@ func (s *rcSerial) needOf(c int32) uint64 {
 			}
 		}
 		s.fixedBuf = fixed
-		s.need[c] = s.reachCached(c, fixed)
-		return s.need[c]
+		s.reachCached(c, fixed, need)
+		return need
 	}
 	if !s.waitsOn(c, t) {
 		s.stuckNext = true
 	}
-	return s.need[c]
+	return need
 }
 
 // reachCap bounds how far reachCompetitors follows a process past its next
@@ -389,11 +442,12 @@ const reachCap = 128
 // process stays short of where it stopped and each key within rlen, so the first
 // change of a fixed key is by one of the competitors. A process that gets reachCap
 // transactions on sends the question to the chain-only scan.
-func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
+func (s *rcSerial) reachCompetitors(c int32, fixed []int32, m []uint64) {
+	clear(m)
 	s.reachCapped = false
 	s.reachCalls++
 	if len(fixed) == 0 {
-		return 0
+		return
 	}
 	nk := len(s.in.Keys)
 	if s.rstamp == nil {
@@ -420,7 +474,6 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 	for j := range s.chains {
 		s.rcur[j] = s.head[j]
 	}
-	var m uint64
 	capped := false
 	for changed := true; changed && !capped; {
 		changed = false
@@ -437,6 +490,7 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 					break
 				}
 				seg := ops[off[i]:off[i+1]]
+				s.reachOps += int64(len(seg))
 				for x := range seg {
 					o := &seg[x]
 					if s.fstamp[o.key] == st {
@@ -466,9 +520,9 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 	s.reachCapped = capped
 	if capped {
 		for _, k := range fixed {
-			m |= s.competitors(k, c)
+			s.competitors(k, c, m)
 		}
-		return m
+		return
 	}
 	for j, ch := range s.chains {
 		if int32(j) == c || int(s.rcur[j]) >= len(ch) {
@@ -492,8 +546,7 @@ func (s *rcSerial) reachCompetitors(c int32, fixed []int32) uint64 {
 			}
 		}
 		if ok && writes {
-			m |= 1 << uint(j)
+			setAdd(m, int32(j))
 		}
 	}
-	return m
 }
