@@ -331,12 +331,17 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 	if len(buf)-from < 2 {
 		return buf
 	}
+	// Each candidate's set is grown until it holds as many candidates as the smallest
+	// so far: past that it cannot be chosen, and what its processes wait on need not
+	// be worked out.
 	q, todo, best, bestN := s.setQ, s.setTodo, s.setBest, len(s.chains)+1
+seeds:
 	for _, c := range buf[from:] {
 		clear(q)
 		clear(todo)
 		setAdd(q, c)
 		setAdd(todo, c)
+		n := 1 // candidates in q
 		for w := 0; w < len(todo); {
 			if todo[w] == 0 {
 				w++
@@ -348,24 +353,22 @@ func (s *rcSerial) stubbornCandidates(buf []int32, from int) []int32 {
 			if s.stuckNext {
 				return buf[:from]
 			}
-			for v, n := range need {
-				if add := n &^ q[v]; add != 0 {
+			for v, m := range need {
+				if add := m &^ q[v]; add != 0 {
 					q[v] |= add
 					todo[v] |= add
 					w = min(w, v)
+					n += bits.OnesCount64(add & s.enabled[v])
 				}
 			}
-		}
-		n := 0
-		for v := range q {
-			n += bits.OnesCount64(q[v] & s.enabled[v])
-		}
-		if n < bestN {
-			copy(best, q)
-			bestN = n
-			if n == 1 {
-				break
+			if n >= bestN {
+				continue seeds
 			}
+		}
+		copy(best, q)
+		bestN = n
+		if n == 1 {
+			break
 		}
 	}
 	out := buf[:from]
