@@ -1198,44 +1198,96 @@ func (g *Graph) filterPendingBulk() bool {
 	return true
 }
 
-// reaches reports whether from reaches to over enabled edges (to != from),
-// searching breadth-first over nodes with ord <= ord[to] and at most
-// SearchLimit nodes. On success g.path holds the path's edge ids.
+// reaches reports whether from reaches to over enabled edges (to != from), with at
+// most SearchLimit nodes visited. It searches breadth-first forward from from, over
+// nodes with ord below ord[to]; past reachForwardFirst nodes, both ends search, the
+// side with the smaller frontier a level at a time (backward from to over nodes with
+// ord above ord[from]: a path lies between them in the topological order). Most
+// pending edges close no cycle, and then the search ends when either side runs out.
+// On success g.path holds the path's edge ids.
 func (g *Graph) reaches(from, to int32) bool {
 	g.Stats.Searches++
-	ub := g.ord[to]
+	lo, hi := g.ord[from], g.ord[to]
 	g.nextStampF()
+	g.nextStampB()
 	g.markF[from] = g.stampF
-	q := append(g.queue[:0], from)
-	defer func() { g.queue = q[:0] }()
-	for i := 0; i < len(q); i++ {
-		x := q[i]
-		for k, w := range g.outTo[x] {
-			f := g.out[x][k]
-			if w == to {
-				g.parent[to] = f
-				g.path = g.path[:0]
-				for y := to; y != from; {
-					pf := g.parent[y]
-					g.path = append(g.path, pf)
-					y = g.from[pf]
+	g.markB[to] = g.stampB
+	fq := append(g.queue[:0], from)
+	bq := append(g.backList[:0], to)
+	defer func() { g.queue, g.backList = fq[:0], bq[:0] }()
+	fi, bi := 0, 0 // the next node to expand on each side
+	visited := 0
+	meet, via := int32(-1), int32(-1) // the node both reach; the forward edge into it (-1: none)
+	for fi < len(fq) && bi < len(bq) && meet < 0 {
+		if visited < reachForwardFirst || len(fq)-fi <= len(bq)-bi {
+			for end := len(fq); fi < end && meet < 0; fi++ {
+				x := fq[fi]
+				for k, w := range g.outTo[x] {
+					if g.markB[w] == g.stampB {
+						meet, via = w, g.out[x][k]
+						break
+					}
+					if g.ord[w] < hi && g.markF[w] != g.stampF {
+						if visited++; g.SearchLimit > 0 && visited >= g.SearchLimit {
+							return false
+						}
+						g.markF[w] = g.stampF
+						g.parent[w] = g.out[x][k]
+						fq = append(fq, w)
+						g.Stats.Visited++
+					}
 				}
-				slices.Reverse(g.path)
-				return true
 			}
-			if g.ord[w] < ub && g.markF[w] != g.stampF {
-				if g.SearchLimit > 0 && len(q) >= g.SearchLimit {
-					return false
+		} else {
+			for end := len(bq); bi < end && meet < 0; bi++ {
+				x := bq[bi]
+				for k, w := range g.inFrom[x] {
+					if g.markF[w] == g.stampF {
+						meet, via = x, g.in[x][k]
+						g.parent[x] = via
+						break
+					}
+					if g.ord[w] > lo && g.markB[w] != g.stampB {
+						if visited++; g.SearchLimit > 0 && visited >= g.SearchLimit {
+							return false
+						}
+						g.markB[w] = g.stampB
+						g.parentB[w] = g.in[x][k]
+						bq = append(bq, w)
+						g.Stats.Visited++
+					}
 				}
-				g.markF[w] = g.stampF
-				g.parent[w] = f
-				q = append(q, w)
-				g.Stats.Visited++
 			}
 		}
 	}
-	return false
+	if meet < 0 {
+		return false
+	}
+	// from ~> meet by the forward parents (the last edge: via), meet ~> to by the
+	// backward ones.
+	g.path = g.path[:0]
+	g.parent[meet] = via
+	for y := meet; y != from; {
+		pf := g.parent[y]
+		g.path = append(g.path, pf)
+		y = g.from[pf]
+	}
+	slices.Reverse(g.path)
+	for y := meet; y != to; {
+		pb := g.parentB[y]
+		g.path = append(g.path, pb)
+		y = g.to[pb]
+	}
+	return true
 }
+
+// reachForwardFirst: the nodes reaches visits forward alone before the backward side
+// joins. Forward alone, a strong-session read uncommitted attribution search (zipf
+// keys, 1,000 transactions) spent 35% of its time in reaches, 66K conflicts in 30 s,
+// against 640K with both sides from the start; but a hot lost update under
+// strong-session read committed (797K conflicts) took 66 s forward alone, 88 s with
+// both sides from the start, its searches mostly small.
+const reachForwardFirst = 256
 
 // Explain implements sat.Theory: the reason clause of a literal the theory
 // implied, l first. It returns nil for a literal the theory did not imply (or
