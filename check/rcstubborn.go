@@ -60,11 +60,12 @@ const stubbornMaxCells = 1 << 22
 // stubbornMaxProcesses: with more processes the reduction is off. Its sets cost
 // O(processes) each, about 20 a state: on 1,000-2,000 transactions with 70-130
 // processes the search with it took 2.3K-40K operations followed a failed state
-// (reachCompetitors) against a failed state's 3 µs without. It decided lost updates
-// of 70 clients on 50 zipf keys in 1.2-3.4 s where the search without it did not in
-// 300K failed states (whole checks 10.6-13.0 → 4.1-4.2 s), but on 100 clients or on
-// 200 hotspot keys with 5% :info (each :info a process) it decided nothing more, and
-// the time it took kept the solver from deciding in 30 s what it had decided in 19 s.
+// (reachCompetitors) against a failed state's 3 µs without. It refuted two of eight
+// lost updates of 70 clients on 50 zipf keys in 2.0-3.4 s where the search without it
+// did not in 300K failed states (whole checks of the eight: 52 → 44 s in all, 12.9 →
+// 4.2 s at best, 18.2 → 24.9 s at worst), but on 100 clients or on 200 hotspot keys
+// with 5% :info (each :info a process) it decided nothing more, and the time it took
+// kept the solver from deciding in 30 s what it had decided in 19 s.
 // Tests lift the bound (rcPadChains) to check the sets of more than 64 processes.
 const stubbornMaxProcesses = 64
 
