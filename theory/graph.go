@@ -1244,7 +1244,6 @@ func (g *Graph) reaches(from, to int32) bool {
 				for k, w := range g.inFrom[x] {
 					if g.markF[w] == g.stampF {
 						meet, via = x, g.in[x][k]
-						g.parent[x] = via
 						break
 					}
 					if g.ord[w] > lo && g.markB[w] != g.stampB {
@@ -1283,7 +1282,7 @@ func (g *Graph) reaches(from, to int32) bool {
 
 // reachForwardFirst: the nodes reaches visits forward alone before the backward side
 // joins. Forward alone, a strong-session read uncommitted attribution search (zipf
-// keys, 1,000 transactions) spent 35% of its time in reaches, 66K conflicts in 30 s,
+// keys, 1,000 transactions) spent 36% of its time in reaches, 66K conflicts in 30 s,
 // against 640K with both sides from the start; but a hot lost update under
 // strong-session read committed (797K conflicts) took 66 s forward alone, 88 s with
 // both sides from the start, its searches mostly small.
