@@ -111,6 +111,8 @@ type checker struct {
 	tiling *theory.Segments
 	// counting is the supply-counting theory's layout likewise (nil: none).
 	counting *theory.Counting
+	// matching: Hall's condition over the cells (theory.Matching), built once, as counting.
+	matching *theory.Matching
 	// perRead: the current problem is built on the per-read inference (anomalies found
 	// now hold for every model); otherwise on the one-base one.
 	perRead bool
@@ -1045,6 +1047,7 @@ func (c *checker) resetProblem() {
 	c.staticOrder = nil
 	c.tiling = nil
 	c.counting = nil
+	c.matching = nil
 }
 
 // addOrderEdges makes c.edges the problem's data edges, then the process and real-time

@@ -170,6 +170,10 @@ func compareWithBrute(t *testing.T, m string, cfg brute.Config, n int) {
 				if uncounted, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoCounting: true}}); uncounted.Valid != got {
 					t.Errorf("seed %d: %s: %v with counting, %v without\n%s", seed, m, got, uncounted.Valid, brute.Format(h))
 				}
+				// And without Hall's condition over the trace positions.
+				if unmatched, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoMatching: true}}); unmatched.Valid != got {
+					t.Errorf("seed %d: %s: %v with Hall's condition, %v without\n%s", seed, m, got, unmatched.Valid, brute.Format(h))
+				}
 				// And, for the models that forbid G-single, without the G-cursor pins.
 				if models[m].single {
 					if unpinned, _ := Check(h, Options{Models: []string{m}, Solver: SolverOptions{NoWitness: true, NoGCursorPins: true}}); unpinned.Valid != got {

@@ -209,12 +209,12 @@ func (c *checker) proveMergedLNS(in *encode.Inference, order2, merged []int32) [
 	p, edges, siGuards, varRefs, varRefsView := c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView
 	nData, nDataProcess, dataCyclic := c.nData, c.nDataProcess, c.dataCyclic
 	strictEdges, strictTried, strictSat := c.strictEdges, c.strictTried, c.strictSat
-	staticOrder, tiling, counting := c.staticOrder, c.tiling, c.counting
+	staticOrder, tiling, counting, matching := c.staticOrder, c.tiling, c.counting, c.matching
 	defer func() {
 		c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView = p, edges, siGuards, varRefs, varRefsView
 		c.nData, c.nDataProcess, c.dataCyclic = nData, nDataProcess, dataCyclic
 		c.strictEdges, c.strictTried, c.strictSat = strictEdges, strictTried, strictSat
-		c.staticOrder, c.tiling, c.counting = staticOrder, tiling, counting
+		c.staticOrder, c.tiling, c.counting, c.matching = staticOrder, tiling, counting, matching
 		c.spare = nil
 	}()
 	base := newMergedBase(in, order2, merged)

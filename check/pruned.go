@@ -902,6 +902,7 @@ func (c *checker) addWitnessStats(sub *checker, found bool) {
 	st.TheoryProps += sub.res.Stats.TheoryProps
 	st.TilingProps += sub.res.Stats.TilingProps
 	st.CountProps += sub.res.Stats.CountProps
+	st.HallConflicts += sub.res.Stats.HallConflicts
 	st.Learned += sub.res.Stats.Learned
 	st.Chrono += sub.res.Stats.Chrono
 	st.SearchStates += sub.res.Stats.SearchStates

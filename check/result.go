@@ -132,6 +132,10 @@ type SolverOptions struct {
 	// NoCounting leaves out the supply-counting theory (theory.Counting) that runs
 	// beside the append-adjacency theory (for measurements and tests).
 	NoCounting bool
+	// NoMatching leaves out Hall's condition over the trace positions (theory.Matching)
+	// that runs beside the append-adjacency and counting theories (for measurements and
+	// tests).
+	NoMatching bool
 	// ExportPrefix, when set, writes each solver instance as PREFIX-MODEL.cnf (DIMACS)
 	// and PREFIX-MODEL.graph (one "from to guard-literals..." edge per line) for study.
 	ExportPrefix string
@@ -373,7 +377,10 @@ type Stats struct {
 	TheoryProps  int64 `json:"theory_propagations"`   // the acyclicity theory's
 	TilingProps  int64 `json:"tiling_propagations"`   // the append-adjacency theory's
 	CountProps   int64 `json:"counting_propagations"` // the supply-counting theory's
-	Learned      int64 `json:"learned_clauses"`
+	// HallConflicts: the conflicts Hall's condition over the trace positions found
+	// (theory.Matching).
+	HallConflicts int64 `json:"hall_conflicts"`
+	Learned       int64 `json:"learned_clauses"`
 	// Conflicts whose long backjump the solver made chronological (sat.Options.ChronoLevels).
 	Chrono int64 `json:"chronological_backtracks"`
 	// Pairs of unobserved writers of a key given an orientation variable by the lazy

@@ -53,12 +53,21 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 				c.counting = theory.NewCounting(t, int(p.NumVars))
 			}
 		}
+		var th sat.Theory = c.tiling.Fresh()
 		if c.counting != nil {
 			// Counting after the tiling: it reads the candidates the tiling ruled out.
-			s.SetTheory(theory.NewBoth(c.tiling.Fresh(), c.counting.Fresh(), s.NumVars()))
-		} else {
-			s.SetTheory(c.tiling.Fresh())
+			th = theory.NewBoth(th, c.counting.Fresh(), s.NumVars())
 		}
+		if !c.opts.Solver.NoMatching {
+			// Hall's condition last: it only detects, over what the others left.
+			if c.matching == nil {
+				c.matching = theory.NewMatching(t, int(p.NumVars))
+			}
+			if c.matching != nil {
+				th = theory.NewBoth(th, c.matching.Fresh(), s.NumVars())
+			}
+		}
+		s.SetTheory(th)
 	}
 	return s
 }
@@ -76,6 +85,8 @@ func (c *checker) countTiling(s *sat.Solver) {
 			c.res.Stats.TilingProps += t.Stats.Propagations
 		case *theory.Counting:
 			c.res.Stats.CountProps += t.Stats.Propagations
+		case *theory.Matching:
+			c.res.Stats.HallConflicts += t.Stats.Conflicts
 		}
 	}
 	walk(s.Theory())

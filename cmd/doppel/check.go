@@ -67,6 +67,7 @@ func runCheck(args []string) int {
 	maxMemory := fs.String("max-memory", defaultMaxMemory(), "give up (verdict unknown) when the checker holds this much memory (e.g. 4GiB, 500MiB); 0 means no limit; the default is 3/4 of this machine's memory")
 	noTheoryProp := fs.Bool("no-theory-prop", false, "solver: the acyclicity theory only detects cycles, never implies")
 	noCounting := fs.Bool("no-counting", false, "solver: leave out the supply-counting theory (values per key against the writers that can still supply them)")
+	noMatching := fs.Bool("no-matching", false, "solver: leave out Hall's condition over the trace positions (any set of positions against the writers that can still fill them)")
 	noChain := fs.Bool("no-key-chain", false, "solver: no key-order chain (hubs chained along the trace of keys where writers compete for each position)")
 	clausalTiling := fs.Bool("clausal-tiling", false, "solver: encode \"at most one block per trace position and per writer\" as clauses instead of leaving it to the append-adjacency theory")
 	noWitness := fs.Bool("no-witness", false, "solver: always search: no replay, no first guess, no strict or serializable shortcut (for testing the solver)")
@@ -137,7 +138,7 @@ func runCheck(args []string) int {
 	}
 	cf := checkFlags{models: models, asJSON: *asJSON || *output == "json", stats: *stats, timeout: *timeout,
 		directory: directory, shrinkFor: *shrinkFor, maxConflicts: *maxConflicts, maxMemory: memLimit, severalFiles: fs.NArg() > 1,
-		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, MergedLNS: *mergedLNS, NoSerialSearch: *noSerialSearch, NoSnapshotSearch: *noSnapshotSearch, NoLocalSearch: *noLocalSearch, NoGCursorPins: *noGCursor,
+		solver: check.SolverOptions{NoTheoryPropagation: *noTheoryProp, ClausalTiling: *clausalTiling, NoCounting: *noCounting, NoMatching: *noMatching, NoWitness: *noWitness, NoPrune: *noPrune, NoRepair: *noRepair, MergedLNS: *mergedLNS, NoSerialSearch: *noSerialSearch, NoSnapshotSearch: *noSnapshotSearch, NoLocalSearch: *noLocalSearch, NoGCursorPins: *noGCursor,
 			Heuristic: *heuristic, Restarts: *restarts, ChronoLevels: *chronoLevels, ExportPrefix: *export}}
 	worst := exitValid
 	for _, file := range fs.Args() {
@@ -380,8 +381,8 @@ func writeReport(w io.Writer, source string, res *check.Result, stats, counterex
 	if stats {
 		fmt.Fprintf(w, "problem: %d variables, %d clauses, %d guarded edges; %d models decided without search (%d by a verified replay, %d by a cycle of placed blocks)\n",
 			s.Variables, s.Clauses, s.GuardedEdges, s.Witnessed+s.PinRefuted, s.Replayed, s.PinRefuted)
-		fmt.Fprintf(w, "solver: %d decisions, %d conflicts, %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d chronological backtracks, %d pruned choices\n",
-			s.Decisions, s.Conflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Chrono, s.Pruned)
+		fmt.Fprintf(w, "solver: %d decisions, %d conflicts (%d by Hall's condition), %d propagations, %d theory propagations (%d acyclicity, %d tiling, %d counting), %d learned clauses, %d chronological backtracks, %d pruned choices\n",
+			s.Decisions, s.Conflicts, s.HallConflicts, s.Propagations, s.TheoryProps+s.TilingProps+s.CountProps, s.TheoryProps, s.TilingProps, s.CountProps, s.Learned, s.Chrono, s.Pruned)
 		if s.SearchStates > 0 {
 			fmt.Fprintf(w, "searches over orders: %d failed states\n", s.SearchStates)
 		}
