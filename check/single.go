@@ -60,7 +60,7 @@ func (c *checker) solveSingle(m string) (Validity, string) {
 	if v == nil {
 		return Unknown, c.budget.message(m)
 	}
-	s := c.newSolver(v)
+	s := c.newSolver(v, false)
 	if s == nil {
 		return Unknown, c.budget.message(m)
 	}

@@ -22,7 +22,8 @@ const maxShownAttributions = 8
 
 // newSolver loads the problem's clauses into a fresh solver, with the view's extra
 // variables; nil when the limits ran out meanwhile (millions of clauses take seconds).
-func (c *checker) newSolver(v *view) *sat.Solver {
+// hall adds Hall's condition over the trace positions (theory.Matching).
+func (c *checker) newSolver(v *view, hall bool) *sat.Solver {
 	p := c.p
 	s := sat.New()
 	if c.spare != nil {
@@ -58,7 +59,7 @@ func (c *checker) newSolver(v *view) *sat.Solver {
 			// Counting after the tiling: it reads the candidates the tiling ruled out.
 			th = theory.NewBoth(th, c.counting.Fresh(), s.NumVars())
 		}
-		if !c.opts.Solver.NoMatching {
+		if hall && !c.opts.Solver.NoMatching {
 			// Hall's condition last: it only detects, over what the others left.
 			if c.matching == nil {
 				c.matching = theory.NewMatching(t, int(p.NumVars))
@@ -209,6 +210,9 @@ func (c *checker) solve(m string, v *view) (Validity, string) {
 		if !c.naming && !c.plainSIWitness && (c.strictRefuted && !v.split || v.split && models[m].process) {
 			configs = append([]solverConfig{{propagate: true, conflicts: vsidsLeadConflicts, decisions: vsidsLeadDecisions}}, configs...)
 		}
+	}
+	for i := range configs {
+		configs[i].hall = configs[i].conflicts == 0 && configs[i].decisions == 0
 	}
 	c.runBeforeSerialSearch()
 	status := sat.Unknown
@@ -457,6 +461,11 @@ type solverConfig struct {
 	// run, when set, runs the search instead of one Solve call (the neighbourhood
 	// search's calls under assumptions); the conflict and decision bounds are set.
 	run func(s *sat.Solver) sat.Status
+	// hall: with Hall's condition over the trace positions (theory.Matching). Only
+	// the stages bounded by the limits alone have it: on long refutations of lost
+	// updates it saves a third of the time (BENCHMARKS.md, 2026-12-07), where in the
+	// bounded stages it cost more per conflict than it saved.
+	hall bool
 }
 
 // solveWith runs one configuration; done reports that the known edges are already
@@ -466,7 +475,7 @@ func (c *checker) solveWith(v *view, guess []bool, cfg solverConfig) (sat.Status
 	if solveHook != nil {
 		solveHook(c, v)
 	}
-	s := c.newSolver(v)
+	s := c.newSolver(v, cfg.hall)
 	if s == nil {
 		return sat.Unknown, false
 	}
@@ -609,7 +618,7 @@ func (c *checker) explainUnsat(m string, v *view, guess []bool) (note string) {
 	}
 	// The Boolean part alone is easy, but VSIDS from scratch wanders on millions of
 	// variables: follow the guess in variable order, and bound each case's search.
-	s := c.newSolver(v)
+	s := c.newSolver(v, false)
 	if s == nil {
 		c.addUnnamedRefutation(m, v)
 		return c.explanationCut(m)
@@ -883,7 +892,7 @@ func (c *checker) exportAll(names []string) {
 		}
 		var s *sat.Solver
 		if v != nil {
-			s = c.newSolver(v)
+			s = c.newSolver(v, false)
 		}
 		if s == nil {
 			c.warnf("export: %s.cnf not written: the %s was reached while %s", base, c.budget.spentWhy, c.budget.spentPhase)
