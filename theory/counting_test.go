@@ -127,46 +127,14 @@ func TestCountingAgainstBruteForce(t *testing.T) {
 			s.NewVar()
 		}
 		// A few random unit and binary clauses, so that the search meets the counters
-		// in many partial assignments.
-		for range rng.IntN(3) {
-			var c []sat.Lit
-			for range 1 + rng.IntN(2) {
-				l := sat.PosLit(sat.Var(rng.IntN(vars)))
-				if rng.IntN(2) == 0 {
-					l = l.Not()
-				}
-				c = append(c, l)
-			}
-			s.AddClause(c...)
-			kept := all[:0:0]
-			for _, m := range all {
-				ok := false
-				for _, l := range c {
-					ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
-				}
-				if ok {
-					kept = append(kept, m)
-				}
-			}
-			all = kept // the solutions; the theory's clauses must hold in every tiling
-		}
+		// in many partial assignments; the theory's clauses must hold in every tiling,
+		// the solver's answer in those that satisfy them.
+		all = addRandomClauses(s, rng, vars, 3, 2, all)
 		cnt := NewCounting(til, vars)
 		ck := &checkedCounting{Counting: cnt, t: t, all: tilings(til, vars)}
 		s.SetTheory(NewBoth(NewSegments(til, vars, nil), ck, vars))
-		so := sat.DefaultOptions()
-		if seed%2 == 1 {
-			so.Heuristic = "static"
-		}
-		s.SetOptions(so)
-		status := s.Solve()
-		if want := len(all) > 0; (status == sat.Sat) != want {
-			t.Fatalf("seed %d: solver %v, brute force %v; tiling %+v", seed, status, want, til)
-		}
-		if status == sat.Sat {
+		if solveAgainstBruteForce(t, s, seed, til, all) {
 			found++
-			if !til.Satisfied(s.Model()) {
-				t.Fatalf("seed %d: the model %v is no tiling of %+v", seed, s.Model(), til)
-			}
 		} else {
 			none++
 		}
@@ -178,6 +146,55 @@ func TestCountingAgainstBruteForce(t *testing.T) {
 		t.Fatalf("degenerate corpus: %d with a tiling, %d without, %d counting conflicts, %d reasons, %d implications", found, none, confls, explains, props)
 	}
 	t.Logf("%d instances with a tiling, %d without; counting: %d conflicts, %d implications, %d reasons asked", found, none, confls, props, explains)
+}
+
+// addRandomClauses adds fewer than most random unit and binary clauses over
+// variables 0..vars-1 to s, each literal negative with probability 1-1/odds, and
+// returns the tilings of all that satisfy them.
+func addRandomClauses(s *sat.Solver, rng *rand.Rand, vars, most, odds int, all []uint32) []uint32 {
+	for range rng.IntN(most) {
+		var c []sat.Lit
+		for range 1 + rng.IntN(2) {
+			l := sat.PosLit(sat.Var(rng.IntN(vars)))
+			if rng.IntN(odds) != 0 {
+				l = l.Not()
+			}
+			c = append(c, l)
+		}
+		s.AddClause(c...)
+		kept := all[:0:0]
+		for _, m := range all {
+			ok := false
+			for _, l := range c {
+				ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
+			}
+			if ok {
+				kept = append(kept, m)
+			}
+		}
+		all = kept
+	}
+	return all
+}
+
+// solveAgainstBruteForce solves s (VSIDS, or the static order on odd seeds), fails the
+// test unless it finds a tiling exactly when solutions holds one and its model is a
+// tiling of til, and reports whether it found one.
+func solveAgainstBruteForce(t *testing.T, s *sat.Solver, seed int, til *Tiling, solutions []uint32) bool {
+	t.Helper()
+	so := sat.DefaultOptions()
+	if seed%2 == 1 {
+		so.Heuristic = "static"
+	}
+	s.SetOptions(so)
+	status := s.Solve()
+	if want := len(solutions) > 0; (status == sat.Sat) != want {
+		t.Fatalf("seed %d: solver %v, brute force %v; tiling %+v", seed, status, want, til)
+	}
+	if status == sat.Sat && !til.Satisfied(s.Model()) {
+		t.Fatalf("seed %d: the model %v is no tiling of %+v", seed, s.Model(), til)
+	}
+	return status == sat.Sat
 }
 
 // TestCountingPigeonhole: four positions of one value and three one-append writers of

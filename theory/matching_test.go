@@ -58,30 +58,9 @@ func TestMatchingAgainstBruteForce(t *testing.T) {
 		for range vars {
 			s.NewVar()
 		}
-		// Random unit and binary clauses: many partial assignments, and cells whose
-		// candidates are cut down to a few writers.
-		for range rng.IntN(4) {
-			var c []sat.Lit
-			for range 1 + rng.IntN(2) {
-				l := sat.PosLit(sat.Var(rng.IntN(vars)))
-				if rng.IntN(3) != 0 {
-					l = l.Not()
-				}
-				c = append(c, l)
-			}
-			s.AddClause(c...)
-			kept := all[:0:0]
-			for _, m := range all {
-				ok := false
-				for _, l := range c {
-					ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
-				}
-				if ok {
-					kept = append(kept, m)
-				}
-			}
-			all = kept
-		}
+		// Random unit and binary clauses, mostly negative: many partial assignments,
+		// and cells whose candidates are cut down to a few writers.
+		all = addRandomClauses(s, rng, vars, 4, 3, all)
 		mt := NewMatching(til, vars)
 		ck := &checkedMatching{Matching: mt, t: t, all: tilings(til, vars)}
 		var th sat.Theory = NewSegments(til, vars, nil)
@@ -89,20 +68,8 @@ func TestMatchingAgainstBruteForce(t *testing.T) {
 			th = NewBoth(th, NewCounting(til, vars), vars)
 		}
 		s.SetTheory(NewBoth(th, ck, vars))
-		so := sat.DefaultOptions()
-		if seed%2 == 1 {
-			so.Heuristic = "static"
-		}
-		s.SetOptions(so)
-		status := s.Solve()
-		if want := len(all) > 0; (status == sat.Sat) != want {
-			t.Fatalf("seed %d: solver %v, brute force %v; tiling %+v", seed, status, want, til)
-		}
-		if status == sat.Sat {
+		if solveAgainstBruteForce(t, s, seed, til, all) {
 			found++
-			if !til.Satisfied(s.Model()) {
-				t.Fatalf("seed %d: the model %v is no tiling of %+v", seed, s.Model(), til)
-			}
 		} else {
 			none++
 		}
