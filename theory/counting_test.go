@@ -66,13 +66,26 @@ type checkedCounting struct {
 }
 
 func (c *checkedCounting) valid(what string, clause []sat.Lit) {
-	for _, m := range c.all {
-		ok := false
-		for _, l := range clause {
-			ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
+	mustHoldInAll(c.t, what, clause, c.all)
+}
+
+// satisfies reports whether the assignment m (bit v: variable v) satisfies clause.
+func satisfies(m uint32, clause []sat.Lit) bool {
+	for _, l := range clause {
+		if (m&(1<<l.Var()) != 0) != l.IsNeg() {
+			return true
 		}
-		if !ok {
-			c.t.Fatalf("%s %v is violated by the tiling %b", what, clause, m)
+	}
+	return false
+}
+
+// mustHoldInAll fails the test unless clause holds in every tiling of all: what a
+// theory says (a conflict, a reason) must hold whatever the search decided.
+func mustHoldInAll(t *testing.T, what string, clause []sat.Lit, all []uint32) {
+	t.Helper()
+	for _, m := range all {
+		if !satisfies(m, clause) {
+			t.Fatalf("%s %v is violated by the tiling %b", what, clause, m)
 		}
 	}
 }
@@ -164,11 +177,7 @@ func addRandomClauses(s *sat.Solver, rng *rand.Rand, vars, most, odds int, all [
 		s.AddClause(c...)
 		kept := all[:0:0]
 		for _, m := range all {
-			ok := false
-			for _, l := range c {
-				ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
-			}
-			if ok {
+			if satisfies(m, c) {
 				kept = append(kept, m)
 			}
 		}

@@ -22,15 +22,7 @@ func (c *checkedMatching) Propagate(s *sat.Solver) []sat.Lit {
 	confl := c.Matching.Propagate(s)
 	if confl != nil {
 		c.confls++
-		for _, m := range c.all {
-			ok := false
-			for _, l := range confl {
-				ok = ok || (m&(1<<l.Var()) != 0) != l.IsNeg()
-			}
-			if !ok {
-				c.t.Fatalf("conflict %v is violated by the tiling %b", confl, m)
-			}
-		}
+		mustHoldInAll(c.t, "conflict", confl, c.all)
 		for _, l := range confl {
 			if s.Value(l) != sat.LFalse {
 				c.t.Fatalf("conflict %v: %v is not false", confl, l)
