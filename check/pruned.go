@@ -188,7 +188,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	// A short local search first: where it finds an order it takes milliseconds, and
 	// it is bounded by work, not time, so a conflict limit does not leave it out.
 	if withLocal && first == alternateFirstSlice {
-		found, pr := c.localSearch(in, 0, localFirstWork, 1000+20*len(c.h.Txns))
+		found, pr := c.localSearch(in, m, 0, localFirstWork, 1000+20*len(c.h.Txns))
 		if found {
 			return Valid, "", false
 		}
@@ -224,7 +224,7 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			return v, msg, false
 		}
 		if withLocal {
-			if found, _ := c.localSearch(in, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found {
+			if found, _ := c.localSearch(in, m, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found {
 				return Valid, "", false
 			}
 		}
@@ -340,13 +340,13 @@ func (c *checker) localSearchApplies(m string) bool {
 // runs of 40K, 2 of 10 runs of 200K), though on others longer runs find more (1,000
 // transactions, seed 1: 6 of 20 runs of 40K, 8 of 16 of 80K). Luby's lengths lose at
 // most a logarithmic factor against the best fixed length, whatever it is.
-func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64, moves int) (bool, localsearch.Progress) {
+func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, work int64, moves int) (bool, localsearch.Progress) {
 	c.progress("looking for a serial order by local search")
 	deadline := time.Now().Add(d)
 	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
 	commit := commitsOf(c.h)
 	var best localsearch.Progress
-	var order []int32
+	var order, bestOrder []int32
 	var seed uint64 // the first run's 0; a round's runs count on from c.localRuns
 	for run := 0; ; run++ {
 		if d > 0 {
@@ -356,15 +356,29 @@ func (c *checker) localSearch(in *encode.Inference, d time.Duration, work int64,
 		}
 		var pr localsearch.Progress
 		var ok bool
-		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr})
+		var last []int32
+		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr, Best: &last})
 		if run == 0 || pr.Best < best.Best {
 			best = pr
+			bestOrder = last
 		}
 		if ok {
 			break
 		}
 		if d == 0 || stop() {
-			return false, best
+			if d > 0 && c.budget.out() || bestOrder == nil || best.Best > lnsMaxBroken {
+				return false, best
+			}
+			// Few reads left unsatisfied: the neighbourhood of the best order, within
+			// the round's time again (or, before the first round, a bound of conflicts).
+			conflicts := int64(lnsFirstConflicts)
+			lift := func() {}
+			if d > 0 {
+				conflicts, lift = lnsRoundConflicts, c.budget.capTime(d)
+			}
+			found := c.proveLocalLNS(in, bestOrder, m, conflicts)
+			lift()
+			return found, best
 		}
 	}
 	c.progress("verifying a serial order found by local search")

@@ -34,6 +34,9 @@ type Options struct {
 	MaxWork  int64       // entries of key lists scanned in all, about 30M a second (0: no bound)
 	Seed     uint64      // the random choices' seed
 	Stop     func() bool // asked every 16 moves; true gives up
+	// Best, when not nil, is set where the search gives up: the order with the fewest
+	// unsatisfied reads it met (for a search of the neighbourhood around it).
+	Best *[]int32
 	// Progress, when not nil, is told how far the search got: the unsatisfied reads of
 	// the first order and the fewest of any order seen.
 	Progress *Progress
@@ -105,9 +108,17 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		*opt.Progress = Progress{Start: s.left, Best: s.left}
 		defer func() { opt.Progress.Best = min(opt.Progress.Best, s.left) }()
 	}
+	best := s.left + 1
+	var bestPrio []float64
+	var bestOut []bool
 	for move := 0; s.left > 0; move++ {
 		if opt.Progress != nil && s.left < opt.Progress.Best {
 			opt.Progress.Best = s.left
+		}
+		if opt.Best != nil && s.left < best {
+			best = s.left
+			bestPrio = append(bestPrio[:0], s.prio...)
+			bestOut = append(bestOut[:0], s.out...)
 		}
 		if s.total < s.lastTotal {
 			since = 0
@@ -118,10 +129,19 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		s.lastTotal = s.total
 		if opt.MaxMoves > 0 && move >= opt.MaxMoves || opt.MaxWork > 0 && s.work > opt.MaxWork ||
 			move%16 == 15 && opt.Stop != nil && opt.Stop() {
+			if opt.Best != nil && bestPrio != nil {
+				s.prio, s.out = bestPrio, bestOut
+				*opt.Best = s.order()
+			}
 			return nil, false
 		}
 		s.step(move)
 	}
+	return s.order(), true
+}
+
+// order returns the transactions that run now, in their order.
+func (s *search) order() []int32 {
 	var order []int32
 	for _, t := range s.run {
 		if !s.out[t] {
@@ -129,7 +149,7 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		}
 	}
 	slices.SortFunc(order, s.before)
-	return order, true
+	return order
 }
 
 func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit, seed uint64) *search {
