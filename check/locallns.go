@@ -43,7 +43,7 @@ const lnsMaxBroken = 8
 // the model's first round; lnsRoundConflicts after a round's (which the round's time
 // bounds too).
 const (
-	lnsFirstConflicts = 2_000
+	lnsFirstConflicts = 1_000
 	lnsRoundConflicts = 20_000
 )
 
