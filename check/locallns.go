@@ -29,6 +29,9 @@ import (
 // lnsBand: writers of transactions within this many places of a broken one start free.
 const lnsBand = 16
 
+// lnsOff (tests) leaves the neighbourhood search out.
+var lnsOff bool
+
 // lnsBandOverride, when not negative (tests), is the band.
 var lnsBandOverride = int32(-1)
 
@@ -108,6 +111,14 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 		c.staticOrder, c.tiling, c.counting, c.matching = staticOrder, tiling, counting, matching
 		c.spare = nil
 	}()
+	// The deferred snapshot replays run before the model's first solver run, this one
+	// too: under a small conflict limit this search would otherwise spend it first.
+	if c.beforeSerialSearch != nil && !c.strictSearchFirst(m) {
+		c.runBeforeSerialSearch()
+	}
+	if c.budget.out() || c.proven[m] {
+		return c.proven[m]
+	}
 	var narrowed *encode.Windows
 	if pr := c.narrowing(in, m); pr.Contradiction == nil && !pr.KeyUnsat {
 		narrowed = pr.Win

@@ -366,7 +366,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 			break
 		}
 		if d == 0 || stop() {
-			if d > 0 && c.budget.out() || bestOrder == nil || best.Best > lnsMaxBroken {
+			if d > 0 && c.budget.out() || lnsOff || bestOrder == nil || best.Best > lnsMaxBroken {
 				return false, best
 			}
 			// Few reads left unsatisfied: the neighbourhood of the best order, within
