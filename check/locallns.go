@@ -100,17 +100,7 @@ func brokenRanks(in *encode.Inference, base *mergedBase, rank []int32) []int32 {
 // whose narrowed windows bound the free writers. The checker's problem state is
 // restored afterwards.
 func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, conflicts int64) bool {
-	p, edges, siGuards, varRefs, varRefsView := c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView
-	nData, nDataProcess, dataCyclic := c.nData, c.nDataProcess, c.dataCyclic
-	strictEdges, strictTried, strictSat := c.strictEdges, c.strictTried, c.strictSat
-	staticOrder, tiling, counting, matching := c.staticOrder, c.tiling, c.counting, c.matching
-	defer func() {
-		c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView = p, edges, siGuards, varRefs, varRefsView
-		c.nData, c.nDataProcess, c.dataCyclic = nData, nDataProcess, dataCyclic
-		c.strictEdges, c.strictTried, c.strictSat = strictEdges, strictTried, strictSat
-		c.staticOrder, c.tiling, c.counting, c.matching = staticOrder, tiling, counting, matching
-		c.spare = nil
-	}()
+	defer c.keepProblem()()
 	// The deferred snapshot replays run before the model's first solver run, this one
 	// too: under a small conflict limit this search would otherwise spend it first.
 	if c.beforeSerialSearch != nil && !c.strictSearchFirst(m) {
@@ -169,58 +159,25 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	if !ok {
 		return false
 	}
-	run := func(s *sat.Solver) sat.Status {
-		start := s.Stats().Conflicts
-		for {
-			left := n - (s.Stats().Conflicts - start)
-			if left <= 0 {
-				return sat.Unknown
-			}
-			s.SetConflictLimit(left)
-			st := s.Solve(assume...)
-			if st != sat.Unsat || len(assume) == 0 {
-				return st
-			}
-			var core []int32
-			for _, l := range s.FinalConflict() {
-				if w := writerOf[l.Var()]; w >= 0 {
-					core = append(core, w)
-				}
-			}
-			// The nearest to a broken transaction first, a few at a time: the
-			// neighbourhood grows where the conflicts are.
-			dist := func(w int32) int32 {
-				q := rank[in.Writers[w].Txn]
-				i, _ := slices.BinarySearch(broken, q)
-				d := int32(1 << 30)
-				if i < len(broken) {
-					d = broken[i] - q
-				}
-				if i > 0 {
-					d = min(d, q-broken[i-1])
-				}
-				return d
-			}
-			slices.SortFunc(core, func(a, b int32) int { return int(dist(a) - dist(b)) })
-			drop := map[int32]bool{}
-			for _, w := range core {
-				if len(drop) >= lnsDropMax {
-					break
-				}
-				drop[w] = true
-			}
-			kept := assume[:0]
-			for _, l := range assume {
-				if !drop[writerOf[l.Var()]] {
-					kept = append(kept, l)
-				}
-			}
-			if len(kept) == len(assume) {
-				return sat.Unsat
-			}
-			assume = kept
+	// How far a writer's transaction lies from the nearest broken one, in places.
+	dist := func(w int32) int32 {
+		q := rank[in.Writers[w].Txn]
+		i, _ := slices.BinarySearch(broken, q)
+		d := int32(1 << 30)
+		if i < len(broken) {
+			d = broken[i] - q
 		}
+		if i > 0 {
+			d = min(d, q-broken[i-1])
+		}
+		return d
 	}
+	// The nearest to a broken transaction first, a few at a time: the neighbourhood
+	// grows where the conflicts are.
+	run := solveLettingGo(n, assume, writerOf, func(core []int32) []int32 {
+		slices.SortFunc(core, func(a, b int32) int { return int(dist(a) - dist(b)) })
+		return core[:min(len(core), lnsDropMax)]
+	})
 	status, _ := c.solveWith(v, guess, solverConfig{propagate: true, conflicts: n, run: run})
 	if status != sat.Sat || c.spare == nil {
 		return false

@@ -206,17 +206,7 @@ func (b *mergedBase) assumptions(p *encode.Problem, free []bool) (lits []sat.Lit
 // hold none: the next round widens them). The checker's problem state is restored
 // afterwards: the windowed problems are its own.
 func (c *checker) proveMergedLNS(in *encode.Inference, order2, merged []int32) []int32 {
-	p, edges, siGuards, varRefs, varRefsView := c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView
-	nData, nDataProcess, dataCyclic := c.nData, c.nDataProcess, c.dataCyclic
-	strictEdges, strictTried, strictSat := c.strictEdges, c.strictTried, c.strictSat
-	staticOrder, tiling, counting, matching := c.staticOrder, c.tiling, c.counting, c.matching
-	defer func() {
-		c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView = p, edges, siGuards, varRefs, varRefsView
-		c.nData, c.nDataProcess, c.dataCyclic = nData, nDataProcess, dataCyclic
-		c.strictEdges, c.strictTried, c.strictSat = strictEdges, strictTried, strictSat
-		c.staticOrder, c.tiling, c.counting, c.matching = staticOrder, tiling, counting, matching
-		c.spare = nil
-	}()
+	defer c.keepProblem()()
 	base := newMergedBase(in, order2, merged)
 	nFindings := len(in.Findings)
 	defer func() { in.Findings = in.Findings[:nFindings] }()
@@ -253,45 +243,12 @@ func (c *checker) proveMergedLNS(in *encode.Inference, order2, merged []int32) [
 		if !ok {
 			return nil
 		}
-		calls := 0
-		run := func(s *sat.Solver) sat.Status {
-			start := s.Stats().Conflicts
-			for {
-				left := n - (s.Stats().Conflicts - start)
-				if left <= 0 {
-					return sat.Unknown
-				}
-				s.SetConflictLimit(left)
-				calls++
-				st := s.Solve(assume...)
-				if st != sat.Unsat || len(assume) == 0 {
-					return st
-				}
-				core := s.FinalConflict()
-				if len(core) == 0 {
-					return sat.Unsat
-				}
-				drop := map[int32]bool{}
-				for _, l := range core {
-					if w := writerOf[l.Var()]; w >= 0 {
-						drop[w] = true
-					}
-				}
-				kept := assume[:0]
-				for _, l := range assume {
-					if !drop[writerOf[l.Var()]] {
-						kept = append(kept, l)
-					}
-				}
-				if len(kept) == len(assume) {
-					return sat.Unsat
-				}
-				for w := range drop {
-					dropped[w] = true
-				}
-				assume = kept
+		run := solveLettingGo(n, assume, writerOf, func(core []int32) []int32 {
+			for _, w := range core {
+				dropped[w] = true
 			}
-		}
+			return core
+		})
 		status, _ := c.solveWith(v, guess, solverConfig{propagate: true, conflicts: n, run: run})
 		if status != sat.Sat || c.spare == nil {
 			// The writers the cores named get wider windows.
@@ -316,4 +273,65 @@ func (c *checker) proveMergedLNS(in *encode.Inference, order2, merged []int32) [
 		return at
 	}
 	return nil
+}
+
+// keepProblem saves the checker's problem state for a search on problems of its own
+// (the neighbourhood searches); the returned function restores it.
+func (c *checker) keepProblem() (restore func()) {
+	p, edges, siGuards, varRefs, varRefsView := c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView
+	nData, nDataProcess, dataCyclic := c.nData, c.nDataProcess, c.dataCyclic
+	strictEdges, strictTried, strictSat := c.strictEdges, c.strictTried, c.strictSat
+	staticOrder, tiling, counting, matching := c.staticOrder, c.tiling, c.counting, c.matching
+	return func() {
+		c.p, c.edges, c.siGuards, c.varRefs, c.varRefsView = p, edges, siGuards, varRefs, varRefsView
+		c.nData, c.nDataProcess, c.dataCyclic = nData, nDataProcess, dataCyclic
+		c.strictEdges, c.strictTried, c.strictSat = strictEdges, strictTried, strictSat
+		c.staticOrder, c.tiling, c.counting, c.matching = staticOrder, tiling, counting, matching
+		c.spare = nil
+	}
+}
+
+// solveLettingGo returns a solver run (solverConfig.run) that solves under assume and,
+// after each failure under assumptions, lets go the assumptions of the writers pick
+// chooses among those of the final conflict (writerOf: the writer each variable
+// places, -1 none), until a solution, a failure with nothing let go, or n conflicts in
+// all.
+func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core []int32) []int32) func(*sat.Solver) sat.Status {
+	return func(s *sat.Solver) sat.Status {
+		start := s.Stats().Conflicts
+		for {
+			left := n - (s.Stats().Conflicts - start)
+			if left <= 0 {
+				return sat.Unknown
+			}
+			s.SetConflictLimit(left)
+			st := s.Solve(assume...)
+			if st != sat.Unsat || len(assume) == 0 {
+				return st
+			}
+			var core []int32
+			for _, l := range s.FinalConflict() {
+				if w := writerOf[l.Var()]; w >= 0 { // one assumption per writer
+					core = append(core, w)
+				}
+			}
+			if len(core) == 0 {
+				return sat.Unsat
+			}
+			drop := map[int32]bool{}
+			for _, w := range pick(core) {
+				drop[w] = true
+			}
+			kept := assume[:0]
+			for _, l := range assume {
+				if !drop[writerOf[l.Var()]] {
+					kept = append(kept, l)
+				}
+			}
+			if len(kept) == len(assume) {
+				return sat.Unsat
+			}
+			assume = kept
+		}
+	}
 }
