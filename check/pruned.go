@@ -375,6 +375,12 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 			lift := func() {}
 			if d > 0 {
 				conflicts, lift = lnsRoundConflicts, c.budget.capTime(d)
+			} else if left := c.budget.conflictsLeft(); left >= 0 {
+				// Under a conflict limit, at most half of what is left: the model's
+				// own search is next.
+				if conflicts = min(conflicts, left/2); conflicts == 0 {
+					return false, best
+				}
 			}
 			found := c.proveLocalLNS(in, bestOrder, m, conflicts)
 			lift()
