@@ -357,7 +357,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 		var pr localsearch.Progress
 		var ok bool
 		var last []int32
-		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr, Best: &last})
+		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr, Best: &last, BestWithin: lnsMaxBroken})
 		if run == 0 || pr.Best < best.Best {
 			best = pr
 			bestOrder = last

@@ -35,8 +35,11 @@ type Options struct {
 	Seed     uint64      // the random choices' seed
 	Stop     func() bool // asked every 16 moves; true gives up
 	// Best, when not nil, is set where the search gives up: the order with the fewest
-	// unsatisfied reads it met (for a search of the neighbourhood around it).
-	Best *[]int32
+	// unsatisfied reads it met, if that is at most BestWithin (for a search of the
+	// neighbourhood around it). Keeping an order costs a copy of every priority, so
+	// only the few below BestWithin are kept.
+	Best       *[]int32
+	BestWithin int
 	// Progress, when not nil, is told how far the search got: the unsatisfied reads of
 	// the first order and the fewest of any order seen.
 	Progress *Progress
@@ -115,7 +118,7 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		if opt.Progress != nil && s.left < opt.Progress.Best {
 			opt.Progress.Best = s.left
 		}
-		if opt.Best != nil && s.left < best {
+		if opt.Best != nil && s.left < best && s.left <= opt.BestWithin {
 			best = s.left
 			bestPrio = append(bestPrio[:0], s.prio...)
 			bestOut = append(bestOut[:0], s.out...)
@@ -130,7 +133,7 @@ func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commi
 		if opt.MaxMoves > 0 && move >= opt.MaxMoves || opt.MaxWork > 0 && s.work > opt.MaxWork ||
 			move%16 == 15 && opt.Stop != nil && opt.Stop() {
 			if opt.Best != nil && bestPrio != nil {
-				s.prio, s.out = bestPrio, bestOut
+				s.prio, s.out = bestPrio, bestOut // the search ends here
 				*opt.Best = s.order()
 			}
 			return nil, false
