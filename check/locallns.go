@@ -150,11 +150,15 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	}
 	c.addOrderEdges(nil)
 	v := c.serialView(m)
-	assume, writerOf := base.assumptions(c.p, free)
+	// Every writer's base place is a phase; those of the writers not free are assumed.
+	all, writerOf := base.assumptions(c.p, make([]bool, len(in.Writers)))
 	guess := make([]bool, c.p.NumVars+v.extraVars)
-	all, _ := base.assumptions(c.p, make([]bool, len(in.Writers)))
+	var assume []sat.Lit
 	for _, l := range all {
 		guess[l.Var()] = true
+		if !free[writerOf[l.Var()]] {
+			assume = append(assume, l)
+		}
 	}
 	n, ok := c.budget.limit(conflicts)
 	if !ok {
@@ -183,20 +187,5 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	if status != sat.Sat || c.spare == nil {
 		return false
 	}
-	{
-		vals := solverModel(c.spare)
-		if err := c.verifyOrder(in, c.modelOrder(vals, v), false, false); err != nil {
-			if err != errStopped {
-				c.res.Stats.ReplayRejected++
-			}
-			return false
-		}
-		c.res.Stats.LocalSearched++
-		for name, spec := range models {
-			if !spec.process && !spec.realtime {
-				c.proven[name] = true
-			}
-		}
-		return true
-	}
+	return c.acceptLocalOrder(in, c.modelOrder(solverModel(c.spare), v))
 }

@@ -388,11 +388,18 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 		}
 	}
 	c.progress("verifying a serial order found by local search")
+	return c.acceptLocalOrder(in, order), best
+}
+
+// acceptLocalOrder reports whether verifySerial accepts order, found by the local
+// search or the neighbourhood search around its best order; such an order proves every
+// model without process or real-time order (c.proven).
+func (c *checker) acceptLocalOrder(in *encode.Inference, order []int32) bool {
 	if err := c.verifyOrder(in, order, false, false); err != nil {
 		if err != errStopped {
 			c.res.Stats.ReplayRejected++
 		}
-		return false, best
+		return false
 	}
 	c.res.Stats.LocalSearched++
 	for name, spec := range models {
@@ -400,7 +407,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 			c.proven[name] = true
 		}
 	}
-	return true, best
+	return true
 }
 
 // localRestartUnit is the unit of the Luby lengths of a round's local search runs
