@@ -789,10 +789,32 @@ func (s *Solver) litRedundant(p Lit, abstract uint32) bool {
 // assumption) being true, as a clause of negated assumptions in s.finalConflict.
 func (s *Solver) analyzeFinal(p Lit) {
 	s.finalConflict = append(s.finalConflict[:0], p)
+	s.assumptionsBehind([]Lit{p})
+}
+
+// analyzeFinalConflict computes, for a conflict among the assumption level's literals
+// (a clause reference, or a theory clause if cr < 0), the assumptions responsible, as a
+// clause of negated assumptions in s.finalConflict.
+func (s *Solver) analyzeFinalConflict(cr int32, theoryConfl []Lit) {
+	confl := theoryConfl
+	if cr >= 0 {
+		confl = s.lits(cr)
+	}
+	s.finalConflict = s.finalConflict[:0]
+	s.assumptionsBehind(confl)
+}
+
+// assumptionsBehind adds to s.finalConflict the negation of every assumption that the
+// trail's reasons lead to from the variables of lits.
+func (s *Solver) assumptionsBehind(lits []Lit) {
 	if len(s.trailLim) == 0 {
 		return
 	}
-	s.seen[p.Var()] = 1
+	for _, l := range lits {
+		if s.level[l.Var()] > 0 {
+			s.seen[l.Var()] = 1
+		}
+	}
 	for i := len(s.trail) - 1; i >= int(s.trailLim[0]); i-- {
 		l := s.trail[i]
 		x := l.Var()
@@ -816,7 +838,9 @@ func (s *Solver) analyzeFinal(p Lit) {
 		}
 		s.seen[x] = 0
 	}
-	s.seen[p.Var()] = 0
+	for _, l := range lits {
+		s.seen[l.Var()] = 0
+	}
 }
 
 // resolveConflict analyzes a conflict (a clause reference, or a theory clause if cr < 0),
@@ -828,10 +852,7 @@ func (s *Solver) resolveConflict(cr int32, theoryConfl []Lit) bool {
 	}
 	// The conflict may lie entirely below the current level (a theory's; or a clause's
 	// on an out-of-order trail): go there first.
-	confLevel := 0
-	for _, l := range confl {
-		confLevel = max(confLevel, int(s.level[l.Var()]))
-	}
+	confLevel := s.conflictLevel(cr, theoryConfl)
 	if confLevel == 0 {
 		s.ok = false
 		return false
@@ -990,15 +1011,37 @@ func (s *Solver) reduceDB() {
 // while its decision ranks before the next variable the heuristic would decide.
 // VSIDS restarts go to level 0 as always.
 func (s *Solver) reuseLevel() int {
+	base := min(s.assumptionLevel(), len(s.trailLim)) // the assumptions stay
 	if s.opts.Heuristic != "static" || !s.opts.PhaseSaving {
-		return 0
+		return base
 	}
 	s.advanceStatic()
-	lvl := len(s.assumptions) // assumption levels are made again as they are
+	lvl := base
 	for lvl < len(s.trailLim) && s.staticRankOf(s.trail[s.trailLim[lvl]].Var()) < s.staticNext {
 		lvl++
 	}
 	return min(lvl, len(s.trailLim))
+}
+
+// assumptionLevel is the decision level that holds the assumptions: 1, or 0 without.
+func (s *Solver) assumptionLevel() int {
+	if len(s.assumptions) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// conflictLevel is the highest level among a conflict's literals.
+func (s *Solver) conflictLevel(cr int32, theoryConfl []Lit) int {
+	confl := theoryConfl
+	if cr >= 0 {
+		confl = s.lits(cr)
+	}
+	lvl := 0
+	for _, l := range confl {
+		lvl = max(lvl, int(s.level[l.Var()]))
+	}
+	return lvl
 }
 
 // staticVar is the variable of rank r in the static order; staticRankOf is v's rank.
@@ -1081,6 +1124,11 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 		if cr >= 0 || tc != nil {
 			s.stats.Conflicts++
 			conflicts++
+			if s.assumptionLevel() == 1 && s.conflictLevel(cr, tc) == 1 {
+				// The assumptions and what they imply conflict: no decision is involved.
+				s.analyzeFinalConflict(cr, tc)
+				return searchUnsat
+			}
 			if !s.resolveConflict(cr, tc) {
 				return searchUnsat
 			}
@@ -1105,19 +1153,25 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 			return searchLimit
 		}
 
-		next := litUndef
-		for len(s.trailLim) < len(s.assumptions) {
-			p := s.assumptions[len(s.trailLim)]
-			if v := s.Value(p); v == LTrue {
-				s.newDecisionLevel() // a dummy level keeps levels aligned with assumptions
-			} else if v == LFalse {
-				s.analyzeFinal(p.Not())
-				return searchUnsat
-			} else {
-				next = p
-				break
+		if len(s.trailLim) == 0 && len(s.assumptions) > 0 {
+			// Every assumption in one level: a conflict's backjump lands on it or
+			// above, so the assumptions are not made again conflict after conflict
+			// (thousands of them, each propagated through the theory, cost
+			// milliseconds a conflict); a conflict within it ends the search.
+			s.newDecisionLevel()
+			for _, p := range s.assumptions {
+				switch s.Value(p) {
+				case LTrue:
+					continue
+				case LFalse:
+					s.analyzeFinal(p.Not())
+					return searchUnsat
+				}
+				s.enqueue(p, reasonNone)
 			}
+			continue
 		}
+		next := litUndef
 		if next == litUndef {
 			next = s.pickBranch()
 			if next == litUndef {

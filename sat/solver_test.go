@@ -212,7 +212,7 @@ func TestPigeonhole(t *testing.T) {
 func TestIncrementalAssumptions(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	var chrono int64
-	for iter := 0; iter < 300; iter++ {
+	for iter := 0; iter < 600; iter++ {
 		n := 8 + rng.Intn(8)
 		cnf := randomCNF(rng, n, int(float64(n)*3.5), 3)
 		s := newSolverWith(n, cnf)
@@ -230,7 +230,9 @@ func TestIncrementalAssumptions(t *testing.T) {
 				}
 				cnf = append(cnf, extra...)
 			}
-			k := rng.Intn(5)
+			// Up to half the variables: the assumption level itself then often
+			// conflicts, and a restart must keep it.
+			k := rng.Intn(n/2 + 1)
 			var assumps []Lit
 			for _, v := range rng.Perm(n)[:k] {
 				l := PosLit(Var(v))
