@@ -95,20 +95,27 @@ func brokenRanks(in *encode.Inference, base *mergedBase, rank []int32) []int32 {
 	return slices.Compact(broken)
 }
 
-// proveLocalLNS reports whether a neighbourhood of order (the local search's best, not
-// a serial order) holds a serial order of c.h that verifySerial accepts; such an order
-// proves every model without process or real-time order (c.proven). m is the model
-// whose narrowed windows bound the free writers. The checker's problem state is
-// restored afterwards.
-func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, conflicts int64) bool {
+// proveLocalLNS reports Valid when a neighbourhood of order (the local search's best,
+// not a serial order) holds a serial order of c.h that verifySerial accepts; such an
+// order proves every model without process or real-time order (c.proven). m is the
+// model whose narrowed problem is searched. It reports Invalid when that problem itself
+// has no solution: the assumptions the solver learned its way around were all let go
+// and it failed without them (family E 10K seed 1, which the model's own search left
+// unknown at 150 s: 148 conflicts here); the refutation is then named as the model's
+// own search names one (nameRefutation). The checker's problem state is restored
+// afterwards.
+func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, conflicts int64) Validity {
 	defer c.keepProblem()()
 	// The deferred snapshot replays run before the model's first solver run, this one
 	// too: under a small conflict limit this search would otherwise spend it first.
 	if c.beforeSerialSearch != nil && !c.strictSearchFirst(m) {
 		c.runBeforeSerialSearch()
 	}
-	if c.budget.out() || c.proven[m] {
-		return c.proven[m]
+	if c.proven[m] {
+		return Valid
+	}
+	if c.budget.out() {
+		return Unknown
 	}
 	var narrowed *encode.Windows
 	if pr := c.narrowing(in, m); pr.Contradiction == nil && !pr.KeyUnsat {
@@ -139,14 +146,14 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 		}
 	}
 	if c.budget.out() {
-		return false
+		return Unknown
 	}
 	c.progress("searching the neighbourhood of the local search's best order")
 	c.resetProblem()
 	c.p = encode.BuildWith(in, encode.BuildOptions{Win: narrowed, Stop: c.budget.stop, NativeTiling: nativeTiling})
 	in.Findings = in.Findings[:nFindings]
 	if c.p == nil || len(c.p.UnsatKeys) > 0 || len(c.p.WindowUnsatKeys) > 0 {
-		return false
+		return Unknown // the model's own search reports these
 	}
 	c.addOrderEdges(nil)
 	v := c.serialView(m)
@@ -162,7 +169,7 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	}
 	n, ok := c.budget.limit(conflicts)
 	if !ok {
-		return false
+		return Unknown
 	}
 	// How far a writer's transaction lies from the nearest broken one, in places.
 	dist := func(w int32) int32 {
@@ -184,8 +191,14 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 		return core[:min(len(core), lnsDropMax)]
 	})
 	status, _ := c.solveWith(v, guess, solverConfig{propagate: true, conflicts: n, run: run})
-	if status != sat.Sat || c.spare == nil {
-		return false
+	switch {
+	case status == sat.Unsat:
+		c.nameRefutation(in, m)
+		return Invalid
+	case status != sat.Sat || c.spare == nil:
+		return Unknown
+	case c.acceptLocalOrder(in, c.modelOrder(solverModel(c.spare), v)):
+		return Valid
 	}
-	return c.acceptLocalOrder(in, c.modelOrder(solverModel(c.spare), v))
+	return Unknown
 }

@@ -18,15 +18,18 @@ var lnsLocalSeeds = flag.Int("local-lns-seeds", 3000, "random tiny histories for
 // duplicate-heavy histories, from a random order of their transactions (mostly far
 // from serial) and with no band, so that every writer but those of the broken
 // transactions starts assumed at the order's place and only the final conflicts let
-// them go. Whatever it proves must be serializable by the brute force, and, since the
-// assumptions are let go until none is left, it must prove every serializable history
-// within its conflicts: a final conflict read wrongly (a writer kept that should go)
-// or a base place taken wrongly shows as a miss.
+// them go. Whatever it proves must be serializable by the brute force, and whatever it
+// refutes not. Since the assumptions are let go until none is left, it must decide
+// every history within its conflicts (but those with a key that has no segmentation
+// at all, which it leaves to the model's own search): a final conflict read wrongly (a
+// writer kept that should go) or a base place taken wrongly shows as a miss, and a
+// refutation must name an anomaly serializability forbids.
 func TestLocalLNSAgainstBruteForce(t *testing.T) {
 	defer func(b int32) { lnsBandOverride = b }(lnsBandOverride)
 	lnsBandOverride = 0
-	proved, valid := 0, 0
+	proved, refuted, valid, checked, keyUnsat := 0, 0, 0, 0, 0
 	eachTinyHistory(*lnsLocalSeeds, 211, func(seed int, h *history.History, in *encode.Inference, want bool) {
+		checked++
 		if want {
 			valid++
 		}
@@ -39,20 +42,32 @@ func TestLocalLNSAgainstBruteForce(t *testing.T) {
 		}
 		c := &checker{h: h, proven: map[string]bool{}}
 		c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)
-		if !c.proveLocalLNS(in, order, "serializable", 100_000) {
-			return
-		}
-		proved++
-		if !want {
-			t.Fatalf("seed %d: the neighbourhood search proved a history the brute force says is not serializable\n%s", seed, brute.Format(h))
-		}
-		if !c.proven["serializable"] || c.res.Stats.LocalSearched != 1 {
-			t.Fatalf("seed %d: proved, but not recorded (proven %v, stats %d)", seed, c.proven, c.res.Stats.LocalSearched)
+		switch c.proveLocalLNS(in, order, "serializable", 100_000) {
+		case Valid:
+			proved++
+			if !want {
+				t.Fatalf("seed %d: the neighbourhood search proved a history the brute force says is not serializable\n%s", seed, brute.Format(h))
+			}
+			if !c.proven["serializable"] || c.res.Stats.LocalSearched != 1 {
+				t.Fatalf("seed %d: proved, but not recorded (proven %v, stats %d)", seed, c.proven, c.res.Stats.LocalSearched)
+			}
+		case Invalid:
+			refuted++
+			if want {
+				t.Fatalf("seed %d: the neighbourhood search refuted a history the brute force says is serializable\n%s", seed, brute.Format(h))
+			}
+			if !c.namedFrom(0, "serializable") && !slices.ContainsFunc(c.res.Anomalies, func(a Anomaly) bool { return forbids("serializable", a.Type) }) {
+				t.Fatalf("seed %d: refuted, but no anomaly serializability forbids: %+v", seed, c.res.Anomalies)
+			}
+		default:
+			if p := encode.BuildWith(in, encode.BuildOptions{}); p != nil && len(p.UnsatKeys) > 0 {
+				keyUnsat++
+			}
 		}
 	})
-	t.Logf("%d serializable by the brute force, %d proved by the neighbourhood search", valid, proved)
-	if proved != valid {
-		t.Fatalf("the neighbourhood search proved %d of %d serializable histories", proved, valid)
+	t.Logf("%d histories, %d serializable by the brute force, %d proved and %d refuted by the neighbourhood search, %d left with a key without segmentation", checked, valid, proved, refuted, keyUnsat)
+	if proved != valid || refuted+keyUnsat != checked-valid {
+		t.Fatalf("the neighbourhood search proved %d of %d serializable histories and refuted %d of %d others (%d with a key without segmentation)", proved, valid, refuted, checked-valid, keyUnsat)
 	}
 }
 

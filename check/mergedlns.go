@@ -294,8 +294,9 @@ func (c *checker) keepProblem() (restore func()) {
 // solveLettingGo returns a solver run (solverConfig.run) that solves under assume and,
 // after each failure under assumptions, lets go the assumptions of the writers pick
 // chooses among those of the final conflict (writerOf: the writer each variable
-// places, -1 none), until a solution, a failure with nothing let go, or n conflicts in
-// all.
+// places, -1 none), until a solution, a failure with nothing let go (Unknown), or n
+// conflicts in all. Unsat means the problem itself has no solution: a failure with no
+// assumption left, or whose final conflict names none.
 func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core []int32) []int32) func(*sat.Solver) sat.Status {
 	return func(s *sat.Solver) sat.Status {
 		start := s.Stats().Conflicts
@@ -329,7 +330,7 @@ func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core 
 				}
 			}
 			if len(kept) == len(assume) {
-				return sat.Unsat
+				return sat.Unknown
 			}
 			assume = kept
 		}

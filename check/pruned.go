@@ -189,8 +189,8 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 	// it is bounded by work, not time, so a conflict limit does not leave it out.
 	if withLocal && first == alternateFirstSlice {
 		found, pr := c.localSearch(in, m, 0, localFirstWork, 1000+20*len(c.h.Txns))
-		if found {
-			return Valid, "", false
+		if found != Unknown {
+			return found, "", false
 		}
 		// Little progress (hot keys: a move shifts most reads; 345 unsatisfied reads
 		// only fell to 309): no more rounds of it.
@@ -224,8 +224,8 @@ func (c *checker) decideAlternating(in *encode.Inference, m string) (v Validity,
 			return v, msg, false
 		}
 		if withLocal {
-			if found, _ := c.localSearch(in, m, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found {
-				return Valid, "", false
+			if found, _ := c.localSearch(in, m, max(slice/localSliceDivisor, time.Nanosecond), 0, 0); found != Unknown {
+				return found, "", false
 			}
 		}
 		if !withStrict {
@@ -331,16 +331,17 @@ func (c *checker) localSearchApplies(m string) bool {
 }
 
 // localSearch runs localsearch.SerialOrder for at most d, work and moves (each when >
-// 0; at least one must be), within the limits, and reports whether it found an order
+// 0; at least one must be), within the limits, and reports Valid when it found an order
 // verifySerial accepts (such an order proves every model without process or real-time
-// order: c.proven), and how far it got. A round's search (d > 0) restarts with a new
+// order: c.proven), Invalid when the neighbourhood search around its best order
+// refuted m (proveLocalLNS), and how far it got. A round's search (d > 0) restarts with a new
 // seed after runs of localRestartUnit moves times the Luby sequence, continued from
 // round to round, until d is spent: a run that has not found an order is often stuck
 // for good (family E at 360 transactions: 30% of runs of 20K moves find one, 34% of
 // runs of 40K, 2 of 10 runs of 200K), though on others longer runs find more (1,000
 // transactions, seed 1: 6 of 20 runs of 40K, 8 of 16 of 80K). Luby's lengths lose at
 // most a logarithmic factor against the best fixed length, whatever it is.
-func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, work int64, moves int) (bool, localsearch.Progress) {
+func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, work int64, moves int) (Validity, localsearch.Progress) {
 	c.progress("looking for a serial order by local search")
 	deadline := time.Now().Add(d)
 	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
@@ -367,7 +368,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 		}
 		if d == 0 || stop() {
 			if d > 0 && c.budget.out() || lnsOff || bestOrder == nil || best.Best > lnsMaxBroken {
-				return false, best
+				return Unknown, best
 			}
 			// Few reads left unsatisfied: the neighbourhood of the best order, within
 			// the round's time again (or, before the first round, a bound of conflicts).
@@ -379,7 +380,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 				// Under a conflict limit, at most half of what is left: the model's
 				// own search is next.
 				if conflicts = min(conflicts, left/2); conflicts == 0 {
-					return false, best
+					return Unknown, best
 				}
 			}
 			found := c.proveLocalLNS(in, bestOrder, m, conflicts)
@@ -388,7 +389,10 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 		}
 	}
 	c.progress("verifying a serial order found by local search")
-	return c.acceptLocalOrder(in, order), best
+	if c.acceptLocalOrder(in, order) {
+		return Valid, best
+	}
+	return Unknown, best
 }
 
 // acceptLocalOrder reports whether verifySerial accepts order, found by the local
@@ -647,14 +651,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	// has no solution: deciding it (bounded) names the anomaly as Elle does, from its
 	// cycles; the thresholds' own proof stands when that runs out.
 	n := len(c.res.Anomalies)
-	named := func() bool {
-		for _, a := range c.res.Anomalies {
-			if !a.windowUnsat && !a.uncommitted && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
-				return true
-			}
-		}
-		return false
-	}
+	named := func() bool { return c.namedFrom(0, m) }
 	if pr.Contradiction != nil && len(c.h.Txns) > smallHistory {
 		// On a long history the thresholds' proof is the evidence: a cycle of facts
 		// checkable one by one, where the problem within the windows (barely narrowed
@@ -701,10 +698,63 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	if pr.Contradiction != nil {
 		c.addContradiction(m, pr.Contradiction)
 	} else {
-		c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].snapshot, models[m].process, models[m].realtime), Model: m, oneBase: true, Txns: c.refutationTxns(m),
-			Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
+		c.addNoAttribution(m)
 	}
 	return Invalid, ""
+}
+
+// addNoAttribution reports model m's refutation on its narrowed problem where no cycle
+// names it.
+func (c *checker) addNoAttribution(m string) {
+	c.res.Anomalies = append(c.res.Anomalies, Anomaly{Type: prune.NoAttributionType(models[m].snapshot, models[m].process, models[m].realtime), Model: m, oneBase: true, Txns: c.refutationTxns(m),
+		Explanation: "no attribution of the duplicated values to appends is consistent with the order the reads and " + m + "'s orders impose (proved on the problem narrowed by thresholds; the history is too long to show the cycles of each attribution)"})
+}
+
+// nameRefutation names a refutation of model m found on its narrowed problem by a
+// search that is not the model's own (the neighbourhood search around the local
+// search's best order), as decideNarrowed names a refutation by thresholds: on a small
+// history by the cycles of the problem within the windows (within namingConflicts),
+// then without them (within explainConflicts); else, or when neither names it, as no
+// attribution at all.
+func (c *checker) nameRefutation(in *encode.Inference, m string) {
+	n := len(c.res.Anomalies)
+	if len(c.h.Txns) <= smallHistory {
+		var win *encode.Windows
+		if pr := c.narrowing(in, m); pr.Contradiction == nil && !pr.KeyUnsat {
+			win = pr.Win
+		}
+		for _, w := range []*encode.Windows{win, nil} {
+			if c.budget.out() {
+				break
+			}
+			lift := c.budget.capConflicts(namingConflicts)
+			if w == nil {
+				lift = c.budget.capConflicts(explainConflicts)
+			}
+			results := map[string]*ModelResult{}
+			c.decide(in, []string{m}, w, m, results)
+			lift()
+			if results[m] != nil && results[m].Valid == Invalid && c.namedFrom(n, m) {
+				return
+			}
+			c.res.Anomalies = c.res.Anomalies[:n]
+			if w == nil {
+				break
+			}
+		}
+	}
+	c.addNoAttribution(m)
+}
+
+// namedFrom reports whether an anomaly from index n on names a violation of m that the
+// reads alone show (not a window's or an uncommitted read's).
+func (c *checker) namedFrom(n int, m string) bool {
+	for _, a := range c.res.Anomalies[n:] {
+		if !a.windowUnsat && !a.uncommitted && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // addContradiction reports a proof by thresholds as model m's anomaly.
