@@ -32,8 +32,14 @@ const lnsBand = 16
 // lnsOff (tests) leaves the neighbourhood search out.
 var lnsOff bool
 
-// lnsBandOverride, when not negative (tests), is the band.
-var lnsBandOverride = int32(-1)
+// lnsBandOverride and lnsKeptBandOverride, when not negative (tests), are the band
+// and the kept band.
+var lnsBandOverride, lnsKeptBandOverride = int32(-1), int32(-1)
+
+// lnsKeptBand: the assumptions of writers farther than this many places from a broken
+// transaction are kept in a solver level that stands from call to call (they are let
+// go last, the nearest going first).
+const lnsKeptBand = 16 * lnsBand
 
 // lnsDropMax: the assumptions a final conflict lets go at a time, nearest first.
 const lnsDropMax = 8
@@ -133,9 +139,12 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	nFindings := len(in.Findings)
 	defer func() { in.Findings = in.Findings[:nFindings] }()
 	nativeTiling := !c.opts.Solver.ClausalTiling && c.opts.Solver.ExportPrefix == ""
-	band := int32(lnsBand)
+	band, keptBand := int32(lnsBand), int32(lnsKeptBand)
 	if lnsBandOverride >= 0 {
 		band = lnsBandOverride
+	}
+	if lnsKeptBandOverride >= 0 {
+		keptBand = lnsKeptBandOverride
 	}
 	free := make([]bool, len(in.Writers))
 	for w := range in.Writers {
@@ -189,7 +198,7 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	run := solveLettingGo(n, assume, writerOf, func(core []int32) []int32 {
 		slices.SortFunc(core, func(a, b int32) int { return int(dist(a) - dist(b)) })
 		return core[:min(len(core), lnsDropMax)]
-	})
+	}, func(w int32) bool { return dist(w) > keptBand })
 	status, _ := c.solveWith(v, guess, solverConfig{propagate: true, conflicts: n, run: run})
 	switch {
 	case status == sat.Unsat:

@@ -2,6 +2,7 @@ package sat
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,14 @@ type Solver struct {
 	ok     bool // false once the clauses are UNSAT at level 0
 
 	// Assumptions of the current Solve call, and the final conflict of the last one.
+	// They take assumeLevels decision levels (0, 1, or 2 for SolveKeeping: its kept
+	// ones, assumptions[:assumeSplit], at level 1 and the rest at level 2). kept, when
+	// not nil, are SolveKeeping's kept assumptions whose level 1 still stands, complete.
 	assumptions   []Lit
+	assumeLevels  int
+	assumeSplit   int
+	kept          []Lit
+	level1Done    bool // level 1 of the assumptions is complete and propagated
 	finalConflict []Lit
 	model         []LBool
 
@@ -222,7 +230,7 @@ func (s *Solver) NumClauses() int { return s.numProblem }
 func (s *Solver) NumLearnts() int { return len(s.learnts) }
 
 // SetTheory attaches a theory; it sees the whole trail on its first Propagate.
-func (s *Solver) SetTheory(t Theory) { s.theory = t }
+func (s *Solver) SetTheory(t Theory) { s.dropKept(); s.theory = t }
 
 // Theory returns the attached theory, or nil.
 func (s *Solver) Theory() Theory { return s.theory }
@@ -346,6 +354,7 @@ func (s *Solver) enqueueAt(l Lit, reason int32, lvl int32) {
 // AddClause adds a clause at decision level 0 (copying lits; new variables are created as
 // needed). It returns false if the formula is now trivially UNSAT.
 func (s *Solver) AddClause(lits ...Lit) bool {
+	s.dropKept()
 	if len(s.trailLim) != 0 {
 		panic("sat: AddClause called during search")
 	}
@@ -1011,7 +1020,7 @@ func (s *Solver) reduceDB() {
 // while its decision ranks before the next variable the heuristic would decide.
 // VSIDS restarts go to level 0 as always.
 func (s *Solver) reuseLevel() int {
-	base := min(s.assumptionLevel(), len(s.trailLim)) // the assumptions stay
+	base := min(s.assumeLevels, len(s.trailLim)) // the assumptions stay
 	if s.opts.Heuristic != "static" || !s.opts.PhaseSaving {
 		return base
 	}
@@ -1021,14 +1030,6 @@ func (s *Solver) reuseLevel() int {
 		lvl++
 	}
 	return min(lvl, len(s.trailLim))
-}
-
-// assumptionLevel is the decision level that holds the assumptions: 1, or 0 without.
-func (s *Solver) assumptionLevel() int {
-	if len(s.assumptions) > 0 {
-		return 1
-	}
-	return 0
 }
 
 // conflictLevel is the highest level among a conflict's literals.
@@ -1124,8 +1125,10 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 		if cr >= 0 || tc != nil {
 			s.stats.Conflicts++
 			conflicts++
-			if s.assumptionLevel() == 1 && s.conflictLevel(cr, tc) == 1 {
+			if cl := s.conflictLevel(cr, tc); cl > 0 && cl <= s.assumeLevels {
 				// The assumptions and what they imply conflict: no decision is involved.
+				// A level 1 in conflict is not one to keep.
+				s.level1Done = s.level1Done && cl > 1
 				s.analyzeFinalConflict(cr, tc)
 				return searchUnsat
 			}
@@ -1153,13 +1156,22 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 			return searchLimit
 		}
 
-		if len(s.trailLim) == 0 && len(s.assumptions) > 0 {
-			// Every assumption in one level: a conflict's backjump lands on it or
-			// above, so the assumptions are not made again conflict after conflict
-			// (thousands of them, each propagated through the theory, cost
-			// milliseconds a conflict); a conflict within it ends the search.
+		if lvl := len(s.trailLim); lvl < s.assumeLevels {
+			// Every assumption in one level (two for SolveKeeping): a conflict's
+			// backjump lands on them or above, so the assumptions are not made again
+			// conflict after conflict (thousands of them, each propagated through the
+			// theory, cost milliseconds a conflict); a conflict within them ends the
+			// search.
+			group := s.assumptions
+			if s.assumeLevels == 2 {
+				group = s.assumptions[:s.assumeSplit]
+				if lvl == 1 {
+					group = s.assumptions[s.assumeSplit:]
+				}
+			}
+			s.level1Done = lvl == 1
 			s.newDecisionLevel()
-			for _, p := range s.assumptions {
+			for _, p := range group {
 				switch s.Value(p) {
 				case LTrue:
 					continue
@@ -1189,17 +1201,67 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 // which assumptions were responsible; Unknown means a limit was reached. The solver returns
 // to decision level 0 afterwards, so more clauses can be added and Solve called again.
 func (s *Solver) Solve(assumptions ...Lit) Status {
+	s.dropKept()
+	s.assumptions = append(s.assumptions[:0], assumptions...)
+	s.assumeLevels, s.assumeSplit = 0, len(assumptions)
+	if len(assumptions) > 0 {
+		s.assumeLevels = 1
+	}
+	status := s.solve()
+	s.cancelUntil(0)
+	return status
+}
+
+// SolveKeeping is Solve under kept and more together, kept at decision level 1 and more
+// at level 2, and it leaves level 1 standing: the next SolveKeeping call with the same
+// kept takes it over instead of making it again. A search that lets go of assumptions
+// a few at a time (the neighbourhood searches), keeping most of them the same from
+// call to call, pays for propagating those once (at 10,000 transactions about 0.3 s a
+// call, more than the call's own conflicts). Any other call that changes the solver
+// (Solve, AddClause, SetTheory) first goes back to level 0; until then Value sees level
+// 1's assignments.
+func (s *Solver) SolveKeeping(kept, more []Lit) Status {
+	if len(kept) == 0 {
+		return s.Solve(more...)
+	}
+	if !slices.Equal(kept, s.kept) || !s.level1Done || len(s.trailLim) < 1 {
+		s.dropKept()
+	}
+	s.kept = nil
+	s.cancelUntil(1)
+	s.assumptions = append(append(s.assumptions[:0], kept...), more...)
+	s.assumeLevels, s.assumeSplit = 2, len(kept)
+	status := s.solve()
+	if s.ok && s.level1Done && len(s.trailLim) >= 1 {
+		s.cancelUntil(1)
+		s.kept = append(s.kept[:0], kept...)
+	} else {
+		s.cancelUntil(0)
+		s.level1Done = false
+	}
+	return status
+}
+
+// dropKept goes back to level 0 from a level 1 SolveKeeping left standing.
+func (s *Solver) dropKept() {
+	if s.kept != nil || len(s.trailLim) > 0 {
+		s.cancelUntil(0)
+	}
+	s.kept, s.level1Done = nil, false
+}
+
+// solve runs the search from the current level under s.assumptions.
+func (s *Solver) solve() Status {
 	s.finalConflict = s.finalConflict[:0]
 	s.model = s.model[:0]
 	if !s.ok {
 		return Unsat
 	}
-	for _, a := range assumptions {
+	for _, a := range s.assumptions {
 		for int(a.Var()) >= len(s.assigns) {
 			s.NewVar()
 		}
 	}
-	s.assumptions = append(s.assumptions[:0], assumptions...)
 	defer s.interrupted.Store(false)
 	start := s.stats.Conflicts
 	s.startDecision = s.stats.Decisions
@@ -1220,10 +1282,8 @@ func (s *Solver) Solve(assumptions ...Lit) Status {
 			s.stats.Restarts++
 			s.cancelUntil(s.reuseLevel())
 		case searchLimit:
-			s.cancelUntil(0)
 			return Unknown
 		}
 	}
-	s.cancelUntil(0)
 	return status
 }

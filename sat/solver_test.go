@@ -3,6 +3,7 @@ package sat
 import (
 	"bytes"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 )
@@ -212,6 +213,7 @@ func TestPigeonhole(t *testing.T) {
 func TestIncrementalAssumptions(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	var chrono int64
+	reused := 0 // SolveKeeping calls that took over the last one's level
 	for iter := 0; iter < 600; iter++ {
 		n := 8 + rng.Intn(8)
 		cnf := randomCNF(rng, n, int(float64(n)*3.5), 3)
@@ -222,6 +224,7 @@ func TestIncrementalAssumptions(t *testing.T) {
 		case 3: // chronological backtracking on every jump of two levels, learned units included
 			s.SetOptions(Options{Heuristic: "static", Restarts: "luby", PhaseSaving: true, LubyUnit: 2, ReduceFirst: 2, ReduceInc: 1, ChronoLevels: 1})
 		}
+		var kept []Lit
 		for round := 0; round < 8; round++ {
 			if round == 4 { // clauses added between calls
 				extra := randomCNF(rng, n, 2, 3)
@@ -241,6 +244,16 @@ func TestIncrementalAssumptions(t *testing.T) {
 				}
 				assumps = append(assumps, l)
 			}
+			// Three calls in four keep some in a level of their own (SolveKeeping),
+			// mostly those the last such call kept, whose level then stands.
+			keeping := round%4 != 0
+			if keeping {
+				if kept == nil || rng.Intn(4) == 0 {
+					kept = assumps[:rng.Intn(len(assumps)+1)]
+					kept = append([]Lit(nil), kept...)
+				}
+				assumps = append(slices.Clone(kept), assumps...)
+			}
 			holds := func(as []Lit) func(uint32) bool {
 				return func(a uint32) bool {
 					for _, l := range as {
@@ -252,7 +265,15 @@ func TestIncrementalAssumptions(t *testing.T) {
 				}
 			}
 			want := bruteForce(n, cnf, holds(assumps))
-			got := s.Solve(assumps...)
+			var got Status
+			if keeping {
+				if len(kept) > 0 && slices.Equal(s.kept, kept) {
+					reused++
+				}
+				got = s.SolveKeeping(kept, assumps[len(kept):])
+			} else {
+				got = s.Solve(assumps...)
+			}
 			if (got == Sat) != want || got == Unknown {
 				t.Fatalf("iter %d round %d: got %v, want SAT=%v", iter, round, got, want)
 			}
@@ -284,10 +305,10 @@ func TestIncrementalAssumptions(t *testing.T) {
 		}
 		chrono += s.Stats().Chrono
 	}
-	if chrono < 20 {
-		t.Fatalf("weak test: %d chronological backtracks", chrono)
+	if chrono < 20 || reused < 100 {
+		t.Fatalf("weak test: %d chronological backtracks, %d kept levels taken over", chrono, reused)
 	}
-	t.Logf("%d chronological backtracks", chrono)
+	t.Logf("%d chronological backtracks, %d kept levels taken over", chrono, reused)
 }
 
 func TestConflictLimit(t *testing.T) {

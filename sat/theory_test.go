@@ -123,7 +123,8 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 			}
 			return c <= k
 		}
-		for round := 0; round < 3; round++ {
+		var prev []Lit
+		for round := 0; round < 5; round++ {
 			if round == 2 { // a clause added between calls, with the theory attached
 				extra := randomCNF(rng, n, 1, 2)[0]
 				s.AddClause(extra...)
@@ -135,6 +136,10 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 					assumps = append(assumps, PosLit(Var(v)))
 				}
 			}
+			if round == 4 { // the same again: the kept level stands
+				assumps = prev
+			}
+			prev = assumps
 			holds := func(as []Lit) func(uint32) bool {
 				return func(a uint32) bool {
 					for _, l := range as {
@@ -146,7 +151,12 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 				}
 			}
 			want := bruteForce(n, cnf, holds(assumps))
-			got := s.Solve(assumps...)
+			var got Status
+			if round%2 == 1 || round == 4 { // half kept in a level of their own
+				got = s.SolveKeeping(assumps[:len(assumps)/2], assumps[len(assumps)/2:])
+			} else {
+				got = s.Solve(assumps...)
+			}
 			results[got]++
 			if (got == Sat) != want || got == Unknown {
 				t.Fatalf("iter %d round %d: got %v, want SAT=%v", iter, round, got, want)
