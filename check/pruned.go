@@ -712,36 +712,19 @@ func (c *checker) addNoAttribution(m string) {
 
 // nameRefutation names a refutation of model m found on its narrowed problem by a
 // search that is not the model's own (the neighbourhood search around the local
-// search's best order), as decideNarrowed names a refutation by thresholds: on a small
-// history by the cycles of the problem within the windows (within namingConflicts),
-// then without them (within explainConflicts); else, or when neither names it, as no
-// attribution at all.
+// search's best order). On a small history the model's own decision names it, as it
+// would have without that search (within namingConflicts: the violation is known to be
+// there); else, or when that does not name it, it is no attribution at all.
 func (c *checker) nameRefutation(in *encode.Inference, m string) {
 	n := len(c.res.Anomalies)
-	if len(c.h.Txns) <= smallHistory {
-		var win *encode.Windows
-		if pr := c.narrowing(in, m); pr.Contradiction == nil && !pr.KeyUnsat {
-			win = pr.Win
+	if len(c.h.Txns) <= smallHistory && !c.budget.out() {
+		lift := c.budget.capConflicts(namingConflicts)
+		v, _ := c.decideNarrowed(in, m)
+		lift()
+		if v == Invalid || len(c.forbiddenFound(m)) > 0 {
+			return // decideNarrowed names what it refutes
 		}
-		for _, w := range []*encode.Windows{win, nil} {
-			if c.budget.out() {
-				break
-			}
-			lift := c.budget.capConflicts(namingConflicts)
-			if w == nil {
-				lift = c.budget.capConflicts(explainConflicts)
-			}
-			results := map[string]*ModelResult{}
-			c.decide(in, []string{m}, w, m, results)
-			lift()
-			if results[m] != nil && results[m].Valid == Invalid && c.namedFrom(n, m) {
-				return
-			}
-			c.res.Anomalies = c.res.Anomalies[:n]
-			if w == nil {
-				break
-			}
-		}
+		c.res.Anomalies = c.res.Anomalies[:n]
 	}
 	c.addNoAttribution(m)
 }

@@ -84,18 +84,27 @@ type search struct {
 	tabu             []int     // per transaction, the move after which it may move again
 	lastTotal        int       // total before the last move
 	keysBuf, listBuf []int32
-	curBuf           []int32
-	okBuf            []bool
-	sumBuf           []int64
-	installer        []int32     // violations' scratch: per position of a key, the transaction installing it
-	violated         []violation // violations' scratch: the key's unsatisfied reads
-	work             int64       // entries of key lists scanned
-	rng              *rand.Rand
+	// Per key, the state before each entry of its list (index i: before lists[k][i];
+	// the last: after all): the length installed, where the trace first misfits, and
+	// the cost of the entries before (keyCost's terms). stale[k]: to make again, the
+	// list or its weights having changed (setCost). They let a swap be weighed on the
+	// entries between the two places alone.
+	curAt, goodAt [][]int32
+	costBefore    [][]int64
+	stale         []bool
+	curBuf        []int32
+	okBuf         []bool
+	sumBuf        []int64
+	installer     []int32     // violations' scratch: per position of a key, the transaction installing it
+	violated      []violation // violations' scratch: the key's unsatisfied reads
+	work          int64       // entries of key lists scanned
+	rng           *rand.Rand
 
 	// Scratch for a move's evaluation.
 	without [][]int32 // per entry of the moving transaction, its key's list without it
 	costAt  [][]int64 // per entry, the key's keyCost with the entry inserted at each index
 	gaps    []float64
+	gapsBuf []float64
 }
 
 // SerialOrder returns the transactions that run (every :ok one; no :fail, NotCommitted
@@ -158,18 +167,22 @@ func (s *search) order() []int32 {
 func newSearch(h *history.History, in *encode.Inference, commit []encode.Commit, seed uint64) *search {
 	n := len(h.Txns)
 	s := &search{
-		trace:    make([][]int32, len(in.Keys)),
-		txnEnt:   make([]int32, n+1),
-		prio:     make([]float64, n),
-		lists:    make([][]int32, len(in.Keys)),
-		cost:     make([]int32, len(in.Keys)),
-		count:    make([]int32, len(in.Keys)),
-		badAt:    make([]int32, len(in.Keys)),
-		tabu:     make([]int, n),
-		optional: make([]bool, n),
-		out:      make([]bool, n),
-		optOn:    make([][]int32, len(in.Keys)),
-		rng:      rand.New(rand.NewPCG(seed, 0x6c73)),
+		trace:      make([][]int32, len(in.Keys)),
+		txnEnt:     make([]int32, n+1),
+		prio:       make([]float64, n),
+		lists:      make([][]int32, len(in.Keys)),
+		cost:       make([]int32, len(in.Keys)),
+		count:      make([]int32, len(in.Keys)),
+		badAt:      make([]int32, len(in.Keys)),
+		curAt:      make([][]int32, len(in.Keys)),
+		goodAt:     make([][]int32, len(in.Keys)),
+		costBefore: make([][]int64, len(in.Keys)),
+		stale:      make([]bool, len(in.Keys)),
+		tabu:       make([]int, n),
+		optional:   make([]bool, n),
+		out:        make([]bool, n),
+		optOn:      make([][]int32, len(in.Keys)),
+		rng:        rand.New(rand.NewPCG(seed, 0x6c73)),
 	}
 	for k := range in.Keys {
 		s.trace[k] = in.Keys[k].Trace
@@ -287,16 +300,9 @@ func (s *search) keyCost(k int32, list []int32, ins int32, at int) int64 {
 	cur, good := int32(0), int32(math.MaxInt32) // installed length; the trace matches below good
 	cost := int64(0)
 	visit := func(e int32) {
-		en := &s.ents[e]
-		if en.need >= 0 && (en.need != cur || en.need > good) {
-			cost += 1<<32 | int64(en.weight)
-		}
-		for _, v := range s.vals[en.vs:en.ve] {
-			if int(cur) < len(trace) && trace[cur] != v && good > cur {
-				good = cur
-			}
-			cur++
-		}
+		var c int64
+		cur, good, c = s.visit(trace, e, cur, good)
+		cost += c
 	}
 	for i, e := range list {
 		if i == at && ins >= 0 {
@@ -308,6 +314,47 @@ func (s *search) keyCost(k int32, list []int32, ins int32, at int) int64 {
 		visit(ins)
 	}
 	return cost
+}
+
+// visit is keyCost's step: entry e after cur values are installed, the trace matching
+// below good. It returns the installed length and good after e, and e's cost (its
+// count in the high 32 bits, its weight in the low).
+func (s *search) visit(trace []int32, e int32, cur, good int32) (int32, int32, int64) {
+	en := &s.ents[e]
+	var c int64
+	if en.need >= 0 && (en.need != cur || en.need > good) {
+		c = 1<<32 | int64(en.weight)
+	}
+	for _, v := range s.vals[en.vs:en.ve] {
+		if int(cur) < len(trace) && trace[cur] != v && good > cur {
+			good = cur
+		}
+		cur++
+	}
+	return cur, good, c
+}
+
+// states makes key k's curAt, goodAt and costBefore again where stale.
+func (s *search) states(k int32) {
+	if !s.stale[k] {
+		return
+	}
+	s.stale[k] = false
+	list, trace := s.lists[k], s.trace[k]
+	s.work += int64(len(list))
+	cur, good, cost := int32(0), int32(math.MaxInt32), int64(0)
+	s.curAt[k], s.goodAt[k], s.costBefore[k] = s.curAt[k][:0], s.goodAt[k][:0], s.costBefore[k][:0]
+	for _, e := range list {
+		s.curAt[k] = append(s.curAt[k], cur)
+		s.goodAt[k] = append(s.goodAt[k], good)
+		s.costBefore[k] = append(s.costBefore[k], cost)
+		var c int64
+		cur, good, c = s.visit(trace, e, cur, good)
+		cost += c
+	}
+	s.curAt[k] = append(s.curAt[k], cur)
+	s.goodAt[k] = append(s.goodAt[k], good)
+	s.costBefore[k] = append(s.costBefore[k], cost)
 }
 
 // costsAt sets c[i] to keyCost(k, list, e, i) for every i in [0, len(list)], in time
@@ -388,6 +435,7 @@ func (s *search) costsAt(k int32, list []int32, e int32, c []int64) []int64 {
 }
 
 func (s *search) setCost(k int32, both int64) {
+	s.stale[k] = true
 	c, n := int32(both&(1<<32-1)), int32(both>>32)
 	s.total += int(c - s.cost[k])
 	s.left += int(n - s.count[k])
@@ -494,17 +542,20 @@ func (s *search) moveBest(t int32, move int) {
 		e := s.txnEnt[t] + int32(i)
 		k := es[i].key
 		w := make([]int32, 0, len(s.lists[k]))
+		run := len(s.gaps)
 		for _, x := range s.lists[k] {
 			if x != e {
 				w = append(w, x)
 				s.gaps = append(s.gaps, s.prio[s.ents[x].txn])
 			}
 		}
+		// Each key's priorities come in order: merge them with the keys' before.
+		s.gapsBuf = mergeSorted(s.gapsBuf[:0], s.gaps[:run], s.gaps[run:])
+		s.gaps, s.gapsBuf = s.gapsBuf, s.gaps
 		c := s.costsAt(k, w, e, make([]int64, len(w)+1))
 		s.without = append(s.without, w)
 		s.costAt = append(s.costAt, c)
 	}
-	slices.Sort(s.gaps)
 	s.gaps = slices.Compact(s.gaps)
 	// Place g: after gaps[g-1] and before gaps[g].
 	place := newLeast()
@@ -583,6 +634,21 @@ func (s *search) moveBest(t int32, move int) {
 		s.setCost(k, s.costAt[i][at])
 	}
 	s.tabu[t] = move + tabuTenure
+}
+
+// mergeSorted appends to dst the merge of a and b, each in ascending order.
+func mergeSorted(dst, a, b []float64) []float64 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			dst = append(dst, a[i])
+			i++
+		} else {
+			dst = append(dst, b[j])
+			j++
+		}
+	}
+	return append(append(dst, a[i:]...), b[j:]...)
 }
 
 // tabuTenure: a transaction just moved stays put for this many moves.
@@ -682,7 +748,6 @@ func (s *search) swapKeys(t, x int32) []int32 {
 // swapDelta is the change of weighted cost if t and x traded places. A key where both
 // only append the same values keeps its values and reads: it is skipped.
 func (s *search) swapDelta(t, x int32) int32 {
-	s.prio[t], s.prio[x] = s.prio[x], s.prio[t]
 	d := int32(0)
 	for _, k := range s.swapKeys(t, x) {
 		et, ex := s.entryOn(t, k), s.entryOn(x, k)
@@ -690,24 +755,73 @@ func (s *search) swapDelta(t, x int32) int32 {
 			slices.Equal(s.vals[s.ents[et].vs:s.ents[et].ve], s.vals[s.ents[ex].vs:s.ents[ex].ve]) {
 			continue
 		}
-		// The list without them, then each put back at its new place.
-		s.listBuf = s.listBuf[:0]
-		for _, e := range s.lists[k] {
-			if e != et && e != ex {
-				s.listBuf = append(s.listBuf, e)
-			}
-		}
-		for _, e := range [2]int32{et, ex} {
-			if e >= 0 {
-				u := s.ents[e].txn
-				at, _ := slices.BinarySearchFunc(s.listBuf, u, func(y, u int32) int { return s.before(s.ents[y].txn, u) })
-				s.listBuf = slices.Insert(s.listBuf, at, e)
-			}
-		}
-		d += int32(s.keyCost(k, s.listBuf, -1, 0)&(1<<32-1)) - s.cost[k]
+		d += int32(s.swappedCost(k, t, x, et, ex)&(1<<32-1)) - s.cost[k]
 	}
-	s.prio[t], s.prio[x] = s.prio[x], s.prio[t]
 	return d
+}
+
+// swappedCost is keyCost of key k's list once t and x (entries et and ex on k, -1
+// where none) trade places. Only the entries between the two places change places or
+// see another state before them; past them the list sees what it saw, unless the
+// trace's first misfit moved: so the cost is the kept states' up to the first place,
+// the window weighed anew, and the kept cost after it (states, swapWindow).
+func (s *search) swappedCost(k, t, x, et, ex int32) int64 {
+	s.states(k)
+	list, trace := s.lists[k], s.trace[k]
+	lo, hi := s.swapWindow(list, t, x, et, ex) // s.listBuf: the window's entries after the trade
+	cur, good, cost := s.curAt[k][lo], s.goodAt[k][lo], s.costBefore[k][lo]
+	s.work += int64(len(s.listBuf))
+	for _, e := range s.listBuf {
+		var c int64
+		cur, good, c = s.visit(trace, e, cur, good)
+		cost += c
+	}
+	if cur == s.curAt[k][hi] && good == s.goodAt[k][hi] {
+		return cost + s.costBefore[k][len(list)] - s.costBefore[k][hi]
+	}
+	s.work += int64(len(list) - hi)
+	for _, e := range list[hi:] {
+		var c int64
+		cur, good, c = s.visit(trace, e, cur, good)
+		cost += c
+	}
+	return cost
+}
+
+// swapWindow returns the places [lo, hi) of list (key k's, in order) between which
+// entries change places when t and x (entries et and ex on the key, -1 where none)
+// trade priorities, and puts the entries there after the trade in s.listBuf. The
+// window spans each one's place now and where its new priority falls; the rest keep
+// their order. (Priorities are distinct on a key, but a trade can tie one with another
+// transaction's: the order then goes by transaction, as before does.)
+func (s *search) swapWindow(list []int32, t, x, et, ex int32) (lo, hi int) {
+	at := func(u int32, prio float64) int { // where (prio, u) falls in list
+		i, _ := slices.BinarySearchFunc(list, u, func(y, u int32) int {
+			switch py := s.prio[s.ents[y].txn]; {
+			case py < prio:
+				return -1
+			case py > prio:
+				return 1
+			}
+			return int(s.ents[y].txn - u)
+		})
+		return i
+	}
+	lo, hi = len(list), 0
+	for _, m := range [2][3]int32{{t, et, x}, {x, ex, t}} {
+		if m[1] < 0 {
+			continue
+		}
+		for _, p := range [2]int{at(m[0], s.prio[m[0]]), at(m[0], s.prio[m[2]])} {
+			lo, hi = min(lo, p), max(hi, p+1)
+		}
+	}
+	hi = min(hi, len(list))
+	s.listBuf = append(s.listBuf[:0], list[lo:hi]...)
+	s.prio[t], s.prio[x] = s.prio[x], s.prio[t]
+	slices.SortFunc(s.listBuf, func(a, b int32) int { return s.before(s.ents[a].txn, s.ents[b].txn) })
+	s.prio[t], s.prio[x] = s.prio[x], s.prio[t]
+	return lo, hi
 }
 
 // entryOn is t's entry on key k, -1 if none.
