@@ -337,16 +337,16 @@ func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core 
 			for _, w := range pick(core) {
 				drop[w] = true
 			}
-			kept := assume[:0]
+			rest := assume[:0]
 			for _, l := range assume {
 				if !drop[writerOf[l.Var()]] {
-					kept = append(kept, l)
+					rest = append(rest, l)
 				}
 			}
-			if len(kept) == len(assume) {
+			if len(rest) == len(assume) {
 				return sat.Unknown
 			}
-			assume = kept
+			assume = rest
 		}
 	}
 }

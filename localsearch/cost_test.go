@@ -19,15 +19,7 @@ func TestCostsAtMatchesKeyCost(t *testing.T) {
 		m := 1 + rng.IntN(7)
 		var list []int32
 		for e := 0; e <= m; e++ {
-			en := entry{txn: int32(e), key: 0, need: -1, weight: int32(1 + rng.IntN(3)), vs: int32(len(s.vals))}
-			if rng.IntN(2) == 0 {
-				en.need = int32(rng.IntN(tl + 1))
-			}
-			for a := rng.IntN(3); a > 0; a-- {
-				s.vals = append(s.vals, int32(rng.IntN(2)))
-			}
-			en.ve = int32(len(s.vals))
-			s.ents = append(s.ents, en)
+			addRandomEntry(rng, s, int32(e), tl)
 			if e < m {
 				list = append(list, int32(e))
 			}
@@ -40,6 +32,21 @@ func TestCostsAtMatchesKeyCost(t *testing.T) {
 			}
 		}
 	}
+}
+
+// addRandomEntry appends to s an entry of transaction txn on key 0 (whose trace is tl
+// long): a weight of 1-3, a read of a random length or none, and 0-2 values of two.
+func addRandomEntry(rng *rand.Rand, s *search, txn int32, tl int) int32 {
+	en := entry{txn: txn, key: 0, need: -1, weight: int32(1 + rng.IntN(3)), vs: int32(len(s.vals))}
+	if rng.IntN(2) == 0 {
+		en.need = int32(rng.IntN(tl + 1))
+	}
+	for a := rng.IntN(3); a > 0; a-- {
+		s.vals = append(s.vals, int32(rng.IntN(2)))
+	}
+	en.ve = int32(len(s.vals))
+	s.ents = append(s.ents, en)
+	return int32(len(s.ents) - 1)
 }
 
 // TestSwappedCostMatchesKeyCost checks the windowed weighing of a trade of places
@@ -69,17 +76,8 @@ func TestSwappedCostMatchesKeyCost(t *testing.T) {
 			if u == n-1 || rng.IntN(4) == 0 && u > 1 {
 				continue // not on the key (transactions 0 and 1 always are)
 			}
-			en := entry{txn: int32(u), key: 0, need: -1, weight: int32(1 + rng.IntN(3)), vs: int32(len(s.vals))}
-			if rng.IntN(2) == 0 {
-				en.need = int32(rng.IntN(tl + 1))
-			}
-			for a := rng.IntN(3); a > 0; a-- {
-				s.vals = append(s.vals, int32(rng.IntN(2)))
-			}
-			en.ve = int32(len(s.vals))
-			entryOf[u] = int32(len(s.ents))
-			s.lists[0] = append(s.lists[0], int32(len(s.ents)))
-			s.ents = append(s.ents, en)
+			entryOf[u] = addRandomEntry(rng, s, int32(u), tl)
+			s.lists[0] = append(s.lists[0], entryOf[u])
 		}
 		byPrio := func(a, b int32) int { return s.before(s.ents[a].txn, s.ents[b].txn) }
 		slices.SortFunc(s.lists[0], byPrio)
