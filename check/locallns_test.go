@@ -69,7 +69,7 @@ func TestLocalLNSAgainstBruteForce(t *testing.T) {
 			if want {
 				t.Fatalf("seed %d: the neighbourhood search refuted a history the brute force says is serializable\n%s", seed, brute.Format(h))
 			}
-			if !c.namedFrom(0, "serializable") && !slices.ContainsFunc(c.res.Anomalies, func(a Anomaly) bool { return forbids("serializable", a.Type) }) {
+			if !c.named("serializable") && !slices.ContainsFunc(c.res.Anomalies, func(a Anomaly) bool { return forbids("serializable", a.Type) }) {
 				t.Fatalf("seed %d: refuted, but no anomaly serializability forbids: %+v", seed, c.res.Anomalies)
 			}
 		default:

@@ -651,7 +651,7 @@ func (c *checker) decideNarrowed(in *encode.Inference, m string) (Validity, stri
 	// has no solution: deciding it (bounded) names the anomaly as Elle does, from its
 	// cycles; the thresholds' own proof stands when that runs out.
 	n := len(c.res.Anomalies)
-	named := func() bool { return c.namedFrom(0, m) }
+	named := func() bool { return c.named(m) }
 	if pr.Contradiction != nil && len(c.h.Txns) > smallHistory {
 		// On a long history the thresholds' proof is the evidence: a cycle of facts
 		// checkable one by one, where the problem within the windows (barely narrowed
@@ -729,10 +729,10 @@ func (c *checker) nameRefutation(in *encode.Inference, m string) {
 	c.addNoAttribution(m)
 }
 
-// namedFrom reports whether an anomaly from index n on names a violation of m that the
-// reads alone show (not a window's or an uncommitted read's).
-func (c *checker) namedFrom(n int, m string) bool {
-	for _, a := range c.res.Anomalies[n:] {
+// named reports whether an anomaly names a violation of m that the reads alone show
+// (not a window's or an uncommitted read's).
+func (c *checker) named(m string) bool {
+	for _, a := range c.res.Anomalies {
 		if !a.windowUnsat && !a.uncommitted && (a.Model == "" || graphWithin(a.Model, m)) && forbids(m, a.Type) {
 			return true
 		}

@@ -281,8 +281,11 @@ func countAppends(h *history.History, from, to, k int32) int {
 }
 
 // before orders transactions by priority, then by id.
-func (s *search) before(a, b int32) int {
-	switch pa, pb := s.prio[a], s.prio[b]; {
+func (s *search) before(a, b int32) int { return byPlace(s.prio[a], a, s.prio[b], b) }
+
+// byPlace orders transaction a at priority pa and b at pb: by priority, then by id.
+func byPlace(pa float64, a int32, pb float64, b int32) int {
+	switch {
 	case pa < pb:
 		return -1
 	case pa > pb:
@@ -788,7 +791,7 @@ func (s *search) swappedCost(k, t, x, et, ex int32) int64 {
 	return cost
 }
 
-// swapWindow returns the places [lo, hi) of list (key k's, in order) between which
+// swapWindow returns the places [lo, hi) of list (a key's, in order) between which
 // entries change places when t and x (entries et and ex on the key, -1 where none)
 // trade priorities, and puts the entries there after the trade in s.listBuf. The
 // window spans each one's place now and where its new priority falls; the rest keep
@@ -797,13 +800,8 @@ func (s *search) swappedCost(k, t, x, et, ex int32) int64 {
 func (s *search) swapWindow(list []int32, t, x, et, ex int32) (lo, hi int) {
 	at := func(u int32, prio float64) int { // where (prio, u) falls in list
 		i, _ := slices.BinarySearchFunc(list, u, func(y, u int32) int {
-			switch py := s.prio[s.ents[y].txn]; {
-			case py < prio:
-				return -1
-			case py > prio:
-				return 1
-			}
-			return int(s.ents[y].txn - u)
+			ty := s.ents[y].txn
+			return byPlace(s.prio[ty], ty, prio, u)
 		})
 		return i
 	}
