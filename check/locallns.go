@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math/bits"
 	"slices"
 
 	"doppel/encode"
@@ -32,14 +33,18 @@ const lnsBand = 16
 // lnsOff (tests) leaves the neighbourhood search out.
 var lnsOff bool
 
-// lnsBandOverride and lnsKeptBandOverride, when not negative (tests), are the band
-// and the kept band.
-var lnsBandOverride, lnsKeptBandOverride = int32(-1), int32(-1)
+// lnsBandOverride and lnsLevelUnitOverride, when not negative (tests), are the band
+// and the level unit.
+var lnsBandOverride, lnsLevelUnitOverride = int32(-1), int32(-1)
 
-// lnsKeptBand: the assumptions of writers farther than this many places from a broken
-// transaction are kept in a solver level that stands from call to call (they are let
-// go last, the nearest going first).
-const lnsKeptBand = 16 * lnsBand
+// lnsLevels: the assumed writers are put in this many solver levels by their distance
+// from the nearest broken transaction, the farthest first: less than twice the unit
+// (twice the band) places in the last level, less than four times in the one before,
+// and so on. The final conflicts let the nearest go first, so the levels of the
+// farther ones stand from call to call (sat.SolveLevels): at 10,000 transactions a
+// call took 60 ms with two levels (kept beyond 256 places, and the rest), most of it
+// making the 2,900 assumptions of the second again.
+const lnsLevels = 8
 
 // lnsDropMax: the assumptions a final conflict lets go at a time, nearest first.
 const lnsDropMax = 8
@@ -56,6 +61,16 @@ const (
 	lnsFirstConflicts = 1_000
 	lnsRoundConflicts = 100_000
 )
+
+// lnsSearched is a neighbourhood search's order and the writers its final conflicts
+// let go. A search around the same order (a later round whose local search found no
+// better one) starts with those free: it goes on where the last one stopped instead of
+// letting them go again, conflict by conflict (family E 10K: the first 2 s of each
+// round's search again).
+type lnsSearched struct {
+	order []int32
+	freed []int32
+}
 
 // brokenRanks returns the places in order (the local search's best) of the
 // transactions whose reads do not see what the base installs before them, or whose
@@ -139,14 +154,21 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	nFindings := len(in.Findings)
 	defer func() { in.Findings = in.Findings[:nFindings] }()
 	nativeTiling := !c.opts.Solver.ClausalTiling && c.opts.Solver.ExportPrefix == ""
-	band, keptBand := int32(lnsBand), int32(lnsKeptBand)
+	band := int32(lnsBand)
 	if lnsBandOverride >= 0 {
 		band = lnsBandOverride
 	}
-	if lnsKeptBandOverride >= 0 {
-		keptBand = lnsKeptBandOverride
+	unit := 2 * max(band, 1)
+	if lnsLevelUnitOverride >= 0 {
+		unit = lnsLevelUnitOverride
 	}
 	free := make([]bool, len(in.Writers))
+	if !slices.Equal(order, c.lnsLast.order) {
+		c.lnsLast = lnsSearched{order: order}
+	}
+	for _, w := range c.lnsLast.freed {
+		free[w] = true
+	}
 	for w := range in.Writers {
 		q := rank[in.Writers[w].Txn]
 		i, _ := slices.BinarySearch(broken, q-band)
@@ -197,8 +219,12 @@ func (c *checker) proveLocalLNS(in *encode.Inference, order []int32, m string, c
 	// grows where the conflicts are.
 	run := solveLettingGo(n, assume, writerOf, func(core []int32) []int32 {
 		slices.SortFunc(core, func(a, b int32) int { return int(dist(a) - dist(b)) })
-		return core[:min(len(core), lnsDropMax)]
-	}, func(w int32) bool { return dist(w) > keptBand })
+		core = core[:min(len(core), lnsDropMax)]
+		c.lnsLast.freed = append(c.lnsLast.freed, core...)
+		return core
+	}, func(w int32) int {
+		return lnsLevels - 1 - min(lnsLevels-1, bits.Len32(uint32(dist(w)/unit)))
+	})
 	status, _ := c.solveWith(v, guess, solverConfig{propagate: true, conflicts: n, run: run})
 	switch {
 	case status == sat.Unsat:

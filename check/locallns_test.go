@@ -25,7 +25,7 @@ var lnsLocalSeeds = flag.Int("local-lns-seeds", 3000, "random tiny histories for
 // writer kept that should go) or a base place taken wrongly shows as a miss, and a
 // refutation must name an anomaly serializability forbids.
 func TestLocalLNSAgainstBruteForce(t *testing.T) {
-	defer func(b, k int32) { lnsBandOverride, lnsKeptBandOverride = b, k }(lnsBandOverride, lnsKeptBandOverride)
+	defer func(b, u int32) { lnsBandOverride, lnsLevelUnitOverride = b, u }(lnsBandOverride, lnsLevelUnitOverride)
 	lnsBandOverride = 0
 	proved, refuted, valid, checked, keyUnsat := 0, 0, 0, 0, 0
 	eachTinyHistory(*lnsLocalSeeds, 211, func(seed int, h *history.History, in *encode.Inference, want bool) {
@@ -41,17 +41,18 @@ func TestLocalLNSAgainstBruteForce(t *testing.T) {
 			}
 		}
 		// Every other history from the transactions in the order of their indexes,
-		// mostly near a serial order, with a random one moved, and the writers more
-		// than one place from a broken transaction in the solver's kept level (the
-		// default kept band is longer than these histories): the level then stands
-		// while the nearer ones are let go.
-		lnsKeptBandOverride = -1
+		// mostly near a serial order, with a random one moved, and the writers in
+		// solver levels by their distance from a broken transaction with a unit of one
+		// place (the default unit is longer than these histories, and puts them all
+		// in one level): the farther levels then stand while the nearer ones are let
+		// go.
+		lnsLevelUnitOverride = 1 << 30
 		if seed%2 == 1 && len(order) > 1 {
 			slices.Sort(order)
 			i, j := rng.IntN(len(order)), rng.IntN(len(order))
 			t := order[i]
 			order = slices.Insert(slices.Delete(order, i, i+1), min(j, len(order)-1), t)
-			lnsKeptBandOverride = 1
+			lnsLevelUnitOverride = 1
 		}
 		c := &checker{h: h, proven: map[string]bool{}}
 		c.budget = newBudget(c.opts, &c.res.Stats.Conflicts)

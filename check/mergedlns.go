@@ -298,29 +298,35 @@ func (c *checker) keepProblem() (restore func()) {
 // conflicts in all. Unsat means the problem itself has no solution: a failure with no
 // assumption left, or whose final conflict names none.
 //
-// The assumptions of the writers far reports (nil: none) are kept in a solver level of
-// their own (sat.SolveKeeping), which stands from call to call while none of them is let
-// go: at 10,000 transactions, making 7,700 assumptions again cost 0.3 s a call, more
-// than the call's own conflicts.
-func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core []int32) []int32, far func(w int32) bool) func(*sat.Solver) sat.Status {
+// Each writer's assumption goes to the solver level of its group (group: 0 and up,
+// nil: all in 0; sat.SolveLevels), and the levels before the first group that changed
+// stand from call to call: at 10,000 transactions, making 7,700 assumptions again cost
+// 0.3 s a call, more than the call's own conflicts. pick lets go the writers nearest to
+// where the problem is, so groups from the farthest to the nearest keep most levels.
+func solveLettingGo(n int64, assume []sat.Lit, writerOf []int32, pick func(core []int32) []int32, group func(w int32) int) func(*sat.Solver) sat.Status {
 	return func(s *sat.Solver) sat.Status {
 		start := s.Stats().Conflicts
-		var kept, more []sat.Lit
+		var groups [][]sat.Lit
 		for {
 			left := n - (s.Stats().Conflicts - start)
 			if left <= 0 {
 				return sat.Unknown
 			}
 			s.SetConflictLimit(left)
-			kept, more = kept[:0], more[:0]
-			for _, l := range assume {
-				if far != nil && far(writerOf[l.Var()]) {
-					kept = append(kept, l)
-				} else {
-					more = append(more, l)
-				}
+			for i := range groups {
+				groups[i] = groups[i][:0]
 			}
-			st := s.SolveKeeping(kept, more)
+			for _, l := range assume {
+				g := 0
+				if group != nil {
+					g = group(writerOf[l.Var()])
+				}
+				for len(groups) <= g {
+					groups = append(groups, nil)
+				}
+				groups[g] = append(groups[g], l)
+			}
+			st := s.SolveLevels(groups)
 			if st != sat.Unsat || len(assume) == 0 {
 				return st
 			}

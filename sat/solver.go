@@ -82,14 +82,15 @@ type Solver struct {
 	ok     bool // false once the clauses are UNSAT at level 0
 
 	// Assumptions of the current Solve call, and the final conflict of the last one.
-	// They take assumeLevels decision levels (0, 1, or 2 for SolveKeeping: its kept
-	// ones, assumptions[:assumeSplit], at level 1 and the rest at level 2). kept, when
-	// not nil, are SolveKeeping's kept assumptions whose level 1 still stands, complete.
+	// They take assumeLevels decision levels (0, 1, or one per group for SolveLevels):
+	// level i+1 holds assumptions[assumeEnds[i-1]:assumeEnds[i]] (from 0 for i = 0).
+	// levelsDone: the assumption levels complete and propagated on the trail. kept: the
+	// groups of the levels a SolveLevels call left standing.
 	assumptions   []Lit
 	assumeLevels  int
-	assumeSplit   int
-	kept          []Lit
-	level1Done    bool // level 1 of the assumptions is complete and propagated
+	assumeEnds    []int
+	levelsDone    int
+	kept          [][]Lit
 	finalConflict []Lit
 	model         []LBool
 
@@ -1127,8 +1128,8 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 			conflicts++
 			if cl := s.conflictLevel(cr, tc); cl > 0 && cl <= s.assumeLevels {
 				// The assumptions and what they imply conflict: no decision is involved.
-				// A level 1 in conflict is not one to keep.
-				s.level1Done = s.level1Done && cl > 1
+				// The levels from the conflict's are not ones to keep.
+				s.levelsDone = min(s.levelsDone, cl-1)
 				s.analyzeFinalConflict(cr, tc)
 				return searchUnsat
 			}
@@ -1157,19 +1158,17 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 		}
 
 		if lvl := len(s.trailLim); lvl < s.assumeLevels {
-			// Every assumption in one level (two for SolveKeeping): a conflict's
-			// backjump lands on them or above, so the assumptions are not made again
-			// conflict after conflict (thousands of them, each propagated through the
-			// theory, cost milliseconds a conflict); a conflict within them ends the
+			// Every assumption in one level (one per group for SolveLevels): a
+			// conflict's backjump lands on them or above, so the assumptions are not made
+			// again conflict after conflict (thousands of them, each propagated through
+			// the theory, cost milliseconds a conflict); a conflict within them ends the
 			// search.
-			group := s.assumptions
-			if s.assumeLevels == 2 {
-				group = s.assumptions[:s.assumeSplit]
-				if lvl == 1 {
-					group = s.assumptions[s.assumeSplit:]
-				}
+			from := 0
+			if lvl > 0 {
+				from = s.assumeEnds[lvl-1]
 			}
-			s.level1Done = lvl == 1
+			group := s.assumptions[from:s.assumeEnds[lvl]]
+			s.levelsDone = lvl
 			s.newDecisionLevel()
 			for _, p := range group {
 				switch s.Value(p) {
@@ -1183,6 +1182,7 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 			}
 			continue
 		}
+		s.levelsDone = s.assumeLevels
 		next := litUndef
 		if next == litUndef {
 			next = s.pickBranch()
@@ -1203,51 +1203,65 @@ func (s *Solver) search(maxConflicts, startConflicts int64) searchResult {
 func (s *Solver) Solve(assumptions ...Lit) Status {
 	s.dropKept()
 	s.assumptions = append(s.assumptions[:0], assumptions...)
-	s.assumeLevels, s.assumeSplit = 0, len(assumptions)
+	s.assumeLevels, s.assumeEnds = 0, s.assumeEnds[:0]
 	if len(assumptions) > 0 {
-		s.assumeLevels = 1
+		s.assumeLevels, s.assumeEnds = 1, append(s.assumeEnds, len(assumptions))
 	}
 	status := s.solve()
 	s.cancelUntil(0)
 	return status
 }
 
-// SolveKeeping is Solve under kept and more together, kept at decision level 1 and more
-// at level 2, and it leaves level 1 standing: the next SolveKeeping call with the same
-// kept takes it over instead of making it again. A search that lets go of assumptions
-// a few at a time (the neighbourhood searches), keeping most of them the same from
-// call to call, pays for propagating those once (at 10,000 transactions about 0.3 s a
-// call, more than the call's own conflicts). Any other call that changes the solver
-// (Solve, AddClause, SetTheory) first goes back to level 0; until then Value sees level
-// 1's assignments.
-func (s *Solver) SolveKeeping(kept, more []Lit) Status {
-	if len(kept) == 0 {
-		return s.Solve(more...)
+// SolveLevels is Solve under the assumptions of every group together, group i at
+// decision level i+1, and it leaves the levels it completed standing: the next
+// SolveLevels call takes over those whose groups are the same as its own first ones
+// instead of making them again. A search that lets go of assumptions a few at a time
+// (the neighbourhood searches), putting those it lets go last in the last groups,
+// pays for propagating the others once (at 10,000 transactions about 0.3 s a call,
+// more than the call's own conflicts). Any other call that changes the solver (Solve,
+// AddClause, SetTheory) first goes back to level 0; until then Value sees the standing
+// levels' assignments.
+func (s *Solver) SolveLevels(groups [][]Lit) Status {
+	same := 0
+	for same < len(groups) && same < len(s.kept) && same < s.levelsDone && same < len(s.trailLim) &&
+		slices.Equal(groups[same], s.kept[same]) {
+		same++
 	}
-	if !slices.Equal(kept, s.kept) || !s.level1Done || len(s.trailLim) < 1 {
-		s.dropKept()
+	s.cancelUntil(same)
+	s.levelsDone = same
+	s.assumptions, s.assumeEnds = s.assumptions[:0], s.assumeEnds[:0]
+	for _, g := range groups {
+		s.assumptions = append(s.assumptions, g...)
+		s.assumeEnds = append(s.assumeEnds, len(s.assumptions))
 	}
-	s.kept = nil
-	s.cancelUntil(1)
-	s.assumptions = append(append(s.assumptions[:0], kept...), more...)
-	s.assumeLevels, s.assumeSplit = 2, len(kept)
+	s.assumeLevels = len(groups)
 	status := s.solve()
-	if s.ok && s.level1Done && len(s.trailLim) >= 1 {
-		s.cancelUntil(1)
-		s.kept = append(s.kept[:0], kept...)
-	} else {
-		s.cancelUntil(0)
-		s.level1Done = false
+	keep := 0
+	if s.ok {
+		keep = min(s.levelsDone, len(s.trailLim))
 	}
+	s.cancelUntil(keep)
+	s.levelsDone = keep
+	for i := range keep {
+		if i < len(s.kept) && i < same {
+			continue // the same group
+		}
+		if i < len(s.kept) {
+			s.kept[i] = append(s.kept[i][:0], groups[i]...)
+		} else {
+			s.kept = append(s.kept, slices.Clone(groups[i]))
+		}
+	}
+	s.kept = s.kept[:keep]
 	return status
 }
 
-// dropKept goes back to level 0 from a level 1 SolveKeeping left standing.
+// dropKept goes back to level 0 from the levels SolveLevels left standing.
 func (s *Solver) dropKept() {
-	if s.kept != nil || len(s.trailLim) > 0 {
+	if len(s.kept) > 0 || len(s.trailLim) > 0 {
 		s.cancelUntil(0)
 	}
-	s.kept, s.level1Done = nil, false
+	s.kept, s.levelsDone = s.kept[:0], 0
 }
 
 // solve runs the search from the current level under s.assumptions.

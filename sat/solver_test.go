@@ -2,6 +2,7 @@ package sat
 
 import (
 	"bytes"
+	"flag"
 	"math/rand"
 	"slices"
 	"testing"
@@ -210,11 +211,18 @@ func TestPigeonhole(t *testing.T) {
 	}
 }
 
+// incrementalIters: TestIncrementalAssumptions' solvers (more with -incremental-iters,
+// another seed with -incremental-seed).
+var (
+	incrementalIters = flag.Int("incremental-iters", 600, "TestIncrementalAssumptions: random formulas")
+	incrementalSeed  = flag.Int64("incremental-seed", 2, "TestIncrementalAssumptions: the random seed")
+)
+
 func TestIncrementalAssumptions(t *testing.T) {
-	rng := rand.New(rand.NewSource(2))
+	rng := rand.New(rand.NewSource(*incrementalSeed))
 	var chrono int64
-	reused := 0 // SolveKeeping calls that took over the last one's level
-	for iter := 0; iter < 600; iter++ {
+	reused := 0 // SolveLevels calls that took over the last one's first level
+	for iter := 0; iter < *incrementalIters; iter++ {
 		n := 8 + rng.Intn(8)
 		cnf := randomCNF(rng, n, int(float64(n)*3.5), 3)
 		s := newSolverWith(n, cnf)
@@ -224,7 +232,7 @@ func TestIncrementalAssumptions(t *testing.T) {
 		case 3: // chronological backtracking on every jump of two levels, learned units included
 			s.SetOptions(Options{Heuristic: "static", Restarts: "luby", PhaseSaving: true, LubyUnit: 2, ReduceFirst: 2, ReduceInc: 1, ChronoLevels: 1})
 		}
-		var kept []Lit
+		var kept [][]Lit // the groups of the last SolveLevels call
 		for round := 0; round < 8; round++ {
 			if round == 4 { // clauses added between calls
 				extra := randomCNF(rng, n, 2, 3)
@@ -244,15 +252,29 @@ func TestIncrementalAssumptions(t *testing.T) {
 				}
 				assumps = append(assumps, l)
 			}
-			// Three calls in four keep some in a level of their own (SolveKeeping),
-			// mostly those the last such call kept, whose level then stands.
+			// Three calls in four put them in levels of their own (SolveLevels): the
+			// first groups mostly those of the last such call, whose levels then stand,
+			// the rest split into up to three more groups.
 			keeping := round%4 != 0
+			var groups [][]Lit
 			if keeping {
-				if kept == nil || rng.Intn(4) == 0 {
-					kept = assumps[:rng.Intn(len(assumps)+1)]
-					kept = append([]Lit(nil), kept...)
+				if rng.Intn(4) > 0 {
+					groups = append(groups, kept[:rng.Intn(len(kept)+1)]...)
 				}
-				assumps = append(slices.Clone(kept), assumps...)
+				rest := assumps
+				assumps = nil
+				for _, g := range groups {
+					assumps = append(assumps, g...)
+				}
+				for more := rng.Intn(4); more > 0 || len(groups) == 0; more-- {
+					cut := rng.Intn(len(rest) + 1)
+					if more <= 1 {
+						cut = len(rest)
+					}
+					groups = append(groups, slices.Clone(rest[:cut]))
+					assumps, rest = append(assumps, rest[:cut]...), rest[cut:]
+				}
+				kept = groups
 			}
 			holds := func(as []Lit) func(uint32) bool {
 				return func(a uint32) bool {
@@ -267,10 +289,10 @@ func TestIncrementalAssumptions(t *testing.T) {
 			want := bruteForce(n, cnf, holds(assumps))
 			var got Status
 			if keeping {
-				if len(kept) > 0 && slices.Equal(s.kept, kept) {
+				if len(s.kept) > 0 && len(groups[0]) > 0 && slices.Equal(s.kept[0], groups[0]) {
 					reused++
 				}
-				got = s.SolveKeeping(kept, assumps[len(kept):])
+				got = s.SolveLevels(groups)
 			} else {
 				got = s.Solve(assumps...)
 			}

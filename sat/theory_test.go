@@ -153,7 +153,7 @@ func TestTheoryAtMostKAgainstBruteForce(t *testing.T) {
 			want := bruteForce(n, cnf, holds(assumps))
 			var got Status
 			if round%2 == 1 || round == 4 { // half kept in a level of their own
-				got = s.SolveKeeping(assumps[:len(assumps)/2], assumps[len(assumps)/2:])
+				got = s.SolveLevels([][]Lit{assumps[:len(assumps)/2], assumps[len(assumps)/2:]})
 			} else {
 				got = s.Solve(assumps...)
 			}
