@@ -90,8 +90,6 @@ type checker struct {
 	strongPlainTried bool
 	// localRuns counts the runs of the rounds' local search (their seeds and Luby lengths).
 	localRuns int
-	// localCut is the rounds' local search run that a round's end cut short, if any.
-	localCut *cutRun
 	// lnsLast is the last neighbourhood search around the local search's best order.
 	lnsLast lnsSearched
 	// onCycle, when set, sees the cycles the acyclicity theory meets (the hybrid witness).

@@ -347,37 +347,23 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 	stop := func() bool { return c.budget.out() || d > 0 && !time.Now().Before(deadline) }
 	commit := commitsOf(c.h)
 	var best localsearch.Progress
-	var bestOrder []int32
+	var order, bestOrder []int32
+	var seed uint64 // the first run's 0; a round's runs count on from c.localRuns
 	for run := 0; ; run++ {
-		var r *localsearch.Search
-		switch {
-		case d > 0 && c.localCut != nil && c.localCut.in == in:
-			// The run the last round's end cut short goes on for the rest of its moves.
-			r, moves = c.localCut.run, c.localCut.moves
-		case d > 0:
+		if d > 0 {
 			moves = localRestartUnit(len(c.h.Txns)) * int(sat.Luby(c.localRuns))
 			c.localRuns++
-			r = localsearch.New(c.h, in, commit, uint64(c.localRuns))
-		default:
-			r = localsearch.New(c.h, in, commit, 0)
-		}
-		c.localCut = nil
-		if r == nil {
-			return Unknown, best // some transaction reads two states of a key
+			seed = uint64(c.localRuns)
 		}
 		var pr localsearch.Progress
+		var ok bool
 		var last []int32
-		made := r.Moves()
-		order, ok := r.Continue(localsearch.Options{MaxWork: work, MaxMoves: moves, Stop: stop, Progress: &pr, Best: &last, BestWithin: lnsMaxBroken})
-		if made = r.Moves() - made; !ok && d > 0 && made < moves && !c.budget.out() {
-			c.localCut = &cutRun{in: in, run: r, moves: moves - made}
-		}
+		order, ok = localsearch.SerialOrder(c.h, in, commit, localsearch.Options{MaxWork: work, MaxMoves: moves, Seed: seed, Stop: stop, Progress: &pr, Best: &last, BestWithin: lnsMaxBroken})
 		if run == 0 || pr.Best < best.Best {
 			best = pr
 			bestOrder = last
 		}
 		if ok {
-			bestOrder = order
 			break
 		}
 		if d == 0 || stop() {
@@ -403,7 +389,7 @@ func (c *checker) localSearch(in *encode.Inference, m string, d time.Duration, w
 		}
 	}
 	c.progress("verifying a serial order found by local search")
-	if c.acceptLocalOrder(in, bestOrder) {
+	if c.acceptLocalOrder(in, order) {
 		return Valid, best
 	}
 	return Unknown, best
@@ -426,14 +412,6 @@ func (c *checker) acceptLocalOrder(in *encode.Inference, order []int32) bool {
 		}
 	}
 	return true
-}
-
-// cutRun is a round's local search run that the round's end cut short: the next
-// round goes on with it (localSearch).
-type cutRun struct {
-	in    *encode.Inference
-	run   *localsearch.Search
-	moves int // left of its Luby length
 }
 
 // localRestartUnit is the unit of the Luby lengths of a round's local search runs
