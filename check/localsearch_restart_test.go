@@ -18,12 +18,7 @@ import (
 // verifySerial accepts within their first dozen runs. One run of all those moves
 // together with the first run's seed does not (it stays stuck where it started).
 func TestLocalSearchRestartsProveFamilyE(t *testing.T) {
-	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "family-e-360-s11.edn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := encode.Infer(h)
-	commit := commitsOf(h)
+	h, in, commit := familyE360(t)
 	n := len(h.Txns)
 	if _, ok := localsearch.SerialOrder(h, in, commit, localsearch.Options{MaxMoves: 1000 + 20*n, MaxWork: localFirstWork}); ok {
 		t.Fatal("the first run found an order: the history no longer tests the restarts")
@@ -49,16 +44,20 @@ func TestLocalSearchRestartsProveFamilyE(t *testing.T) {
 	t.Fatalf("no order within 12 restarts (%d moves)", total)
 }
 
-// TestLocalSearchContinues: a run continued in slices (as the checker's rounds go on
-// with a run their end cut short) makes the same moves as the run in one call: the same
-// progress, the same best order kept, and at the end the same order found or not.
-func TestLocalSearchContinues(t *testing.T) {
+// familyE360 is testdata/search/family-e-360-s11.edn, its inference and commits.
+func familyE360(t *testing.T) (*history.History, *encode.Inference, []encode.Commit) {
 	h, err := history.ParseFile(filepath.Join("..", "testdata", "search", "family-e-360-s11.edn"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := encode.Infer(h)
-	commit := commitsOf(h)
+	return h, encode.Infer(h), commitsOf(h)
+}
+
+// TestLocalSearchContinues: a run continued in slices (as a caller whose time comes in
+// slices would go on with it) makes the same moves as the run in one call: the same
+// progress, the same best order kept, and at the end the same order found or not.
+func TestLocalSearchContinues(t *testing.T) {
+	h, in, commit := familyE360(t)
 	for seed := uint64(1); seed <= 4; seed++ {
 		const moves = 30_000
 		var whole localsearch.Progress
