@@ -111,89 +111,45 @@ type search struct {
 // or MayCommit one) in an order in which every known read of a Committed :ok
 // transaction sees what it read, or false when it found none within opt.
 func SerialOrder(h *history.History, in *encode.Inference, commit []encode.Commit, opt Options) ([]int32, bool) {
-	s := New(h, in, commit, opt.Seed)
+	s := newSearch(h, in, commit, opt.Seed)
 	if s == nil {
 		return nil, false
 	}
-	return s.Continue(opt)
-}
-
-// Search is one run of the local search, which Continue takes on from where it
-// stopped: a caller whose time comes in slices (the checker's rounds) goes on with a
-// run instead of starting anew, so that a run longer than a slice still gets its
-// length (family E, 10,000 transactions: a run of 110K moves takes about 20 s).
-type Search struct {
-	s      *search
-	moves  int // made in all, the tabu's clock
-	since  int // moves since the weighted cost last fell
-	start  int // the first order's unsatisfied reads
-	fewest int // the fewest unsatisfied reads of any order seen
-	best   int // the fewest unsatisfied reads of an order kept (bestPrio), or more
-	// The order with the fewest unsatisfied reads within Options.BestWithin.
-	bestPrio []float64
-	bestOut  []bool
-}
-
-// New starts a run of the search from the transactions' midpoints, or returns nil
-// when some transaction reads two states of one key (no serial order exists).
-func New(h *history.History, in *encode.Inference, commit []encode.Commit, seed uint64) *Search {
-	s := newSearch(h, in, commit, seed)
-	if s == nil {
-		return nil
-	}
-	return &Search{s: s, start: s.left, fewest: s.left, best: s.left + 1}
-}
-
-// Continue goes on with the run within opt (its bounds count this call's moves and
-// work; opt.Seed is New's) and returns what SerialOrder does; opt.Progress is told
-// the run's first order and its fewest unsatisfied reads so far.
-func (r *Search) Continue(opt Options) ([]int32, bool) {
-	s := r.s
-	work0 := s.work
+	since := 0
 	if opt.Progress != nil {
-		defer func() {
-			r.fewest = min(r.fewest, s.left)
-			*opt.Progress = Progress{Start: r.start, Best: r.fewest}
-		}()
+		*opt.Progress = Progress{Start: s.left, Best: s.left}
+		defer func() { opt.Progress.Best = min(opt.Progress.Best, s.left) }()
 	}
+	best := s.left + 1
+	var bestPrio []float64
+	var bestOut []bool
 	for move := 0; s.left > 0; move++ {
-		r.fewest = min(r.fewest, s.left)
-		if opt.Best != nil && s.left < r.best && s.left <= opt.BestWithin {
-			r.best = s.left
-			r.bestPrio = append(r.bestPrio[:0], s.prio...)
-			r.bestOut = append(r.bestOut[:0], s.out...)
+		if opt.Progress != nil && s.left < opt.Progress.Best {
+			opt.Progress.Best = s.left
+		}
+		if opt.Best != nil && s.left < best && s.left <= opt.BestWithin {
+			best = s.left
+			bestPrio = append(bestPrio[:0], s.prio...)
+			bestOut = append(bestOut[:0], s.out...)
 		}
 		if s.total < s.lastTotal {
-			r.since = 0
-		} else if r.since++; r.since >= plateau+plateauPerRead*s.left {
+			since = 0
+		} else if since++; since >= plateau+plateauPerRead*s.left {
 			s.breakout()
-			r.since = 0
+			since = 0
 		}
 		s.lastTotal = s.total
-		if opt.MaxMoves > 0 && move >= opt.MaxMoves || opt.MaxWork > 0 && s.work-work0 > opt.MaxWork ||
+		if opt.MaxMoves > 0 && move >= opt.MaxMoves || opt.MaxWork > 0 && s.work > opt.MaxWork ||
 			move%16 == 15 && opt.Stop != nil && opt.Stop() {
-			if opt.Best != nil && r.bestPrio != nil {
-				*opt.Best = r.bestOrder()
+			if opt.Best != nil && bestPrio != nil {
+				s.prio, s.out = bestPrio, bestOut // the search ends here
+				*opt.Best = s.order()
 			}
 			return nil, false
 		}
-		s.step(r.moves)
-		r.moves++
+		s.step(move)
 	}
 	return s.order(), true
-}
-
-// Moves returns the moves the run made in all.
-func (r *Search) Moves() int { return r.moves }
-
-// bestOrder returns the order kept as the best, leaving the run where it is.
-func (r *Search) bestOrder() []int32 {
-	s := r.s
-	prio, out := s.prio, s.out
-	s.prio, s.out = r.bestPrio, r.bestOut
-	order := s.order()
-	s.prio, s.out = prio, out
-	return order
 }
 
 // order returns the transactions that run now, in their order.
