@@ -1242,17 +1242,10 @@ func (s *Solver) SolveLevels(groups [][]Lit) Status {
 	}
 	s.cancelUntil(keep)
 	s.levelsDone = keep
-	for i := range keep {
-		if i < len(s.kept) && i < same {
-			continue // the same group
-		}
-		if i < len(s.kept) {
-			s.kept[i] = append(s.kept[i][:0], groups[i]...)
-		} else {
-			s.kept = append(s.kept, slices.Clone(groups[i]))
-		}
+	s.kept = s.kept[:min(same, keep)] // the levels taken over keep their groups
+	for _, g := range groups[len(s.kept):keep] {
+		s.kept = append(s.kept, slices.Clone(g))
 	}
-	s.kept = s.kept[:keep]
 	return status
 }
 
