@@ -58,6 +58,19 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxSta
 // search over such sequences, the writers tried in rank order (the order's sequence),
 // failed states (the writers placed and the position) remembered. exhausted: d is
 // acyclic and the search ended without a placement and within its bounds.
+//
+// The last position goes to an uncommitted append of its value where one is left:
+// then L's last writer is not committed, so no edge leads from it to the writers left
+// out (Elle's edge from the last writer to every appender L does not show), and the
+// edges are those of a committed last writer less some. Where such an append is kept
+// for the end, a writer that stops the rest (a lost update's loser, which precedes in
+// real time the writers after it) may also be left out, costing no edge: the
+// search tries that after the writers and the uncommitted appends, for at most
+// leaveOutTries writers a state and as many appends as L has no room for. Without it,
+// a loser the order runs in line is placed somewhere on its key and every later
+// writer of its value one position off, which real-time order forbids (2,000
+// transactions on 20 keys of three values with 5% :info: strong read uncommitted
+// unknown at 30 s, now proved in 0.1 s).
 func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop func() bool) (a keyAttribution, ok, exhausted bool) {
 	h := x.h
 	o := x.open[i]
@@ -117,11 +130,23 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 		}
 		return int(ra - rb)
 	})
+	spare := -len(o.ls[0]) // appends L has no room for (every longest read is as long)
+	for _, b := range blocks {
+		spare += len(b)
+	}
+	for _, c := range wild {
+		spare += int(c)
+	}
 	states, stopped := 0, false
 	for li, l := range o.ls {
 		placed := make([]uint64, words)
 		at := make([]int32, 0, len(l))
 		usedWild := map[int32]int32{}
+		last := int32(-1) // the last position's value
+		if len(l) > 0 {
+			last = l[len(l)-1]
+		}
+		leftOut := 0 // appends of the writers left out
 		var failed placement.Failed
 		var dfs func(p int) bool
 		dfs = func(p int) bool {
@@ -132,9 +157,14 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				stopped = true
 				return false
 			}
-			state := failed.Key(placed, p)
+			state := failed.Key(placed, p+(len(l)+1)*leftOut) // placed holds those left out too
 			if failed.Has(state) {
 				return false
+			}
+			if p == len(l)-1 && usedWild[last] < wild[last] {
+				usedWild[last]++
+				at = append(at, -1)
+				return true
 			}
 			for _, w := range byRank {
 				if placement.Has(placed, w) || len(blocks[w]) == 0 {
@@ -155,7 +185,11 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				at = at[:len(at)-n]
 				placed[w/64] &^= 1 << (w % 64)
 			}
-			if v := l[p]; usedWild[v] < wild[v] {
+			keep := int32(0) // the last position's, once a writer is left out
+			if leftOut > 0 && l[p] == last {
+				keep = 1
+			}
+			if v := l[p]; usedWild[v] < wild[v]-keep {
 				usedWild[v]++
 				at = append(at, -1)
 				if dfs(p + 1) {
@@ -163,6 +197,26 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				}
 				at = at[:len(at)-1]
 				usedWild[v]--
+			}
+			if usedWild[last] < wild[last] {
+				tried := 0
+				for _, w := range byRank {
+					if tried == leaveOutTries {
+						break
+					}
+					if placement.Has(placed, w) || len(blocks[w]) == 0 || leftOut+len(blocks[w]) > spare ||
+						!placement.Ready(preds[w*words:(w+1)*words], placed) {
+						continue
+					}
+					tried++
+					placed[w/64] |= 1 << (w % 64)
+					leftOut += len(blocks[w])
+					if dfs(p) {
+						return true
+					}
+					leftOut -= len(blocks[w])
+					placed[w/64] &^= 1 << (w % 64)
+				}
 			}
 			states++
 			failed.Add(state) // placed is as it was on entry
@@ -177,3 +231,7 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 	}
 	return keyAttribution{}, false, true
 }
+
+// leaveOutTries bounds the writers placeKey tries leaving out at a state (a variable
+// for the test that shows the search needs it).
+var leaveOutTries = 4
