@@ -1,6 +1,7 @@
 package uncommitted
 
 import (
+	"flag"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,14 +10,16 @@ import (
 	"doppel/internal/brute"
 )
 
+var placedSeeds = flag.Int("placed-seeds", 30000, "random tiny histories in TestProveByOrderPlacedIsSound")
+
 // TestProveByOrderPlacedIsSound shows ProveByOrderPlaced random orders of random tiny
 // histories with heavy duplication, each with one :ok writer moved to a random place
 // (as a lost update's loser is): whenever it proves a form valid, the brute-force
 // oracle agrees; and it proves forms where some key's positions had to be placed anew.
 func TestProveByOrderPlacedIsSound(t *testing.T) {
-	seeds := 30000
+	seeds := *placedSeeds
 	if testing.Short() {
-		seeds = 3000
+		seeds = min(seeds, 3000)
 	}
 	configs := []brute.Config{{}, {MaxTxns: 7, Values: 2}, {Strategy: brute.FailInfo}, {Strategy: brute.Realtime},
 		{Values: 3, MaxTxns: 9, MaxKeys: 2}, {Strategy: brute.SnapshotLike}}
