@@ -449,6 +449,20 @@ func hardScenarios() []Scenario {
 		sc.ExpectValid = map[string]bool{"strong-session-read-uncommitted": true, "strong-read-uncommitted": true}
 		out = append(out, sc)
 	}
+	// And among 10 clients on 20 keys of three values with 5% :info (both valid): the
+	// loser's key is placed anew with its last position left to an :info append, so
+	// that the loser is left out with no edge (placeKey's leaving out); before, unknown
+	// at 30 s.
+	for seed := int64(1); seed <= 2; seed++ {
+		spec := workload.DefaultSpec()
+		spec.Sessions, spec.Txns, spec.Ops, spec.Keys = 10, 2000, 3, 20
+		spec.DupKeys, spec.ValDomain, spec.Seed = 1, 3, seed
+		out = append(out, Scenario{Name: fmt.Sprintf("uncommitted-lost-update-few-2k-s%d", seed), Spec: spec,
+			Sim: workload.SimOptions{Behaviour: workload.SimSerializable, Info: 0.05,
+				Inject: []string{workload.InjectLostUpdate}, InjectAt: 0.5},
+			Models:      []string{"strong-read-uncommitted"},
+			ExpectValid: map[string]bool{"strong-read-uncommitted": true}, Hard: true, Timeout: time.Minute})
+	}
 	// And of read committed (both valid): the same placement, read committed's reads
 	// constraining it too (placePerRead); before, 10 s to unknown at 30 s.
 	for _, sc := range weakLostUpdates("hotspot", []int{1000, 2000}, 200, 2, workload.SimOptions{Info: 0.05}) {
