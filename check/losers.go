@@ -102,6 +102,15 @@ func (c *checker) losersPlaced(names []string) {
 		// replays and narrowing took the whole 30-s limit for no order.
 		sub.budget.deadline = time.Now().Add(time.Until(c.budget.deadline) / losersPlacedShare)
 	}
+	// The lost updates' members: a key placed anew may leave one out.
+	mayLeave := make([]bool, len(c.h.Txns))
+	for _, a := range c.lostUpdatesFound() {
+		if a.Type == "lost-update" && a.Model == "" {
+			for _, ref := range a.Txns {
+				mayLeave[ref.ID] = true
+			}
+		}
+	}
 	var x *uncommitted.Index // read uncommitted's, only where its forms are asked
 	if len(ru) > 0 {
 		x = c.uncommittedIndex()
@@ -119,7 +128,7 @@ func (c *checker) losersPlaced(names []string) {
 			if c.proven[n] {
 				continue
 			}
-			proved, stuck := x.ProveByOrderPlaced(order, spec.process, spec.realtime, placeStates, c.budget.stop)
+			proved, stuck := x.ProveByOrderPlaced(order, spec.process, spec.realtime, mayLeave, placeStates, c.budget.stop)
 			if proved {
 				c.proven[n], found = true, true
 			} else if spec.process {

@@ -16,7 +16,10 @@ import (
 // polled. stuck reports a key with no placement at all given the others (its search
 // exhausted, the rest's graph acyclic): the loser reaches, through the order's other
 // keys and the model's orders, writers it must precede.
-func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxStates int, stop func() bool) (proved, stuck bool) {
+//
+// mayLeave (per transaction; nil: none) names the writers placeKey may leave out of a
+// key whose last position it keeps for an uncommitted append: a lost update's members.
+func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, mayLeave []bool, maxStates int, stop func() bool) (proved, stuck bool) {
 	if len(x.Findings) > 0 {
 		return false, false // a read shows more than was appended: no attribution at all
 	}
@@ -38,7 +41,7 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxSta
 		if !ok {
 			return false, false
 		}
-		a, ok, exhausted := x.placeKey(d, i, rank, maxStates, stop)
+		a, ok, exhausted := x.placeKey(d, i, rank, mayLeave, maxStates, stop)
 		if !ok {
 			return false, exhausted
 		}
@@ -63,15 +66,16 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, maxSta
 // then L's last writer is not committed, so no edge leads from it to the writers left
 // out (Elle's edge from the last writer to every appender L does not show), and the
 // edges are those of a committed last writer less some. Where such an append is kept
-// for the end, a writer that stops the rest (a lost update's loser, which precedes in
-// real time the writers after it) may also be left out, costing no edge: the
-// search tries that after the writers and the uncommitted appends, for at most
-// leaveOutTries writers a state and as many appends as L has no room for. Without it,
+// for the end, a writer of mayLeave that stops the rest (a lost update's loser, which
+// precedes in real time the writers after it) may also be left out, costing no edge:
+// the search tries that after the writers and the uncommitted appends, for at most
+// leaveOutTries writers a state, maxLeftOut in all and as many appends as L has no
+// room for. Without it,
 // a loser the order runs in line is placed somewhere on its key and every later
 // writer of its value one position off, which real-time order forbids (2,000
 // transactions on 20 keys of three values with 5% :info: strong read uncommitted
 // unknown at 30 s, now proved in 0.1 s).
-func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop func() bool) (a keyAttribution, ok, exhausted bool) {
+func (x *Index) placeKey(d *decider, i int, rank []int32, mayLeave []bool, maxStates int, stop func() bool) (a keyAttribution, ok, exhausted bool) {
 	h := x.h
 	o := x.open[i]
 	nw := len(o.writers)
@@ -198,13 +202,13 @@ func (x *Index) placeKey(d *decider, i int, rank []int32, maxStates int, stop fu
 				at = at[:len(at)-1]
 				usedWild[v]--
 			}
-			if usedWild[last] < wild[last] && leftWriters < maxLeftOut {
+			if mayLeave != nil && usedWild[last] < wild[last] && leftWriters < maxLeftOut {
 				tried := 0
 				for _, w := range byRank {
 					if tried == leaveOutTries {
 						break
 					}
-					if placement.Has(placed, w) || len(blocks[w]) == 0 || leftOut+len(blocks[w]) > spare ||
+					if !mayLeave[o.writers[w]] || placement.Has(placed, w) || len(blocks[w]) == 0 || leftOut+len(blocks[w]) > spare ||
 						!placement.Ready(preds[w*words:(w+1)*words], placed) {
 						continue
 					}

@@ -45,13 +45,15 @@ func TestProveByOrderPlacedIsSound(t *testing.T) {
 		moved := order[i]
 		order = append(order[:i], order[i+1:]...)
 		order = append(order[:j], append([]int32{moved}, order[j:]...)...)
+		mayLeave := make([]bool, len(h.Txns)) // the moved one, as a lost update's member
+		mayLeave[moved] = true
 		attr, _, _ := x.orderAttribution(order)
 		anew := false
 		for _, a := range attr {
 			anew = anew || a.li < 0
 		}
 		for _, m := range modelsUnderTest {
-			if ok, _ := x.ProveByOrderPlaced(order, m.process, m.realtime, 1<<12, nil); !ok {
+			if ok, _ := x.ProveByOrderPlaced(order, m.process, m.realtime, mayLeave, 1<<12, nil); !ok {
 				continue
 			}
 			proved++
@@ -97,7 +99,7 @@ func TestPlaceKeyShiftsTheWritersPastTheLoser(t *testing.T) {
 	if x.ProveByOrder(order, true, false) {
 		t.Fatalf("ProveByOrder accepted an order whose list [1 1 2] shows no longest read")
 	}
-	if ok, stuck := x.ProveByOrderPlaced(order, true, false, 1<<10, nil); !ok || stuck {
+	if ok, stuck := x.ProveByOrderPlaced(order, true, false, nil, 1<<10, nil); !ok || stuck {
 		t.Fatalf("ProveByOrderPlaced found no placement of [1 2 1]")
 	}
 	if !brute.Check(h, "strong-session-read-uncommitted") {
@@ -145,11 +147,13 @@ func TestPlaceKeyLeavesTheLoserOut(t *testing.T) {
 	}
 	defer func(n int) { leaveOutTries = n }(leaveOutTries)
 	leaveOutTries = 0
-	if ok, _ := x.ProveByOrderPlaced(order, true, true, 1<<10, nil); ok {
+	mayLeave := make([]bool, len(h.Txns))
+	mayLeave[1] = true // T1, the lost update's loser
+	if ok, _ := x.ProveByOrderPlaced(order, true, true, mayLeave, 1<<10, nil); ok {
 		t.Fatalf("without leaving writers out the placement was found: the test shows nothing")
 	}
 	leaveOutTries = 4
-	if ok, stuck := x.ProveByOrderPlaced(order, true, true, 1<<10, nil); !ok || stuck {
+	if ok, stuck := x.ProveByOrderPlaced(order, true, true, mayLeave, 1<<10, nil); !ok || stuck {
 		t.Fatalf("ProveByOrderPlaced found no placement of [1 2 3 1] (stuck %v)", stuck)
 	}
 }
