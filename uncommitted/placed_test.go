@@ -78,7 +78,7 @@ func TestProveByOrderPlacedIsSound(t *testing.T) {
 // before T1 in process order, T2 unordered with both), which strong-session read
 // uncommitted accepts.
 func TestPlaceKeyShiftsTheWritersPastTheLoser(t *testing.T) {
-	h, err := history.ParseEDN(strings.NewReader(`
+	h, x := oneOpenKey(t, "shift", `
 {:index 0 :type :invoke :process 0 :f :txn :value [[:append "x" 1]]}
 {:index 1 :type :ok :process 0 :f :txn :value [[:append "x" 1]]}
 {:index 2 :type :invoke :process 0 :f :txn :value [[:append "x" 1]]}
@@ -87,14 +87,7 @@ func TestPlaceKeyShiftsTheWritersPastTheLoser(t *testing.T) {
 {:index 5 :type :ok :process 1 :f :txn :value [[:append "x" 2]]}
 {:index 6 :type :invoke :process 2 :f :txn :value [[:r "x" nil]]}
 {:index 7 :type :ok :process 2 :f :txn :value [[:r "x" [1 2 1]]]}
-`), "shift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := NewIndex(h)
-	if len(x.Findings) > 0 || x.Open() != 1 {
-		t.Fatalf("want one open key and no finding, got %d open, findings %v", x.Open(), x.Findings)
-	}
+`)
 	order := []int32{1, 0, 2, 3} // T1's 1 and T0's 1 before T2's 2: [1 1 2]
 	if x.ProveByOrder(order, true, false) {
 		t.Fatalf("ProveByOrder accepted an order whose list [1 1 2] shows no longest read")
@@ -111,11 +104,11 @@ func TestPlaceKeyShiftsTheWritersPastTheLoser(t *testing.T) {
 // appends 1, T1 2 (its append was lost), T2 2, T3 3, T4 1, and T5 (:info, never
 // completed) appends 1. In the order's sequence T1's 2 comes before T2's, and T3 may
 // come only after T2 (real time): placed in line, T1 takes the 2 and nothing can take
-// the 3. Only with T2 left out and T5's 1 at the last position (so that no edge leads
-// to the writers left out) is there an attribution, which strong read uncommitted
-// accepts: the search must leave a writer out.
+// the 3. Only with T1 left out (T2's 2 in its place) and T5's 1 at the last position
+// (so that no edge leads to the writers left out) is there an attribution, which
+// strong read uncommitted accepts: the search must leave the loser out.
 func TestPlaceKeyLeavesTheLoserOut(t *testing.T) {
-	h, err := history.ParseEDN(strings.NewReader(`
+	h, x := oneOpenKey(t, "loser", `
 {:index 0 :type :invoke :process 0 :f :txn :value [[:append "x" 1]]}
 {:index 1 :type :ok :process 0 :f :txn :value [[:append "x" 1]]}
 {:index 2 :type :invoke :process 1 :f :txn :value [[:append "x" 2]]}
@@ -130,14 +123,7 @@ func TestPlaceKeyLeavesTheLoserOut(t *testing.T) {
 {:index 11 :type :info :process 5 :f :txn :value [[:append "x" 1]]}
 {:index 12 :type :invoke :process 4 :f :txn :value [[:r "x" nil]]}
 {:index 13 :type :ok :process 4 :f :txn :value [[:r "x" [1 2 3 1]]]}
-`), "loser")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := NewIndex(h)
-	if len(x.Findings) > 0 || x.Open() != 1 {
-		t.Fatalf("want one open key and no finding, got %d open, findings %v", x.Open(), x.Findings)
-	}
+`)
 	var order []int32 // by invoke: T1's 2 before T2's
 	for t := range h.Txns {
 		order = append(order, int32(t))
@@ -156,4 +142,19 @@ func TestPlaceKeyLeavesTheLoserOut(t *testing.T) {
 	if ok, stuck := x.ProveByOrderPlaced(order, true, true, mayLeave, 1<<10, nil); !ok || stuck {
 		t.Fatalf("ProveByOrderPlaced found no placement of [1 2 3 1] (stuck %v)", stuck)
 	}
+}
+
+// oneOpenKey parses the EDN history edn and returns it with its index, which must have
+// one open key and no finding.
+func oneOpenKey(t *testing.T, name, edn string) (*history.History, *Index) {
+	t.Helper()
+	h, err := history.ParseEDN(strings.NewReader(edn), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewIndex(h)
+	if len(x.Findings) > 0 || x.Open() != 1 {
+		t.Fatalf("want one open key and no finding, got %d open, findings %v", x.Open(), x.Findings)
+	}
+	return h, x
 }
