@@ -102,18 +102,18 @@ func (c *checker) losersPlaced(names []string) {
 		// replays and narrowing took the whole 30-s limit for no order.
 		sub.budget.deadline = time.Now().Add(time.Until(c.budget.deadline) / losersPlacedShare)
 	}
-	// The lost updates' members: a key placed anew may leave one out.
-	mayLeave := make([]bool, len(c.h.Txns))
-	for _, a := range c.lostUpdatesFound() {
-		if a.Type == "lost-update" && a.Model == "" {
-			for _, ref := range a.Txns {
-				mayLeave[ref.ID] = true
-			}
-		}
-	}
 	var x *uncommitted.Index // read uncommitted's, only where its forms are asked
+	var mayLeave []bool      // the lost updates' members: a key placed anew may leave one out
 	if len(ru) > 0 {
 		x = c.uncommittedIndex()
+		mayLeave = make([]bool, len(c.h.Txns))
+		for _, a := range c.lostUpdatesFound() {
+			if a.Type == "lost-update" && a.Model == "" {
+				for _, ref := range a.Txns {
+					mayLeave[ref.ID] = true
+				}
+			}
+		}
 	}
 	found := false
 	sub.onSerialOrder = func(order []int32) {

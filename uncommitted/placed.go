@@ -70,11 +70,10 @@ func (x *Index) ProveByOrderPlaced(order []int32, process, realtime bool, mayLea
 // precedes in real time the writers after it) may also be left out, costing no edge:
 // the search tries that after the writers and the uncommitted appends, for at most
 // leaveOutTries writers a state, maxLeftOut in all and as many appends as L has no
-// room for. Without it,
-// a loser the order runs in line is placed somewhere on its key and every later
-// writer of its value one position off, which real-time order forbids (2,000
-// transactions on 20 keys of three values with 5% :info: strong read uncommitted
-// unknown at 30 s, now proved in 0.1 s).
+// room for. Without it, a loser the order runs in line is placed somewhere on its key
+// and every later writer of its value one position off, which real-time order forbids
+// (2,000 transactions on 20 keys of three values with 5% :info: strong read
+// uncommitted unknown at 30 s, now proved in 0.1 s).
 func (x *Index) placeKey(d *decider, i int, rank []int32, mayLeave []bool, maxStates int, stop func() bool) (a keyAttribution, ok, exhausted bool) {
 	h := x.h
 	o := x.open[i]
