@@ -131,14 +131,15 @@ func TestPlaceKeyLeavesTheLoserOut(t *testing.T) {
 	if !brute.Check(h, "strong-read-uncommitted") {
 		t.Fatalf("the oracle disagrees with the test's premise")
 	}
-	defer func(n int) { leaveOutTries = n }(leaveOutTries)
+	tries := leaveOutTries
+	defer func() { leaveOutTries = tries }()
 	leaveOutTries = 0
 	mayLeave := make([]bool, len(h.Txns))
 	mayLeave[1] = true // T1, the lost update's loser
 	if ok, _ := x.ProveByOrderPlaced(order, true, true, mayLeave, 1<<10, nil); ok {
 		t.Fatalf("without leaving writers out the placement was found: the test shows nothing")
 	}
-	leaveOutTries = 4
+	leaveOutTries = tries
 	if ok, stuck := x.ProveByOrderPlaced(order, true, true, mayLeave, 1<<10, nil); !ok || stuck {
 		t.Fatalf("ProveByOrderPlaced found no placement of [1 2 3 1] (stuck %v)", stuck)
 	}
